@@ -1,0 +1,21 @@
+#ifndef SIGNIN_COPENSSL_SHIM_H
+#define SIGNIN_COPENSSL_SHIM_H
+#define OPENSSL_API_COMPAT 30000
+#define OPENSSL_NO_DEPRECATED
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/err.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/crypto.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
+#include <openssl/ecdsa.h>
+
+/* Macros and macro-built constants do not import into Swift. */
+static inline void signin_openssl_free(void *p) { OPENSSL_free(p); }
+enum { SIGNIN_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY };
+static inline int signin_gcm_set_ivlen(EVP_CIPHER_CTX *c, int len) { return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, len, NULL); }
+static inline int signin_gcm_get_tag(EVP_CIPHER_CTX *c, unsigned char *tag, int len) { return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, len, tag); }
+static inline int signin_gcm_set_tag(EVP_CIPHER_CTX *c, unsigned char *tag, int len) { return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, len, tag); }
+#endif

@@ -1,0 +1,80 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens a URL in the person's browser without waiting for it: `$BROWSER`, else `wslview` on WSL, else `xdg-open`.
+public enum Browser {
+    /// Why the browser was not (or may not have been) opened.
+    public enum Outcome: Sendable, Equatable {
+        case launched(command: String)
+        case unavailable(reason: String)
+    }
+
+    /// Whether this session looks like it can show a browser here (a display, no SSH, or an explicit `$BROWSER`).
+    public static func localBrowserLikely(environment: [String: String]) -> Bool {
+        if let b = environment["BROWSER"], !b.isEmpty { return true }
+        if environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil { return false }
+        if isWSL, findExecutable("wslview", environment: environment) != nil { return true }
+        return (environment["DISPLAY"] ?? "").isEmpty == false || (environment["WAYLAND_DISPLAY"] ?? "").isEmpty == false
+    }
+
+    static var isWSL: Bool {
+        guard let f = fopen("/proc/sys/kernel/osrelease", "r") else { return false }
+        defer { fclose(f) }
+        var buf = [CChar](repeating: 0, count: 256)
+        guard fgets(&buf, 255, f) != nil else { return false }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased().contains("microsoft")
+    }
+
+    static func findExecutable(_ name: String, environment: [String: String]) -> String? {
+        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+        for dir in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+            let p = "\(dir)/\(name)"
+            if access(p, X_OK) == 0 { return p }
+        }
+        return nil
+    }
+
+    /// The argv to run: `$BROWSER` (first of a colon-separated list; `%s` replaced by the URL), never through a
+    /// shell, so `&` and `=` in the URL reach the browser unchanged.
+    static func command(for url: String, environment: [String: String]) -> [String]? {
+        if let b = environment["BROWSER"], !b.isEmpty {
+            let first = String(b.split(separator: ":").first ?? Substring(b))
+            var argv = first.split(separator: " ").map(String.init)
+            if argv.contains(where: { $0.contains("%s") }) {
+                argv = argv.map { $0.replacing("%s", with: url) }
+            } else {
+                argv.append(url)
+            }
+            return argv
+        }
+        if isWSL, let w = findExecutable("wslview", environment: environment) { return [w, url] }
+        if let x = findExecutable("xdg-open", environment: environment) { return [x, url] }
+        return nil
+    }
+
+    /// Starts the browser and returns at once; its output goes to /dev/null and it is reaped in the background.
+    public static func open(_ url: String, environment: [String: String]) -> Outcome {
+        guard let argv = command(for: url, environment: environment), let exe = findExecutable(argv[0], environment: environment) else {
+            return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cargs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, exe, &actions, nil, &cargs, environ)
+        guard rc == 0 else { return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(rc))") }
+        let child = pid
+        DispatchQueue.global(qos: .utility).async {
+            var status: Int32 = 0
+            _ = waitpid(child, &status, 0)
+        }
+        return .launched(command: argv[0])
+    }
+}

@@ -1,0 +1,241 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `signin` needs to know about the OAuth client and the provider, read from a JSON file.
+///
+/// ```json
+/// { "client_id": "123.apps.googleusercontent.com", "client_secret": "GOCSPX-...",
+///   "scopes": ["openid", "email", "profile"] }
+/// ```
+public struct Configuration: Sendable, Equatable {
+    /// The OAuth client ID (required).
+    public var clientID: String
+    /// The client secret, for clients that have one (Google desktop clients do; it is not secret there).
+    public var clientSecret: String?
+    /// Scopes to ask for. Default `openid email profile`.
+    public var scopes: [String]
+    /// The OpenID issuer; endpoints come from its discovery document. Default Google.
+    public var issuer: String
+    /// Endpoints that override discovery; when authorization, token and JWKS are all given, discovery is skipped.
+    public var endpoints: EndpointOverrides
+    /// Loopback port for the redirect; 0 lets the system choose a free one.
+    public var redirectPort: Int
+    /// Path of the redirect URI on the loopback listener.
+    public var redirectPath: String
+    /// Suggests an account to the provider (`login_hint`).
+    public var loginHint: String?
+    /// Restricts Google sign-in to a Workspace domain (`hd`); the ID token's `hd` claim must match.
+    public var hostedDomain: String?
+    /// Extra parameters added to the authorization URL as given (for example `prompt`).
+    public var extraAuthorizationParameters: [String: String]
+    /// The file this configuration came from, named in every error about it.
+    public var sourcePath: String
+
+    /// Google's issuer, the default.
+    public static let googleIssuer = "https://accounts.google.com"
+
+    /// Explicit endpoint URLs; nil means "from discovery".
+    public struct EndpointOverrides: Sendable, Equatable {
+        public var authorization: String?
+        public var token: String?
+        public var revocation: String?
+        public var userinfo: String?
+        public var jwks: String?
+        public var deviceAuthorization: String?
+        public init() {}
+    }
+
+    /// A configuration built in code.
+    public init(clientID: String, clientSecret: String? = nil, scopes: [String] = ["openid", "email", "profile"],
+                issuer: String = Configuration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback") {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.issuer = issuer
+        self.endpoints = EndpointOverrides()
+        self.redirectPort = redirectPort
+        self.redirectPath = redirectPath
+        self.loginHint = nil
+        self.hostedDomain = nil
+        self.extraAuthorizationParameters = [:]
+        self.sourcePath = "(in code)"
+    }
+
+    /// True when the issuer is Google, whose ID tokens may name it without the scheme.
+    public var isGoogle: Bool { issuer == Configuration.googleIssuer || issuer == "accounts.google.com" }
+
+    /// The file to read: `explicit`, else `$SIGNIN_CONFIG`, else `$XDG_CONFIG_HOME/signin/config.json`,
+    /// else `~/.config/signin/config.json`.
+    public static func defaultPath(explicit: String?, environment: [String: String]) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return p }
+        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/signin/config.json" }
+        return (environment["HOME"] ?? "/") + "/.config/signin/config.json"
+    }
+
+    /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
+    public static func load(path: String) throws(SignInError) -> Configuration {
+        let data: Data
+        do {
+            data = try FileIO.read(path: path, limit: 1 << 20)
+        } catch let e {
+            throw .configInvalid(file: path, field: nil, reason: e.reason)
+        }
+        return try parse(data, sourcePath: path)
+    }
+
+    static let knownFields: Set<String> = [
+        "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
+        "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "$comment",
+    ]
+
+    /// Parses configuration JSON; `sourcePath` is used in error messages.
+    public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> Configuration {
+        func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
+        guard let obj = JSONValue.object(from: data) else { throw fail(nil, "not a JSON object (expected {\"client_id\": ...})") }
+        for key in obj.keys.sorted() where !knownFields.contains(key) {
+            throw fail(key, "unknown field (known: \(knownFields.filter { $0 != "$comment" }.sorted().joined(separator: ", ")))")
+        }
+        func string(_ key: String) throws(SignInError) -> String? {
+            guard let v = obj[key], v != .null else { return nil }
+            guard let s = v.string else { throw fail(key, "must be a string") }
+            guard !s.isEmpty else { throw fail(key, "must not be empty") }
+            return s
+        }
+        func url(_ key: String) throws(SignInError) -> String? {
+            guard let s = try string(key) else { return nil }
+            guard let u = URL(string: s), let scheme = u.scheme, ["http", "https"].contains(scheme.lowercased()), u.host != nil else {
+                throw fail(key, "\"\(s)\" is not an http(s) URL")
+            }
+            return s
+        }
+        guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
+        var c = Configuration(clientID: clientID)
+        c.sourcePath = sourcePath
+        c.clientSecret = try string("client_secret")
+        if let v = obj["scopes"] {
+            if let s = v.string {
+                c.scopes = s.split(separator: " ").map(String.init)
+            } else if let a = v.array {
+                var scopes: [String] = []
+                for item in a {
+                    guard let s = item.string, !s.isEmpty, !s.contains(" ") else { throw fail("scopes", "each scope must be a non-empty string without spaces") }
+                    scopes.append(s)
+                }
+                c.scopes = scopes
+            } else {
+                throw fail("scopes", "must be a list of strings or a space-separated string")
+            }
+            if c.scopes.isEmpty { throw fail("scopes", "must not be empty") }
+        }
+        if !c.scopes.contains("openid") { c.scopes.insert("openid", at: 0) }
+        if let issuer = try url("issuer") {
+            c.issuer = issuer.hasSuffix("/") && issuer != "https://accounts.google.com/" ? String(issuer.dropLast()) : issuer
+            if c.issuer == "https://accounts.google.com/" { c.issuer = googleIssuer }
+        }
+        c.endpoints.authorization = try url("authorization_endpoint")
+        c.endpoints.token = try url("token_endpoint")
+        c.endpoints.revocation = try url("revocation_endpoint")
+        c.endpoints.userinfo = try url("userinfo_endpoint")
+        c.endpoints.jwks = try url("jwks_uri")
+        c.endpoints.deviceAuthorization = try url("device_authorization_endpoint")
+        if let v = obj["redirect_port"], v != .null {
+            guard let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }
+            c.redirectPort = p
+        }
+        if let p = try string("redirect_path") {
+            guard p.hasPrefix("/"), !p.contains("?"), !p.contains("#"), !p.contains(" ") else { throw fail("redirect_path", "must start with / and hold no query, fragment or space") }
+            c.redirectPath = p
+        }
+        c.loginHint = try string("login_hint")
+        c.hostedDomain = try string("hosted_domain")
+        if let v = obj["extra_authorization_parameters"], v != .null {
+            guard case .object(let o) = v else { throw fail("extra_authorization_parameters", "must be an object of strings") }
+            let reserved: Set<String> = ["client_id", "redirect_uri", "response_type", "state", "nonce", "code_challenge", "code_challenge_method", "scope"]
+            for (k, val) in o {
+                guard let s = val.string else { throw fail("extra_authorization_parameters", "\"\(k)\" must be a string") }
+                guard !reserved.contains(k) else { throw fail("extra_authorization_parameters", "\"\(k)\" is set by signin and cannot be overridden") }
+                c.extraAuthorizationParameters[k] = s
+            }
+        }
+        return c
+    }
+}
+
+/// Small, careful file reads and writes (no symlink following where it matters, atomic replace).
+enum FileIO {
+    struct Failure: Error { var reason: String }
+
+    static func errnoText(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
+
+    static func read(path: String, limit: Int, noFollow: Bool = false) throws(Failure) -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0))
+        guard fd >= 0 else {
+            let e = errno
+            throw Failure(reason: e == ENOENT ? "file not found" : e == ELOOP ? "is a symbolic link (refused)" : errnoText(e))
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(reason: "not a regular file") }
+        guard Int(st.st_size) <= limit else { throw Failure(reason: "too large (\(st.st_size) bytes)") }
+        var data = Data(count: Int(st.st_size))
+        var got = 0
+        let total = data.count
+        while got < total {
+            let n = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, total - got) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            got += n
+        }
+        return data.prefix(got)
+    }
+
+    /// Writes `data` to `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
+    /// A crash at any point leaves either the old file or the new one.
+    static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
+        let dir = PathName(path: path).deletingLastPathComponent
+        let tmp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(reason: errnoText()) }
+        var ok = false
+        defer {
+            if !ok { unlink(tmp) }
+        }
+        var written = 0
+        while written < data.count {
+            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + written, data.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                let e = errno
+                close(fd)
+                throw Failure(reason: errnoText(e))
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let e = errno
+            close(fd)
+            throw Failure(reason: errnoText(e))
+        }
+        close(fd)
+        guard rename(tmp, path) == 0 else { throw Failure(reason: errnoText()) }
+        ok = true
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+}
+
+/// Path helpers without NSString.
+struct PathName {
+    let path: String
+    var deletingLastPathComponent: String {
+        guard let i = path.lastIndex(of: "/") else { return "." }
+        return i == path.startIndex ? "/" : String(path[..<i])
+    }
+}

@@ -1,0 +1,65 @@
+import FoundationEssentials
+
+/// What a person needs to finish a device sign-in (RFC 8628) on another device.
+public struct DeviceCode: Sendable, Equatable {
+    /// Where to go.
+    public let verificationURI: String
+    /// What to type there.
+    public let userCode: String
+    /// A URI with the code already in it, when the provider gives one.
+    public let verificationURIComplete: String?
+    /// Seconds until the code expires.
+    public let expiresIn: Int
+}
+
+/// RFC 8628: request a device code, then poll the token endpoint until the person approves, denies or it expires.
+struct DeviceAuthorization {
+    let tokens: TokenClient
+    let scopes: [String]
+
+    func run(canceller: Canceller, timeout: Int, show: (DeviceCode) -> Void) throws(SignInError) -> TokenResponse {
+        guard let url = tokens.endpoints.deviceAuthorization else {
+            throw .unsupported(reason: "The provider \(tokens.config.issuer) advertises no device_authorization_endpoint; use --no-browser (paste the address back) or an SSH tunnel instead.")
+        }
+        let name = "device authorization endpoint (\(url))"
+        var form = [("scope", scopes.joined(separator: " "))]
+        form.append(("client_id", tokens.config.clientID))
+        if let secret = tokens.config.clientSecret { form.append(("client_secret", secret)) }
+        let r = try tokens.http.postForm(url, endpoint: name, form: form)
+        guard r.status == 200 else {
+            let e = TokenClient.oauthError(r, endpoint: name)
+            if case .providerError(_, "invalid_scope", _) = e {
+                throw .providerError(endpoint: name, code: "invalid_scope",
+                                     detail: "the requested scopes (\(scopes.joined(separator: " "))) are not allowed on the device flow; ask for fewer scopes or sign in with the browser")
+            }
+            throw e
+        }
+        guard let o = JSONValue.object(from: r.body), let deviceCode = o["device_code"]?.string, let userCode = o["user_code"]?.string,
+              let verification = o["verification_uri"]?.string ?? o["verification_url"]?.string  // Google says _url
+        else { throw .providerError(endpoint: name, code: "invalid_response", detail: "missing device_code, user_code or verification_uri") }
+        let expiresIn = min(o["expires_in"]?.int ?? 600, timeout)
+        var interval = max(1, o["interval"]?.int ?? 5)
+        show(DeviceCode(verificationURI: verification, userCode: userCode, verificationURIComplete: o["verification_uri_complete"]?.string, expiresIn: expiresIn))
+        let deadline = LoopbackReceiver.now() + Double(expiresIn)
+        var form2 = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
+        // Google wants client_id and client_secret in the body here.
+        form2.append(("client_id", tokens.config.clientID))
+        if let secret = tokens.config.clientSecret { form2.append(("client_secret", secret)) }
+        while true {
+            if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "interrupted") }
+            if LoopbackReceiver.now() >= deadline { throw .timedOut(seconds: expiresIn) }
+            do {
+                return try tokens.tokenRequest(form2, headers: [])
+            } catch {
+                switch error {
+                case .providerError(_, "authorization_pending", _): continue
+                case .providerError(_, "slow_down", _): interval += 5
+                case .providerError(_, "expired_token", _): throw .timedOut(seconds: expiresIn)
+                case .providerError(_, "access_denied", _): throw .canceled(reason: "access was denied on the other device")
+                case .networkUnavailable: continue  // a blip while polling is not the end; the deadline bounds it
+                default: throw error
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import CCurl
+import FoundationEssentials
+
+/// One HTTP request in, one response out, over libcurl. Only the network path loads this:
+/// libcurl is initialised on first use, never on a cached `signin token`.
+struct HTTPResponse: Sendable {
+    var status: Int
+    var body: Data
+}
+
+struct HTTPClient: Sendable {
+    /// Time allowed to connect, and for the whole exchange.
+    var connectTimeout: Int = 10
+    var totalTimeout: Int = 30
+    /// Provider documents and token responses are small; anything bigger is refused.
+    var maxResponseBytes: Int = 1 << 20
+
+    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    /// Refuses plain http except to a loopback host (local test providers), so tokens never cross a network in clear.
+    static func checkTransport(_ url: String, endpoint: String) throws(SignInError) {
+        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host else {
+            throw .configInvalid(file: "provider", field: endpoint, reason: "\"\(url)\" is not an absolute URL")
+        }
+        if scheme == "https" { return }
+        if scheme == "http", isLoopbackHost(host) { return }
+        throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: "\(url) is not https (plain http is allowed for loopback only)")
+    }
+
+    static func isLoopbackHost(_ host: String) -> Bool {
+        let h = host.filter { $0 != "[" && $0 != "]" }.lowercased()
+        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
+    }
+
+    func get(_ url: String, endpoint: String, headers: [String] = []) throws(SignInError) -> HTTPResponse {
+        try perform(url: url, endpoint: endpoint, form: nil, headers: headers)
+    }
+
+    func postForm(_ url: String, endpoint: String, form: [(String, String)], headers: [String] = []) throws(SignInError) -> HTTPResponse {
+        try perform(url: url, endpoint: endpoint, form: FormEncoding.encode(form), headers: headers)
+    }
+
+    private final class Sink {
+        var data = Data()
+        let limit: Int
+        var overflow = false
+        init(limit: Int) { self.limit = limit }
+    }
+
+    private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
+        try HTTPClient.checkTransport(url, endpoint: endpoint)
+        guard HTTPClient.globalInit, let h = curl_easy_init() else { throw .system(reason: "libcurl could not start") }
+        defer { curl_easy_cleanup(h) }
+        let sink = Sink(limit: maxResponseBytes)
+        let ctx = Unmanaged.passRetained(sink)
+        defer { ctx.release() }
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for header in headers + ["Accept: application/json", "User-Agent: signin/\(SignInKitVersion.string)"] {
+            list = curl_slist_append(list, header)
+        }
+        defer { curl_slist_free_all(list) }
+        let errbuf = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errbuf.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        defer { errbuf.deallocate() }
+
+        _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
+        _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
+        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = signin_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT, connectTimeout)
+        _ = signin_curl_setopt_long(h, CURLOPT_TIMEOUT, totalTimeout)
+        _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)
+        _ = signin_curl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errbuf)
+        _ = signin_curl_setopt_pointer(h, CURLOPT_WRITEDATA, ctx.toOpaque())
+        _ = signin_curl_setopt_write(h, CURLOPT_WRITEFUNCTION) { ptr, size, n, user in
+            let sink = Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue()
+            let count = size * n
+            guard sink.data.count + count <= sink.limit else {
+                sink.overflow = true
+                return 0  // aborts the transfer
+            }
+            if let ptr { sink.data.append(UnsafeRawPointer(ptr).assumingMemoryBound(to: UInt8.self), count: count) }
+            return count
+        }
+        if let form {
+            _ = signin_curl_setopt_long(h, CURLOPT_POSTFIELDSIZE, form.utf8.count)
+            _ = signin_curl_setopt_string(h, CURLOPT_COPYPOSTFIELDS, form)
+        }
+        let rc = curl_easy_perform(h)
+        if sink.overflow {
+            throw .providerError(endpoint: endpoint, code: "response_too_large", detail: "more than \(maxResponseBytes) bytes")
+        }
+        guard rc == CURLE_OK else {
+            let detail = String(cString: errbuf)
+            throw .networkUnavailable(endpoint: endpoint, detail: detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail)
+        }
+        var status = 0
+        _ = signin_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, body: sink.data)
+    }
+}
+
+/// `application/x-www-form-urlencoded`, and the percent-decoding of a query string.
+enum FormEncoding {
+    private static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if unreserved.contains(b) { out.unicodeScalars.append(Unicode.Scalar(b)) }
+            else { out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2) }
+        }
+        return out
+    }
+
+    static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
+    }
+
+    /// Decodes `a=b&c=d`; nil on malformed percent-encoding or invalid UTF-8. Repeated keys are refused (nil):
+    /// a callback with two `state` or two `code` values is never what a provider sends.
+    static func decode(_ query: Substring) -> [String: String]? {
+        var out: [String: String] = [:]
+        for part in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let k = percentDecode(kv[0]), let v = percentDecode(kv.count > 1 ? kv[1] : "") else { return nil }
+            if out[k] != nil { return nil }
+            out[k] = v
+        }
+        return out
+    }
+
+    static func percentDecode(_ s: Substring) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        var it = s.utf8.makeIterator()
+        while let c = it.next() {
+            switch c {
+            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let h = it.next(), let l = it.next(), let hv = hexValue(h), let lv = hexValue(l) else { return nil }
+                bytes.append(hv << 4 | lv)
+            default: bytes.append(c)
+            }
+        }
+        guard !bytes.contains(0) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
+
+extension String {
+    func leftPadded(_ n: Int, with c: Character = "0") -> String {
+        count >= n ? self : String(repeating: c, count: n - count) + self
+    }
+}
+
+/// The package version, shown by `signin --version` and sent as the User-Agent.
+public enum SignInKitVersion {
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,89 @@
+import FoundationEssentials
+
+/// An OpenID Connect ID token (a JWS), verified before anything in it is believed.
+struct IDToken: Sendable {
+    let raw: String
+    let claims: [String: JSONValue]
+    let header: [String: JSONValue]
+
+    var subject: String { claims["sub"]?.string ?? "" }
+    var expiry: Date? { claims["exp"]?.int.map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+
+    /// What a verification checks the claims against.
+    struct Expectations {
+        var issuer: String
+        var clientID: String
+        var nonce: String?
+        var hostedDomain: String?
+        var now: Date = Date()
+        /// Clock skew tolerated on `exp` and `iat`.
+        var skew: TimeInterval = 300
+        var isGoogle: Bool { issuer == Configuration.googleIssuer }
+    }
+
+    /// Splits and decodes a compact JWS without trusting it.
+    static func decode(_ raw: String) throws(SignInError) -> IDToken {
+        guard raw.utf8.count <= 64 * 1024 else { throw .invalidIDToken(reason: "too large") }
+        let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .invalidIDToken(reason: "not a compact JWS (expected three parts)") }
+        guard let h = Base64URL.decode(parts[0]), let header = JSONValue.object(from: h) else { throw .invalidIDToken(reason: "header is not base64url JSON") }
+        guard let p = Base64URL.decode(parts[1]), let claims = JSONValue.object(from: p) else { throw .invalidIDToken(reason: "payload is not base64url JSON") }
+        return IDToken(raw: raw, claims: claims, header: header)
+    }
+
+    /// Checks the signature with `jwks` (calling `refetch` once when the key is unknown) and then the claims.
+    static func verify(_ raw: String, jwks: JWKS, refetch: () throws(SignInError) -> JWKS, expect: Expectations) throws(SignInError) -> IDToken {
+        let token = try decode(raw)
+        guard let alg = token.header["alg"]?.string else { throw .invalidIDToken(reason: "no \"alg\" in the header") }
+        guard alg == "RS256" || alg == "ES256" else { throw .invalidIDToken(reason: "algorithm \"\(alg)\" is not accepted (RS256 or ES256)") }
+        if let crit = token.header["crit"], crit != .null { throw .invalidIDToken(reason: "unsupported critical header") }
+        let kid = token.header["kid"]?.string
+        let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
+        guard let sig = Base64URL.decode(parts[2]) else { throw .invalidIDToken(reason: "signature is not base64url") }
+        let signingInput = Array(raw.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        var key = jwks.key(kid: kid, alg: alg)
+        if key == nil { key = try refetch().key(kid: kid, alg: alg) }  // keys rotate: look once more
+        guard let key else { throw .invalidIDToken(reason: "no \(alg) key \(kid.map { "with kid \"\($0)\" " } ?? "")in the provider's JWKS") }
+        guard key.verify(signature: Array(sig), message: signingInput) else { throw .invalidIDToken(reason: "signature does not verify") }
+        try token.checkClaims(expect)
+        return token
+    }
+
+    func checkClaims(_ e: Expectations) throws(SignInError) {
+        let iss = claims["iss"]?.string ?? ""
+        let issuerOK = iss == e.issuer || (e.isGoogle && iss == "accounts.google.com")
+        guard issuerOK else { throw .invalidIDToken(reason: "issued by \"\(iss)\", expected \"\(e.issuer)\"") }
+        var audiences: [String] = []
+        if let a = claims["aud"]?.string { audiences = [a] } else if let list = claims["aud"]?.array { audiences = list.compactMap(\.string) }
+        guard audiences.contains(e.clientID) else { throw .invalidIDToken(reason: "issued for another client (aud does not contain this client ID)") }
+        if let azp = claims["azp"]?.string, azp != e.clientID { throw .invalidIDToken(reason: "authorized party (azp) is another client") }
+        if audiences.count > 1 && claims["azp"] == nil {
+            // OpenID Core 3.1.3.7: several audiences without azp is acceptable only if all are trusted; we trust only ourselves.
+            let others = audiences.filter { $0 != e.clientID }
+            if !others.isEmpty { throw .invalidIDToken(reason: "several audiences and no azp") }
+        }
+        guard !subject.isEmpty else { throw .invalidIDToken(reason: "no subject (sub)") }
+        guard let exp = claims["exp"]?.int else { throw .invalidIDToken(reason: "no expiry (exp)") }
+        let now = e.now.timeIntervalSince1970
+        guard TimeInterval(exp) + e.skew > now else {
+            throw .invalidIDToken(reason: "expired at \(Date(timeIntervalSince1970: TimeInterval(exp))) (is this computer's clock right? it says \(e.now))")
+        }
+        guard let iat = claims["iat"]?.int else { throw .invalidIDToken(reason: "no issue time (iat)") }
+        guard TimeInterval(iat) - e.skew <= now else {
+            throw .invalidIDToken(reason: "issued in the future (\(Date(timeIntervalSince1970: TimeInterval(iat)))); this computer's clock says \(e.now), more than \(Int(e.skew)) s behind")
+        }
+        if let nonce = e.nonce {
+            guard let n = claims["nonce"]?.string, Crypto.constantTimeEqual(n, nonce) else { throw .invalidIDToken(reason: "nonce does not match this sign-in (replayed token?)") }
+        }
+        if let hd = e.hostedDomain, claims["hd"]?.string != hd {
+            throw .invalidIDToken(reason: "account is not in the hosted domain \"\(hd)\"")
+        }
+    }
+
+    var profile: Profile {
+        Profile(userID: subject, name: claims["name"]?.string, givenName: claims["given_name"]?.string,
+                familyName: claims["family_name"]?.string, email: claims["email"]?.string,
+                emailVerified: claims["email_verified"]?.bool, pictureURL: claims["picture"]?.string,
+                hostedDomain: claims["hd"]?.string)
+    }
+}

@@ -1,0 +1,66 @@
+/// Every failure `SignInKit` reports. Each case is something a caller can act on, and each
+/// `message` is safe to show a person: no token, code or secret is ever part of it.
+public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nothing is stored for this issuer and client, or the stored grant is no longer valid.
+    case noPreviousSignIn(reason: String)
+    /// The person declined in the browser, or the sign-in was interrupted (Ctrl-C, task cancellation).
+    case canceled(reason: String)
+    /// Nobody completed the sign-in within the allowed time.
+    case timedOut(seconds: Int)
+    /// The provider answered with an OAuth error or with something that is not a valid answer.
+    case providerError(endpoint: String, code: String, detail: String?)
+    /// The provider could not be reached (DNS, refused, TLS, timeout, dropped connection).
+    case networkUnavailable(endpoint: String, detail: String)
+    /// The ID token failed verification (signature, issuer, audience, expiry, nonce, ...).
+    case invalidIDToken(reason: String)
+    /// The credential store exists but cannot be used safely; it has been left untouched.
+    case storeUnreadable(path: String, reason: String)
+    /// The credential store cannot be written; previous credentials are intact.
+    case storeUnwritable(path: String, reason: String)
+    /// The configuration file or a value in it is wrong.
+    case configInvalid(file: String, field: String?, reason: String)
+    /// A sign-in was asked to add scopes, but a different account signed in.
+    case mismatchWithCurrentUser(expected: String, actual: String)
+    /// Every requested scope is already granted.
+    case scopesAlreadyGranted
+    /// An authorization callback was refused (wrong state, issuer mix-up, malformed).
+    case callbackRejected(reason: String)
+    /// The provider does not offer what was asked for (for example, no device authorization endpoint).
+    case unsupported(reason: String)
+    /// The system refused something the sign-in needs (a socket, random bytes, a cipher).
+    case system(reason: String)
+
+    /// A sentence a person understands, without secrets.
+    public var description: String {
+        switch self {
+        case .noPreviousSignIn(let reason): return "Not signed in: \(reason)"
+        case .canceled(let reason): return "Sign-in canceled: \(reason)"
+        case .timedOut(let seconds): return "Timed out after \(seconds) s waiting for the sign-in in the browser."
+        case .providerError(let endpoint, let code, let detail):
+            return "The provider's \(endpoint) answered with error \"\(code)\"" + (detail.map { ": \($0)" } ?? ".")
+        case .networkUnavailable(let endpoint, let detail):
+            return "Could not reach \(endpoint): \(detail)"
+        case .invalidIDToken(let reason): return "The ID token was refused: \(reason)"
+        case .storeUnreadable(let path, let reason): return "Cannot use the credential store \(path): \(reason)"
+        case .storeUnwritable(let path, let reason):
+            return "Cannot write the credential store \(path): \(reason) (previous credentials are intact)"
+        case .configInvalid(let file, let field, let reason):
+            return "Configuration \(file)" + (field.map { ", field \"\($0)\"" } ?? "") + ": \(reason)"
+        case .mismatchWithCurrentUser(let expected, let actual):
+            return "Signed in as \(actual), but the current user is \(expected); nothing was changed."
+        case .scopesAlreadyGranted: return "All requested scopes are already granted."
+        case .callbackRejected(let reason): return "The sign-in callback was refused: \(reason)"
+        case .unsupported(let reason): return reason
+        case .system(let reason): return "System error: \(reason)"
+        }
+    }
+
+    /// True when the failure came from the provider or the network: stored credentials were not changed.
+    public var isTransient: Bool {
+        switch self {
+        case .networkUnavailable: return true
+        case .providerError(_, let code, _): return code != "invalid_grant"
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import FoundationEssentials
+
+/// A token and when it stops being valid (nil when the provider did not say).
+public struct Token: Sendable, Equatable {
+    /// The token itself. Treat it as a password: do not log it.
+    public let value: String
+    public let expirationDate: Date?
+}
+
+/// The signed-in user, as GoogleSignIn's `GIDGoogleUser`: who it is, what was granted, and the tokens.
+public struct User: Sendable {
+    /// The provider's stable account identifier (`sub`).
+    public var userID: String { profile.userID }
+    public let profile: Profile
+    /// Scopes the person actually granted (which may be fewer than were asked for).
+    public let grantedScopes: [String]
+    public let accessToken: Token?
+    public let refreshToken: Token?
+    public let idToken: Token?
+    /// The issuer this user signed in with.
+    public let issuer: String
+    let client: SignInClient
+
+    init(_ c: StoredCredentials, client: SignInClient) {
+        profile = c.profile
+        grantedScopes = c.grantedScopes
+        accessToken = c.accessToken.map { Token(value: $0, expirationDate: c.accessTokenExpiry) }
+        refreshToken = c.refreshToken.map { Token(value: $0, expirationDate: nil) }
+        idToken = c.idToken.map { Token(value: $0, expirationDate: c.idTokenExpiry) }
+        issuer = c.issuer
+        self.client = client
+    }
+
+    /// An access token valid for at least `minimumValidity` seconds, refreshing (once, across processes) only when
+    /// the stored one is about to expire.
+    public func freshAccessToken(minimumValidity: TimeInterval = 60) async throws -> String {
+        let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
+        guard let token = user.accessToken?.value else { throw SignInError.noPreviousSignIn(reason: "no access token stored") }
+        return token
+    }
+
+    /// This user with tokens refreshed if the access token expires within `minimumValidity` seconds.
+    public func refreshTokensIfNeeded(minimumValidity: TimeInterval = 60) async throws -> User {
+        try await client.restorePreviousSignIn(minimumValidity: minimumValidity)
+    }
+
+    /// Incremental consent: a new browser sign-in for these scopes plus the granted ones, hinted at this account.
+    /// Throws `.scopesAlreadyGranted` when nothing is new, `.mismatchWithCurrentUser` if another account signs in.
+    public func addScopes(_ scopes: [String], options: SignInOptions = SignInOptions()) async throws -> User {
+        let missing = scopes.filter { !grantedScopes.contains($0) }
+        guard !missing.isEmpty else { throw SignInError.scopesAlreadyGranted }
+        var opts = options
+        opts.loginHint = profile.email ?? userID
+        opts.requireUserID = userID
+        return try await client.signIn(additionalScopes: grantedScopes + missing, options: opts)
+    }
+}

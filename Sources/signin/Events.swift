@@ -1,0 +1,50 @@
+import SignInKit
+
+/// What the person sees on standard error while a sign-in runs.
+struct Events: Sendable {
+    /// Whether an address pasted on standard input is accepted.
+    let pasteEnabled: Bool
+    let environment: [String: String]
+
+    func show(_ e: SignInEvent) {
+        switch e {
+        case .authorizationURL(let url, _, let port, let browser):
+            switch browser {
+            case .launched?: err("Opening the browser to sign in. If the browser did not open, visit:\n\n  \(url)\n")
+            case .unavailable(let reason)?: err("Could not open a browser (\(reason)). To sign in, visit:\n\n  \(url)\n")
+            case nil: err("To sign in, visit:\n\n  \(url)\n")
+            }
+            Headless.explain(port: port, paste: pasteEnabled, environment: environment, browserLaunched: { if case .launched? = browser { return true } else { return false } }())
+            err("Waiting for the sign-in to finish in the browser (Ctrl-C to cancel)...")
+        case .refusedCallback(let reason):
+            err("Refused a request to the sign-in listener: \(reason). Still waiting.")
+        case .refusedPaste(let reason):
+            err("That address was refused: \(reason). Paste the address the browser ended at, or keep waiting.")
+        case .deviceCode(let c):
+            err("To sign in, visit \(c.verificationURI) on any device and enter the code:\n\n  \(c.userCode)\n")
+            if let complete = c.verificationURIComplete { err("Or open: \(complete)\n") }
+            err("Waiting up to \(c.expiresIn / 60) min for the approval (Ctrl-C to cancel)...")
+        case .exchangingCode:
+            err("Received the answer from the browser; completing the sign-in...")
+        }
+    }
+}
+
+/// Advice for sessions where the browser is on another machine.
+enum Headless {
+    static func explain(port: Int, paste: Bool, environment: [String: String], browserLaunched: Bool) {
+        guard paste || !browserLaunched else { return }
+        var lines = ["No browser on this machine? Any of these works:"]
+        if paste { lines.append("  - Open the address above in any browser. When it ends at a page that cannot load (http://127.0.0.1:\(port)/...),\n    copy that page's full address and paste it here, then press Enter.") }
+        if let ssh = environment["SSH_CONNECTION"] {
+            let fields = ssh.split(separator: " ")
+            let host = fields.count >= 3 ? String(fields[2]) : "this-host"
+            let user = environment["USER"].map { "\($0)@" } ?? ""
+            lines.append("  - Or tunnel the port: on the machine with the browser run\n      ssh -L \(port):127.0.0.1:\(port) \(user)\(host)\n    then open the address there (use --port to keep the same port next time).")
+        } else {
+            lines.append("  - Or forward port \(port) from the browser's machine (ssh -L \(port):127.0.0.1:\(port) ...).")
+        }
+        lines.append("  - Or run `signin login --device` to sign in with a code on another device.")
+        err(lines.joined(separator: "\n") + "\n")
+    }
+}
