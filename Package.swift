@@ -16,7 +16,7 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL"]),
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL"]),
         .testTarget(name: "EndToEndTests", dependencies: ["signin"]),
     ],
     swiftLanguageModes: [.v6]

@@ -18,4 +18,10 @@ enum { SIGNIN_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY };
 static inline int signin_gcm_set_ivlen(EVP_CIPHER_CTX *c, int len) { return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, len, NULL); }
 static inline int signin_gcm_get_tag(EVP_CIPHER_CTX *c, unsigned char *tag, int len) { return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, len, tag); }
 static inline int signin_gcm_set_tag(EVP_CIPHER_CTX *c, unsigned char *tag, int len) { return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, len, tag); }
+/* Parameter names as static C strings: OSSL_PARAM_BLD keeps the key pointer, so a temporary Swift string would dangle. */
+static inline const char *signin_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *signin_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+static inline const char *signin_param_group(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
+static inline const char *signin_param_pub(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
+static inline const char *signin_group_p256(void) { return "prime256v1"; }
 #endif

@@ -99,8 +99,8 @@ final class VerificationKey: @unchecked Sendable {
         return fromData(type: "RSA", kind: .rsa) { bld, keep in
             guard let bn = BN_bin2bn(n, Int32(n.count), nil), let be = BN_bin2bn(e, Int32(e.count), nil) else { return false }
             keep.append(bn); keep.append(be)
-            return OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn) == 1
-                && OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, be) == 1
+            return OSSL_PARAM_BLD_push_BN(bld, signin_param_rsa_n(), bn) == 1
+                && OSSL_PARAM_BLD_push_BN(bld, signin_param_rsa_e(), be) == 1
         }
     }
 
@@ -111,11 +111,9 @@ final class VerificationKey: @unchecked Sendable {
         let pointBuf = UnsafeMutablePointer<UInt8>.allocate(capacity: point.count)
         pointBuf.initialize(from: point, count: point.count)
         defer { pointBuf.deallocate() }
-        let group = strdup("prime256v1")!
-        defer { free(group) }
         return fromData(type: "EC", kind: .ecP256) { bld, _ in
-            OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) == 1
-                && OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, pointBuf, point.count) == 1
+            OSSL_PARAM_BLD_push_utf8_string(bld, signin_param_group(), signin_group_p256(), 0) == 1
+                && OSSL_PARAM_BLD_push_octet_string(bld, signin_param_pub(), pointBuf, point.count) == 1
         }
     }
 
