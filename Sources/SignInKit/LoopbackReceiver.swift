@@ -120,8 +120,10 @@ final class LoopbackReceiver {
             let now = LoopbackReceiver.now()
             if now >= deadline { throw .timedOut(seconds: timeoutSeconds) }
             expireConnections(now: now)
+            // Snapshot: accepting and dropping below change `connections`, the poll results follow this list.
+            let polled = connections
             var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            fds += connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            fds += polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0))
             if let p = pasteFD { fds.append(pollfd(fd: p, events: Int16(POLLIN), revents: 0)) }
             let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
@@ -134,10 +136,10 @@ final class LoopbackReceiver {
                 if fds[index].revents != 0 { acceptAll(fd) }
                 index += 1
             }
-            let current = connections
-            for c in current {
+            for c in polled {
                 defer { index += 1 }
-                guard fds[index].revents != 0 else { continue }
+                // Skip connections closed since the poll (their descriptor number may already be reused).
+                guard fds[index].revents != 0, connections.contains(where: { $0 === c }) else { continue }
                 guard let request = readRequest(c) else { continue }
                 if let response = try handle(request, on: c, validator: validator, notice: notice) { return response }
             }
@@ -291,11 +293,15 @@ final class LoopbackReceiver {
         let deadline = LoopbackReceiver.now() + seconds
         let page = ResultPage.html(success: success, message: message)
         while LoopbackReceiver.now() < deadline {
-            var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let polled = connections
+            var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let ms = Int32(max(1, (deadline - LoopbackReceiver.now()) * 1000))
-            guard poll(&fds, nfds_t(fds.count), ms) > 0 else { continue }
+            guard poll(&fds, nfds_t(fds.count), ms) > 0 else {
+                expireConnections(now: LoopbackReceiver.now())
+                continue
+            }
             for (i, fd) in listeners.enumerated() where fds[i].revents != 0 { acceptAll(fd) }
-            for (i, c) in zip(connections.indices, connections) where i + listeners.count < fds.count && fds[i + listeners.count].revents != 0 {
+            for (i, c) in polled.enumerated() where fds[i + listeners.count].revents != 0 && connections.contains(where: { $0 === c }) {
                 guard let r = readRequest(c) else { continue }
                 if r.path == resultPath {
                     respond(c, status: "200 OK", page: page)

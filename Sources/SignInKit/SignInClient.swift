@@ -196,8 +196,7 @@ public final class SignInClient: Sendable {
             }
         } else {
             let r = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath)
-            receiver = r
-            defer { r.close() }
+            receiver = r  // closed by `finish`, or when it is released on an error
             let request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: r.redirectURI, scopes: scopes, loginHint: options.loginHint)
             nonce = request.nonce
             let outcome = options.openBrowser ? Browser.open(request.url, environment: environment) : nil

@@ -5,5 +5,6 @@ import SignInKit
 import Glibc
 #endif
 
+CrashGuard.install()
 let code = await CLI.main(Array(CommandLine.arguments.dropFirst()))
 exit(code)

@@ -1,0 +1,128 @@
+"""A browser for tests and the demo, started by signin as `$BROWSER`.
+
+Returns at once (the work goes on in a detached child), as a real browser launcher does. The child follows the
+sign-in like a browser: it submits the provider's consent form, follows the redirects to signin's loopback
+listener and reads the page it ends on. STANDIN_MODE is a comma-separated list of steps:
+  junk   first send hostile requests to the listener (unknown paths, bad methods, huge and binary requests,
+         an idle connection that is never finished)
+  forge  first send a callback with a valid-looking code and a wrong state
+  allow  consent as $STANDIN_SUB (default alice)      deny  press "deny"      none  do nothing
+The outcome is appended to $STANDIN_LOG as one JSON line: {"status", "url", "page"}.
+"""
+import json
+import os
+import re
+import socket
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def log(entry: dict) -> None:
+    path = os.environ.get("STANDIN_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def raw_request(host: str, port: int, data: bytes, keep_open: bool = False):
+    s = socket.create_connection((host, port), timeout=5)
+    s.sendall(data)
+    if keep_open:
+        return s  # an idle client the listener must not wait for
+    try:
+        s.shutdown(socket.SHUT_WR)
+        s.recv(65536)
+    except OSError:
+        pass
+    s.close()
+    return None
+
+
+def junk(redirect: str) -> list:
+    u = urllib.parse.urlparse(redirect)
+    host, port = u.hostname, u.port
+    idle = [raw_request(host, port, b"GET /callback?state=", keep_open=True)]
+    for data in [
+        b"GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"POST " + u.path.encode() + b"?code=x&state=y HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+        b"GET /" + b"A" * 20000 + b" HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\n" + b"X-H: v\r\n" * 5000 + b"\r\n",
+        bytes(range(256)) * 4,
+        b"GET " + u.path.encode() + b"?state=%zz%00&code=%ff HTTP/1.1\r\n\r\n",
+        b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nGET /c HTTP/1.1\r\n\r\n",
+        b"\r\n\r\n",
+    ]:
+        try:
+            raw_request(host, port, data)
+        except OSError:
+            pass
+    return idle
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def fetch(url: str, data: bytes | None = None) -> tuple[int, str, str]:
+    """Follows redirects like a browser (POST becomes GET after 302/303); returns (status, final url, body)."""
+    opener = urllib.request.build_opener(NoRedirect)
+    for _ in range(10):
+        req = urllib.request.Request(url, data=data)
+        try:
+            with opener.open(req, timeout=20) as r:
+                return r.status, url, r.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as e:
+            if e.code in (301, 302, 303, 307) and e.headers.get("Location"):
+                url = urllib.parse.urljoin(url, e.headers["Location"])
+                data = None
+                continue
+            return e.code, url, e.read().decode("utf-8", "replace")
+    return 0, url, "too many redirects"
+
+
+def work(url: str) -> None:
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(url).query))
+    redirect = q.get("redirect_uri", "")
+    steps = os.environ.get("STANDIN_MODE", "allow").split(",")
+    keep = []
+    try:
+        if "junk" in steps:
+            keep += junk(redirect)
+        if "forge" in steps:
+            status, final, body = fetch(redirect + "?" + urllib.parse.urlencode({"code": "attacker-code", "state": "forged-state"}))
+            log({"step": "forge", "status": status, "url": final, "page": body})
+        if "deny" in steps:
+            status, final, body = fetch(url, urllib.parse.urlencode({"action": "deny"}).encode())
+        elif "allow" in steps:
+            status, final, body = fetch(url, urllib.parse.urlencode({"sub": os.environ.get("STANDIN_SUB", "alice")}).encode())
+        else:
+            return
+        text = re.sub(r"<[^>]+>", " ", body)
+        log({"step": "final", "status": status, "url": final, "page": " ".join(text.split())})
+    except Exception as e:  # noqa: BLE001
+        log({"step": "error", "error": repr(e)})
+    finally:
+        for s in keep:
+            if s:
+                s.close()
+
+
+def main() -> None:
+    url = sys.argv[-1]
+    if os.fork() != 0:
+        return  # the launcher returns at once
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    try:
+        work(url)
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,390 @@
+"""A small, strict OpenID provider for signin's tests: the faults a real provider cannot show on demand.
+
+Strict where real providers are: PKCE S256 required and checked, redirect URI matched exactly (port included),
+codes one-use (a replayed code revokes what it issued), refresh tokens rotated and one-use, revocation (RFC 7009),
+device authorization (RFC 8628). Faults are set per client ID through POST /_control/<client_id> (JSON), and
+counters read from GET /_stats/<client_id>, so tests running at once do not disturb each other.
+
+Prints `READY <port>` once listening on 127.0.0.1 (port chosen by the OS); exits when standard input closes.
+"""
+import base64
+import hashlib
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+LOCK = threading.Lock()
+RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+EC_KEY = ec.generate_private_key(ec.SECP256R1())
+OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)  # signs tokens the JWKS does not vouch for
+SECRET = "strict-secret"
+
+
+def b64u(b: bytes) -> str:
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def int_bytes(n: int, length: int | None = None) -> bytes:
+    return n.to_bytes(length or (n.bit_length() + 7) // 8, "big")
+
+
+def jwks() -> dict:
+    rn = RSA_KEY.public_key().public_numbers()
+    en = EC_KEY.public_key().public_numbers()
+    return {"keys": [
+        {"kty": "RSA", "kid": "rsa-1", "alg": "RS256", "use": "sig", "n": b64u(int_bytes(rn.n)), "e": b64u(int_bytes(rn.e))},
+        {"kty": "EC", "kid": "ec-1", "crv": "P-256", "use": "sig", "x": b64u(int_bytes(en.x, 32)), "y": b64u(int_bytes(en.y, 32))},
+    ]}
+
+
+def sign(claims: dict, alg: str = "RS256", kid: str | None = None, key=None) -> str:
+    header = {"alg": alg, "typ": "JWT", "kid": kid or ("rsa-1" if alg == "RS256" else "ec-1")}
+    signing_input = b64u(json.dumps(header).encode()) + "." + b64u(json.dumps(claims).encode())
+    if alg == "RS256":
+        sig = (key or RSA_KEY).sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    else:
+        r, s = decode_dss_signature(EC_KEY.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+        sig = int_bytes(r, 32) + int_bytes(s, 32)
+    return signing_input + "." + b64u(sig)
+
+
+class Client:
+    """Per-client state and fault switches."""
+
+    def __init__(self, client_id: str):
+        self.client_id = client_id
+        self.control: dict = {}
+        self.codes: dict = {}        # code -> grant info
+        self.refresh: dict = {}      # refresh token -> info (valid)
+        self.access: dict = {}       # access token -> sub
+        self.devices: dict = {}      # device_code -> state
+        self.stats = {"token_requests": 0, "refreshes": 0, "code_exchanges": 0, "revocations": 0, "device_polls": 0,
+                      "authorize_requests": 0, "last_refresh_auth": None}
+
+    def c(self, key, default=None):
+        return self.control.get(key, default)
+
+
+CLIENTS: dict[str, Client] = {}
+
+
+def client(cid: str) -> Client:
+    with LOCK:
+        if cid not in CLIENTS:
+            CLIENTS[cid] = Client(cid)
+        return CLIENTS[cid]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    @property
+    def issuer(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    # -- helpers
+    def send(self, status: int, body=b"", ctype="application/json", headers=None):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+        elif isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def oauth_error(self, code: str, status: int = 400, description: str | None = None):
+        body = {"error": code}
+        if description:
+            body["error_description"] = description
+        self.send(status, body)
+
+    def form(self) -> dict:
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n).decode() if n else ""
+        return {k: v[0] for k, v in urllib.parse.parse_qs(raw, keep_blank_values=True).items()}
+
+    def client_auth(self, f: dict) -> tuple[str | None, str]:
+        """Returns (client_id, method). A secret, when sent, must be right."""
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            cid, _, sec = base64.b64decode(auth[6:]).decode().partition(":")
+            cid, sec = urllib.parse.unquote(cid), urllib.parse.unquote(sec)
+            return (cid if sec == SECRET else None), "basic"
+        if "client_secret" in f:
+            return (f.get("client_id") if f["client_secret"] == SECRET else None), "post"
+        return f.get("client_id"), "none"
+
+    def fault(self, cl: Client, name: str) -> bool:
+        """Applies a configured fault for endpoint `name`; True when the response was taken over."""
+        f = cl.c(f"{name}_fault")
+        if not f:
+            return False
+        if cl.c(f"{name}_fault_once"):
+            cl.control.pop(f"{name}_fault", None)
+        if f == "slow":
+            time.sleep(float(cl.c("slow_seconds", 40)))
+            self.send(503, {"error": "temporarily_unavailable"})
+        elif f == "drop":
+            # A promised body that never comes in full: the connection drops mid-body.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "500")
+            self.end_headers()
+            self.wfile.write(b'{"access_token": "partial')
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+        elif f == "garbage":
+            self.send(200, b"\x00\xffnot json at all<html>", "text/html")
+        elif f == "empty400":
+            self.send(400, b"")
+        elif f.isdigit():
+            self.send(int(f), {"error": "server_error" if f.startswith("5") else ("invalid_grant" if f == "400" else "slow_down")})
+        else:
+            self.send(400, {"error": f})
+        return True
+
+    def id_token(self, cl: Client, sub: str, nonce: str | None) -> str:
+        now = int(time.time()) + int(cl.c("clock_offset", 0))
+        claims = {"iss": self.issuer, "aud": cl.client_id, "azp": cl.client_id, "sub": sub, "iat": now, "exp": now + 3600,
+                  "name": "Alice Example" if sub == "alice" else sub.capitalize() + " Example", "email": f"{sub}@example.org",
+                  "email_verified": True}
+        if nonce is not None:
+            claims["nonce"] = nonce
+        claims.update(cl.c("id_token_claims", {}))
+        key = OTHER_KEY if cl.c("id_token_bad_key") else None
+        return sign(claims, cl.c("id_token_alg", "RS256"), key=key)
+
+    def issue(self, cl: Client, sub: str, nonce: str | None, scope: str, with_id_token: bool, family: str) -> dict:
+        at = "at-" + secrets.token_urlsafe(24)
+        rt = "rt-" + secrets.token_urlsafe(24)
+        cl.access[at] = sub
+        cl.refresh[rt] = {"sub": sub, "scope": scope, "family": family}
+        body = {"access_token": at, "token_type": cl.c("token_type", "Bearer"), "expires_in": int(cl.c("access_ttl", 3600)),
+                "refresh_token": rt, "scope": cl.c("granted_scope", scope)}
+        if with_id_token:
+            body["id_token"] = self.id_token(cl, sub, nonce)
+        return body
+
+    # -- routes
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
+        if u.path == "/.well-known/openid-configuration":
+            return self.send(200, {
+                "issuer": self.issuer, "authorization_endpoint": self.issuer + "/authorize",
+                "token_endpoint": self.issuer + "/token", "jwks_uri": self.issuer + "/jwks",
+                "revocation_endpoint": self.issuer + "/revoke", "userinfo_endpoint": self.issuer + "/userinfo",
+                "device_authorization_endpoint": self.issuer + "/device",
+                "code_challenge_methods_supported": ["S256"], "response_types_supported": ["code"],
+                "id_token_signing_alg_values_supported": ["RS256", "ES256"]})
+        if u.path == "/jwks":
+            return self.send(200, jwks())
+        if u.path.startswith("/_stats/"):
+            return self.send(200, client(u.path[8:]).stats)
+        if u.path == "/authorize":
+            return self.authorize(q, {})
+        if u.path == "/userinfo":
+            at = self.headers.get("Authorization", "")[7:]
+            for cl in list(CLIENTS.values()):
+                if at in cl.access:
+                    sub = cl.access[at]
+                    return self.send(200, {"sub": sub, "name": sub.capitalize() + " Example", "email": f"{sub}@example.org"})
+            return self.send(401, {"error": "invalid_token"})
+        self.send(404, {"error": "not_found"})
+
+    def do_POST(self):
+        u = urllib.parse.urlparse(self.path)
+        if u.path.startswith("/_control/"):
+            n = int(self.headers.get("Content-Length") or 0)
+            cl = client(u.path[10:])
+            with LOCK:
+                cl.control.update(json.loads(self.rfile.read(n) or b"{}"))
+            return self.send(200, {"ok": True})
+        if u.path == "/authorize":
+            q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
+            return self.authorize(q, self.form())
+        f = self.form()
+        if u.path == "/token":
+            return self.token(f)
+        if u.path == "/revoke":
+            return self.revoke(f)
+        if u.path == "/device":
+            return self.device(f)
+        if u.path == "/device/approve":
+            return self.device_approve(f)
+        self.send(404, {"error": "not_found"})
+
+    def authorize(self, q: dict, form: dict):
+        cl = client(q.get("client_id", ""))
+        cl.stats["authorize_requests"] += 1
+        redirect = q.get("redirect_uri", "")
+        ru = urllib.parse.urlparse(redirect)
+        # A loopback redirect only; the port may vary (RFC 8252 7.3), the path must be the registered one.
+        if ru.scheme != "http" or ru.hostname not in ("127.0.0.1", "::1") or ru.path != cl.c("redirect_path", "/callback"):
+            return self.send(400, "redirect_uri not registered", "text/plain")
+        if cl.c("fixed_port") and ru.port != int(cl.c("fixed_port")):
+            return self.send(400, "redirect_uri port not registered", "text/plain")
+        if q.get("code_challenge_method") != "S256" or len(q.get("code_challenge", "")) != 43:
+            return self.send(400, "PKCE S256 required", "text/plain")
+        params = {"state": q.get("state", "")}
+        if cl.c("iss_param", True):
+            params["iss"] = cl.c("iss_override", self.issuer)
+        if form.get("action") == "deny" or cl.c("deny"):
+            params["error"] = "access_denied"
+        else:
+            sub = form.get("sub") or cl.c("sub", "alice")
+            code = "code-" + secrets.token_urlsafe(24)
+            cl.codes[code] = {"sub": sub, "redirect_uri": redirect, "challenge": q.get("code_challenge"), "nonce": q.get("nonce"),
+                              "scope": q.get("scope", "openid"), "used": False, "family": code}
+            params["code"] = code
+        location = cl.c("redirect_override", redirect) + "?" + urllib.parse.urlencode(params)
+        self.send(302, b"", "text/plain", {"Location": location})
+
+    def token(self, f: dict):
+        cid, method = self.client_auth(f)
+        if cid is None:
+            return self.oauth_error("invalid_client", 401)
+        cl = client(cid)
+        with LOCK:
+            cl.stats["token_requests"] += 1
+        grant = f.get("grant_type")
+        if grant == "refresh_token":
+            with LOCK:
+                cl.stats["refreshes"] += 1
+                cl.stats["last_refresh_auth"] = method
+        if self.fault(cl, "token"):
+            return
+        with LOCK:
+            if grant == "authorization_code":
+                cl.stats["code_exchanges"] += 1
+                g = cl.codes.get(f.get("code", ""))
+                if g is None:
+                    return self.send(403, {"error": "invalid_code"})
+                if g["used"]:
+                    # A replayed code: refuse, and revoke what it issued.
+                    for rt, info in list(cl.refresh.items()):
+                        if info["family"] == g["family"]:
+                            del cl.refresh[rt]
+                    return self.send(403, {"error": "invalid_code"})
+                g["used"] = True
+                if f.get("redirect_uri") != g["redirect_uri"]:
+                    return self.oauth_error("invalid_grant", description="redirect_uri does not match")
+                verifier = f.get("code_verifier", "")
+                expected = b64u(hashlib.sha256(verifier.encode()).digest())
+                if not cl.c("ignore_pkce") and (not (43 <= len(verifier) <= 128) or expected != g["challenge"]):
+                    return self.send(403, {"error": "invalid_code"})
+                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"]))
+            if grant == "refresh_token":
+                rt = f.get("refresh_token", "")
+                info = cl.refresh.get(rt)
+                if info is None:
+                    return self.send(400, b"") if cl.c("dead_refresh_empty") else self.oauth_error("invalid_grant")
+                if cl.c("rotate", True):
+                    del cl.refresh[rt]
+                body = self.issue(cl, cl.c("refresh_sub", info["sub"]), None, info["scope"], bool(cl.c("id_token_on_refresh", False)), info["family"])
+                if not cl.c("rotate", True):
+                    del cl.refresh[body["refresh_token"]]
+                    body.pop("refresh_token")
+                return self.send(200, body)
+            if grant == "urn:ietf:params:oauth:grant-type:device_code":
+                cl.stats["device_polls"] += 1
+                d = cl.devices.get(f.get("device_code", ""))
+                if d is None:
+                    return self.oauth_error("invalid_grant")
+                if time.time() > d["expires"]:
+                    return self.oauth_error("expired_token")
+                if d["slow_down"] > 0:
+                    d["slow_down"] -= 1
+                    return self.oauth_error("slow_down")
+                if d["state"] == "denied":
+                    return self.oauth_error("access_denied")
+                if d["state"] != "approved":
+                    return self.oauth_error("authorization_pending")
+                del cl.devices[f["device_code"]]
+                return self.send(200, self.issue(cl, d["sub"], None, d["scope"], True, f["device_code"]))
+        self.oauth_error("unsupported_grant_type")
+
+    def revoke(self, f: dict):
+        cid, _ = self.client_auth(f)
+        if cid is None:
+            return self.oauth_error("invalid_client", 401)
+        cl = client(cid)
+        cl.stats["revocations"] += 1
+        if self.fault(cl, "revoke"):
+            return
+        with LOCK:
+            tok = f.get("token", "")
+            info = cl.refresh.pop(tok, None)
+            if info:
+                for rt, other in list(cl.refresh.items()):
+                    if other["family"] == info["family"]:
+                        del cl.refresh[rt]
+            cl.access.pop(tok, None)
+        self.send(200, b"")
+
+    def device(self, f: dict):
+        cid, _ = self.client_auth(f)
+        if cid is None:
+            return self.oauth_error("invalid_client", 401)
+        cl = client(cid)
+        if self.fault(cl, "device"):
+            return
+        if "restricted" in f.get("scope", ""):
+            return self.oauth_error("invalid_scope")
+        dc = "dc-" + secrets.token_urlsafe(16)
+        uc = "%04d-%04d" % (secrets.randbelow(10000), secrets.randbelow(10000))
+        with LOCK:
+            cl.devices[dc] = {"user_code": uc, "state": "pending", "sub": "alice", "scope": f.get("scope", "openid"),
+                              "slow_down": int(cl.c("device_slow_down", 0)),
+                              "expires": time.time() + int(cl.c("device_expires_in", 600))}
+        self.send(200, {"device_code": dc, "user_code": uc, "verification_uri": self.issuer + "/device/verify",
+                        "verification_uri_complete": self.issuer + "/device/verify?user_code=" + uc,
+                        "expires_in": int(cl.c("device_expires_in", 600)), "interval": int(cl.c("device_interval", 1))})
+
+    def device_approve(self, f: dict):
+        """The person on the other device: approve or deny a user code."""
+        with LOCK:
+            for cl in CLIENTS.values():
+                for d in cl.devices.values():
+                    if d["user_code"] == f.get("user_code"):
+                        d["state"] = "denied" if f.get("action") == "deny" else "approved"
+                        d["sub"] = f.get("sub", "alice")
+                        return self.send(200, {"ok": True})
+        self.send(404, {"error": "unknown user_code"})
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(f"READY {server.server_port}", flush=True)
+
+    def watchdog():
+        try:
+            sys.stdin.read()
+        finally:
+            os._exit(0)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
