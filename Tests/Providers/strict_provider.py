@@ -289,7 +289,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self.oauth_error("invalid_grant", description="redirect_uri does not match")
                 verifier = f.get("code_verifier", "")
                 expected = b64u(hashlib.sha256(verifier.encode()).digest())
-                if not cl.c("ignore_pkce") and (not (43 <= len(verifier) <= 128) or expected != g["challenge"]):
+                cl.stats["verifier_matched"] = 43 <= len(verifier) <= 128 and expected == g["challenge"]
+                if not cl.c("ignore_pkce") and not cl.stats["verifier_matched"]:
                     return self.send(403, {"error": "invalid_code"})
                 return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"]))
             if grant == "refresh_token":

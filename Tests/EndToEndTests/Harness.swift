@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+
+/// Where things are: the repository, the built `signin`, the Python with the test providers.
+enum Paths {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let providers = repo.appendingPathComponent("Tests/Providers")
+
+    /// The `signin` built beside this test bundle.
+    static var signin: String {
+        var dir = Bundle.main.bundleURL.deletingLastPathComponent()
+        if Bundle.main.bundleURL.pathExtension != "xctest" { dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent() }
+        let candidate = dir.appendingPathComponent("signin").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        return repo.appendingPathComponent(".build/debug/signin").path
+    }
+
+    /// `$SIGNIN_TEST_PYTHON`, else the venv `.ci/run` creates at `.venv`.
+    static var python: String {
+        if let p = ProcessInfo.processInfo.environment["SIGNIN_TEST_PYTHON"], !p.isEmpty { return p }
+        return repo.appendingPathComponent(".venv/bin/python").path
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A provider on loopback, in its own process, on a port the OS chose. It exits when we close its stdin.
+final class Provider: @unchecked Sendable {
+    let process = Process()
+    private let stdin = Pipe()
+    let port: Int
+    var issuer: String { "http://127.0.0.1:\(port)" }
+
+    init(script: String, environment: [String: String] = [:]) throws {
+        guard FileManager.default.isExecutableFile(atPath: Paths.python) else {
+            throw HarnessError(description: "no test Python at \(Paths.python): run .ci/run (or python3 -m venv .venv && .venv/bin/pip install -r Tests/Providers/requirements.txt)")
+        }
+        let out = Pipe()
+        process.executableURL = URL(fileURLWithPath: Paths.python)
+        process.arguments = [Paths.providers.appendingPathComponent(script).path]
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        process.standardInput = stdin
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Read up to the newline: the line may arrive in pieces.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("READY "), let p = Int(text.dropFirst(6).prefix { $0.isNumber }) else {
+            process.terminate()
+            throw HarnessError(description: "\(script) did not start: \(text)")
+        }
+        port = p
+    }
+
+    func stop() {
+        try? stdin.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { stop() } }
+
+    // Strict provider controls (per client ID, so tests can run at once).
+    func control(_ clientID: String, _ settings: [String: Any]) throws {
+        _ = try http("POST", "/_control/\(clientID)", body: JSONSerialization.data(withJSONObject: settings))
+    }
+
+    func stats(_ clientID: String) throws -> [String: Any] {
+        let data = try http("GET", "/_stats/\(clientID)")
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+    }
+
+    func approveDevice(userCode: String, deny: Bool = false) throws {
+        _ = try http("POST", "/device/approve", body: Data("user_code=\(userCode)\(deny ? "&action=deny" : "")".utf8))
+    }
+
+    /// A tiny HTTP/1.1 client over a socket, so tests need no URLSession.
+    func http(_ method: String, _ path: String, body: Data = Data()) throws -> Data {
+        let r = try Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "-X", method, "--data-binary", "@-", "http://127.0.0.1:\(port)\(path)"], stdin: body)
+        guard r.status == 0 else { throw HarnessError(description: "curl \(path) failed: \(r.stderr)") }
+        return Data(r.stdout.utf8)
+    }
+}
+
+/// Providers shared by the tests: started once, on first use.
+enum Shared {
+    static let mock = Result { try Provider(script: "mock_provider.py") }
+    static let strict = Result { try Provider(script: "strict_provider.py") }
+}
+
+struct RunResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+enum Subprocess {
+    /// Runs a program to completion with output in temporary files (no pipe can fill up and deadlock).
+    static func run(_ exe: String, _ args: [String], env: [String: String]? = nil, stdin: Data? = nil) throws -> RunResult {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("signin-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let outURL = dir.appendingPathComponent("out"), errURL = dir.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
+        if let env { p.environment = env }
+        let outH = try FileHandle(forWritingTo: outURL), errH = try FileHandle(forWritingTo: errURL)
+        p.standardOutput = outH
+        p.standardError = errH
+        let inPipe = Pipe()
+        p.standardInput = stdin == nil ? FileHandle.nullDevice : inPipe
+        try p.run()
+        if let stdin {
+            inPipe.fileHandleForWriting.write(stdin)
+            try? inPipe.fileHandleForWriting.close()
+        }
+        p.waitUntilExit()
+        try? outH.close()
+        try? errH.close()
+        return RunResult(status: p.terminationStatus, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                         stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+}
+
+/// One user's machine: a private HOME, config and store, and a browser stand-in.
+final class Sandbox: @unchecked Sendable {
+    let root: URL
+    let clientID: String
+    var environment: [String: String]
+    var configPath: String { root.appendingPathComponent("config.json").path }
+    var storeDir: String { root.appendingPathComponent("data/signin").path }
+    var standinLog: String { root.appendingPathComponent("standin.log").path }
+
+    init(issuer: String, clientID: String = "client-\(UUID().uuidString.prefix(8))", secret: String? = nil, extra: [String: Any] = [:]) throws {
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("signin-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        self.clientID = clientID
+        environment = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": root.path,
+            "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            "XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
+            "BROWSER": "\(Paths.python) \(Paths.providers.appendingPathComponent("browser_standin.py").path)",
+            "STANDIN_LOG": root.appendingPathComponent("standin.log").path,
+            "STANDIN_MODE": "allow",
+            "SIGNIN_CONFIG": root.appendingPathComponent("config.json").path,
+        ]
+        var config: [String: Any] = ["client_id": clientID, "issuer": issuer]
+        if let secret { config["client_secret"] = secret }
+        config.merge(extra) { $1 }
+        try writeConfig(config)
+    }
+
+    func writeConfig(_ config: [String: Any]) throws {
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    func signin(_ args: String..., env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {
+        try signin(args, env: extra, stdin: stdin)
+    }
+
+    func signin(_ args: [String], env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {
+        var env = environment
+        env.merge(extra) { $1 }
+        return try Subprocess.run(Paths.signin, args, env: env, stdin: stdin)
+    }
+
+    /// What the browser stand-in saw, one JSON object per step.
+    func standinSteps() -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: standinLog, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Every byte of every file in the store folder (to prove nothing changed, or no plaintext is in it).
+    func storeSnapshot() -> [String: Data] {
+        var out: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: storeDir)) ?? [] where !name.hasSuffix(".lock") {
+            out[name] = FileManager.default.contents(atPath: storeDir + "/" + name)
+        }
+        return out
+    }
+
+    func entryFile() -> String? {
+        ((try? FileManager.default.contentsOfDirectory(atPath: storeDir)) ?? []).first { $0.hasSuffix(".cred") }.map { storeDir + "/" + $0 }
+    }
+}
+
+extension Data {
+    func contains(_ s: String) -> Bool { range(of: Data(s.utf8)) != nil }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+/// restore, whoami, token, status and logout: the silent half of Google Sign-In.
+@Suite struct SessionTests {
+    func signedIn(_ provider: Provider, settings: [String: Any] = [:], secret: String? = nil) throws -> Sandbox {
+        let box = try Sandbox(issuer: provider.issuer, secret: secret)
+        if !settings.isEmpty { try provider.control(box.clientID, settings) }
+        let r = try box.signin("login")
+        try #require(r.status == 0, "\(r.stderr)")
+        return box
+    }
+
+    @Test func commandsWithoutASignInExit3() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        for cmd in ["restore", "whoami", "token", "status"] {
+            let r = try box.signin(cmd)
+            #expect(r.status == 3, "\(cmd)")
+        }
+    }
+
+    @Test func cachedCommandsAnswerWithTheProviderStopped() throws {
+        let mock = try Provider(script: "mock_provider.py")
+        let box = try signedIn(mock, secret: "s")
+        let token = try box.signin("token").stdout
+        mock.stop()
+        let again = try box.signin("token")
+        #expect(again.status == 0)
+        #expect(again.stdout == token)
+        let who = try box.signin("whoami")
+        #expect(who.stdout == "Alice Example <alice@example.org>\n")
+        let restore = try box.signin("restore")
+        #expect(restore.status == 0)
+        #expect(restore.stdout.contains("Alice Example"))
+        let json = try box.signin("whoami", "--json")
+        #expect(json.stdout.contains(#""sub":"alice""#))
+        let status = try box.signin("status")
+        #expect(status.stdout.contains("Granted scopes: openid email profile"))
+        // But a refresh needs the provider: exit 5, nothing lost.
+        let before = box.storeSnapshot()
+        let forced = try box.signin("token", "--force-refresh")
+        #expect(forced.status == 5, "\(forced.stderr)")
+        #expect(box.storeSnapshot() == before)
+        #expect(try box.signin("token").stdout == token)
+    }
+
+    @Test func refreshAgainstMockUsesBasicAuthAndKeepsProfile() throws {
+        let mock = try Shared.mock.get()
+        let box = try signedIn(mock, secret: "s")
+        let old = try box.signin("token").stdout
+        let r = try box.signin("restore", "--force-refresh")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "Signed in as Alice Example <alice@example.org>\n")  // no id_token on refresh: profile kept
+        #expect(try box.signin("token").stdout != old)
+    }
+
+    @Test func forcedRefreshRotatesAndTheRotatedTokenIsStored() throws {
+        let strict = try Shared.strict.get()
+        let box = try signedIn(strict, settings: ["rotate": true, "id_token_on_refresh": true])
+        let first = try box.signin("token").stdout
+        let r1 = try box.signin("token", "--force-refresh")
+        #expect(r1.status == 0, "\(r1.stderr)")
+        #expect(r1.stdout != first)
+        // The old refresh token is dead at the provider; a second refresh works only if the rotated one was saved.
+        let r2 = try box.signin("token", "--force-refresh")
+        #expect(r2.status == 0, "\(r2.stderr)")
+        #expect(try strict.stats(box.clientID)["refreshes"] as? Int == 2)
+    }
+
+    @Test func refreshedIDTokenForAnotherAccountIsRefused() throws {
+        let strict = try Shared.strict.get()
+        let box = try signedIn(strict, settings: ["id_token_on_refresh": true])
+        try strict.control(box.clientID, ["refresh_sub": "mallory"])
+        let r = try box.signin("restore", "--force-refresh")
+        #expect(r.status == 5)
+        #expect(r.stderr.contains("another account"))
+        #expect(try box.signin("whoami").stdout.contains("Alice"))
+    }
+
+    @Test func tenParallelTokenCallsShareOneRefresh() throws {
+        let strict = try Shared.strict.get()
+        // The login's access token lives 30 s: inside `token`'s default 60 s margin, so it needs a refresh.
+        let box = try signedIn(strict, settings: ["rotate": true, "access_ttl": 30])
+        try strict.control(box.clientID, ["access_ttl": 3600])
+        let results = try (0..<10).map { _ in try ParallelRun(box, ["token"]) }.map { try $0.wait() }
+        for r in results { #expect(r.status == 0, "\(r.stderr)") }
+        #expect(Set(results.map(\.stdout)).count == 1)
+        #expect(try strict.stats(box.clientID)["refreshes"] as? Int == 1)
+    }
+
+    @Test func deadGrantExits3AndProviderDownExits5WithStoreUntouched() throws {
+        let strict = try Shared.strict.get()
+        let box = try signedIn(strict)
+        let before = box.storeSnapshot()
+        try strict.control(box.clientID, ["token_fault": "503"])
+        var r = try box.signin("restore", "--force-refresh")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(box.storeSnapshot() == before)
+        try strict.control(box.clientID, ["token_fault": "invalid_grant"])
+        r = try box.signin("restore", "--force-refresh")
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("invalid_grant"))
+        try strict.control(box.clientID, ["token_fault": "empty400"])
+        r = try box.signin("token", "--force-refresh")
+        #expect(r.status == 3, "\(r.stderr)")
+    }
+
+    @Test func logoutRevokeKillsTheGrantAtTheProvider() throws {
+        let strict = try Shared.strict.get()
+        let box = try signedIn(strict)
+        let saved = box.storeSnapshot()
+        let r = try box.signin("logout", "--revoke")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try box.signin("restore").status == 3)
+        #expect(try strict.stats(box.clientID)["revocations"] as? Int == 1)
+        // Put the old files back: the provider refuses the revoked refresh token, so restore still exits 3.
+        for (name, bytes) in saved { try bytes.write(to: URL(fileURLWithPath: box.storeDir + "/" + name)) }
+        let again = try box.signin("restore", "--force-refresh")
+        #expect(again.status == 3, "\(again.stderr)")
+    }
+
+    @Test func failedRevocationStillWipesLocally() throws {
+        let strict = try Shared.strict.get()
+        let box = try signedIn(strict)
+        try strict.control(box.clientID, ["revoke_fault": "503"])
+        let r = try box.signin("logout", "--revoke")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("local credentials were removed"))
+        #expect(box.entryFile() == nil)
+        #expect(try box.signin("whoami").status == 3)
+    }
+
+    @Test func plainLogoutRemovesLocalCredentialsOnly() throws {
+        let strict = try Shared.strict.get()
+        let box = try signedIn(strict)
+        #expect(try box.signin("logout").status == 0)
+        #expect(try box.signin("status").status == 3)
+        #expect(try strict.stats(box.clientID)["revocations"] as? Int == 0)
+    }
+}
+
+/// A `signin` started now and collected later, to run several at once.
+final class ParallelRun: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<RunResult, Error> = .failure(HarnessError(description: "not run"))
+
+    init(_ box: Sandbox, _ args: [String]) throws {
+        DispatchQueue.global().async {
+            self.result = Result { try box.signin(args) }
+            self.done.signal()
+        }
+    }
+
+    func wait() throws -> RunResult {
+        done.wait()
+        return try result.get()
+    }
+}

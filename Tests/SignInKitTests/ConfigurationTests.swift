@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import SignInKit
+
+@Suite struct ConfigurationTests {
+    func parse(_ json: String) throws(SignInError) -> Configuration {
+        try Configuration.parse(Data(json.utf8), sourcePath: "/etc/test.json")
+    }
+
+    func error(_ json: String) -> (field: String?, reason: String)? {
+        do {
+            _ = try parse(json)
+            return nil
+        } catch {
+            guard case .configInvalid(let file, let field, let reason) = error, file == "/etc/test.json" else { return (nil, "wrong error \(error)") }
+            return (field, reason)
+        }
+    }
+
+    @Test func defaultsAreGoogle() throws {
+        let c = try parse(#"{"client_id": "123.apps.googleusercontent.com"}"#)
+        #expect(c.issuer == "https://accounts.google.com")
+        #expect(c.isGoogle)
+        #expect(c.scopes == ["openid", "email", "profile"])
+        #expect(c.redirectPort == 0)
+    }
+
+    @Test func exampleConfigParses() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config.example.json")
+        let c = try Configuration.load(path: url.path)
+        #expect(c.isGoogle)
+        #expect(c.clientSecret != nil)
+    }
+
+    @Test func errorsNameTheField() {
+        #expect(error(#"{}"#)?.field == "client_id")
+        #expect(error(#"{"client_id": "x", "colour": 1}"#)?.field == "colour")
+        #expect(error(#"{"client_id": 5}"#)?.field == "client_id")
+        #expect(error(#"{"client_id": "x", "redirect_port": 70000}"#)?.field == "redirect_port")
+        #expect(error(#"{"client_id": "x", "redirect_port": 1.5}"#)?.field == "redirect_port")
+        #expect(error(#"{"client_id": "x", "scopes": [1]}"#)?.field == "scopes")
+        #expect(error(#"{"client_id": "x", "issuer": "ftp://x"}"#)?.field == "issuer")
+        #expect(error(#"{"client_id": "x", "redirect_path": "cb"}"#)?.field == "redirect_path")
+        #expect(error(#"{"client_id": "x", "extra_authorization_parameters": {"state": "x"}}"#)?.field == "extra_authorization_parameters")
+        #expect(error("[1,2]") != nil)
+        #expect(error("") != nil)
+        #expect(error("\u{ff}\u{fe}") != nil)
+    }
+
+    @Test func pathResolution() {
+        #expect(Configuration.defaultPath(explicit: "/a", environment: ["SIGNIN_CONFIG": "/b"]) == "/a")
+        #expect(Configuration.defaultPath(explicit: nil, environment: ["SIGNIN_CONFIG": "/b"]) == "/b")
+        #expect(Configuration.defaultPath(explicit: nil, environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/h"]) == "/x/signin/config.json")
+        #expect(Configuration.defaultPath(explicit: nil, environment: ["HOME": "/h"]) == "/h/.config/signin/config.json")
+    }
+
+    @Test func googleAuthorizationRequestAsksForOfflineAccess() throws {
+        var c = try parse(#"{"client_id": "cid", "login_hint": "a@b.c", "hosted_domain": "b.c"}"#)
+        c.extraAuthorizationParameters = ["prompt": "consent"]
+        let e = Endpoints(issuer: c.issuer, authorization: "https://accounts.google.com/o/oauth2/v2/auth", token: "https://t", jwks: "https://j")
+        let r = try AuthorizationRequest(config: c, endpoints: e, redirectURI: "http://127.0.0.1:1234/callback", scopes: c.scopes, loginHint: nil)
+        for part in ["access_type=offline", "include_granted_scopes=true", "code_challenge_method=S256", "login_hint=a%40b.c", "hd=b.c",
+                     "prompt=consent", "redirect_uri=http%3A%2F%2F127.0.0.1%3A1234%2Fcallback"] {
+            #expect(r.url.contains(part), "\(part)")
+        }
+        #expect(r.state.count >= 22 && r.nonce.count >= 22)  // >= 128 bits
+        let other = try AuthorizationRequest(config: c, endpoints: e, redirectURI: "x", scopes: c.scopes, loginHint: nil)
+        #expect(other.state != r.state && other.nonce != r.nonce)
+    }
+}
