@@ -177,7 +177,8 @@ final class Sandbox: @unchecked Sendable {
     func signin(_ args: [String], env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {
         var env = environment
         env.merge(extra) { $1 }
-        return try Subprocess.run(Paths.signin, args, env: env, stdin: stdin)
+        // An empty value in `extra` removes the variable (BROWSER, DISPLAY, ...).
+        return try Subprocess.run(Paths.signin, args, env: env.filter { !$0.value.isEmpty }, stdin: stdin)
     }
 
     /// What the browser stand-in saw, one JSON object per step.
