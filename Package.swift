@@ -8,11 +8,11 @@ let package = Package(
         .executable(name: "signin", targets: ["signin"]),
     ],
     targets: [
+        // libcurl's headers at build time (apt: libcurl4-openssl-dev); the library itself is loaded on first
+        // use, so commands that need no network never load it.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(
-            name: "COpenSSL", pkgConfig: "openssl",
+            name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
         .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL"]),
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),

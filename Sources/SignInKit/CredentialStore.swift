@@ -42,8 +42,24 @@ public struct CredentialStore: Sendable {
 
     /// The entry file for one issuer and client.
     public func entryPath(issuer: String, clientID: String) -> String {
-        let id = Crypto.sha256(Array("\(issuer)\u{0}\(clientID)".utf8)).prefix(12).map { String($0, radix: 16).leftPadded(2) }.joined()
-        return directory + "/\(id).cred"
+        return directory + "/\(Self.entryName(issuer: issuer, clientID: clientID)).cred"
+    }
+
+    /// A stable file name for an account: two 64-bit FNV-1a hashes of issuer and client ID.
+    /// Not a security boundary (the associated data binds each entry to its account); it avoids
+    /// initialising OpenSSL's digest machinery on the cached path, which cost more than the decryption.
+    static func entryName(issuer: String, clientID: String) -> String {
+        func fnv(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
+            var h = seed
+            for b in bytes {
+                h ^= UInt64(b)
+                h = h &* 0x0000_0100_0000_01b3
+            }
+            return h
+        }
+        let input = Array("\(issuer)\u{0}\(clientID)".utf8)
+        return [fnv(input, seed: 0xcbf2_9ce4_8422_2325), fnv(input.reversed(), seed: 0x8422_2325_cbf2_9ce4)]
+            .map { String($0, radix: 16).leftPadded(16) }.joined()
     }
 
     private func aad(issuer: String, clientID: String) -> [UInt8] {

@@ -15,7 +15,6 @@ struct HTTPClient: Sendable {
     /// Provider documents and token responses are small; anything bigger is refused.
     var maxResponseBytes: Int = 1 << 20
 
-    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     /// Refuses plain http except to a loopback host (local test providers), so tokens never cross a network in clear.
     static func checkTransport(_ url: String, endpoint: String) throws(SignInError) {
@@ -49,16 +48,17 @@ struct HTTPClient: Sendable {
 
     private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
         try HTTPClient.checkTransport(url, endpoint: endpoint)
-        guard HTTPClient.globalInit, let h = curl_easy_init() else { throw .system(reason: "libcurl could not start") }
-        defer { curl_easy_cleanup(h) }
+        guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
+        guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }
+        defer { signin_curl_easy_cleanup(h) }
         let sink = Sink(limit: maxResponseBytes)
         let ctx = Unmanaged.passRetained(sink)
         defer { ctx.release() }
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for header in headers + ["Accept: application/json", "User-Agent: signin/\(SignInKitVersion.string)"] {
-            list = curl_slist_append(list, header)
+            list = signin_curl_slist_append(list, header)
         }
-        defer { curl_slist_free_all(list) }
+        defer { signin_curl_slist_free_all(list) }
         let errbuf = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errbuf.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errbuf.deallocate() }
@@ -88,13 +88,13 @@ struct HTTPClient: Sendable {
             _ = signin_curl_setopt_long(h, CURLOPT_POSTFIELDSIZE, form.utf8.count)
             _ = signin_curl_setopt_string(h, CURLOPT_COPYPOSTFIELDS, form)
         }
-        let rc = curl_easy_perform(h)
+        let rc = signin_curl_easy_perform(h)
         if sink.overflow {
             throw .providerError(endpoint: endpoint, code: "response_too_large", detail: "more than \(maxResponseBytes) bytes")
         }
         guard rc == CURLE_OK else {
             let detail = String(cString: errbuf)
-            throw .networkUnavailable(endpoint: endpoint, detail: detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail)
+            throw .networkUnavailable(endpoint: endpoint, detail: detail.isEmpty ? String(cString: signin_curl_easy_strerror(rc)) : detail)
         }
         var status = 0
         _ = signin_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)

@@ -89,7 +89,9 @@ struct Options {
 }
 
 enum CLI {
-    static func main(_ args: [String]) async -> Int32 {
+    /// Synchronous on purpose: the cached commands never start the concurrency runtime's threads; only `login`
+    /// and `logout --revoke` (which wait on the network or the browser) go through `blockingAwait`.
+    static func main(_ args: [String]) -> Int32 {
         let o: Options
         do { o = try Options.parse(args) } catch {
             err("signin: \(error.message)\nRun `signin --help` for usage.")
@@ -122,12 +124,12 @@ enum CLI {
         }
         do {
             switch command {
-            case "login": return try await Commands.login(client, o, env)
+            case "login": return try blockingAwait { try await Commands.login(client, o, env) }
             case "restore": return try Commands.restore(client, o)
             case "whoami": return try Commands.whoami(client, o)
             case "token": return try Commands.token(client, o)
             case "status": return try Commands.status(client, o)
-            case "logout": return try await Commands.logout(client, o)
+            case "logout": return try blockingAwait { try await Commands.logout(client, o) }
             default: return ExitCode.usage
             }
         } catch let e as SignInError {
@@ -146,6 +148,23 @@ enum CLI {
         err("signin: \(e.description)")
         return code
     }
+}
+
+/// Runs async work from synchronous code and waits for it (the main thread has nothing else to do).
+func blockingAwait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// Written by the task before the semaphore is signalled, read after the wait: no concurrent access.
+final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, Error>?
 }
 
 /// Output without Foundation's FileHandle: plain write(2), so stdout stays unbuffered and scripts see every line.

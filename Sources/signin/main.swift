@@ -6,5 +6,5 @@ import Glibc
 #endif
 
 CrashGuard.install()
-let code = await CLI.main(Array(CommandLine.arguments.dropFirst()))
+let code = CLI.main(Array(CommandLine.arguments.dropFirst()))
 exit(code)

@@ -1,0 +1,29 @@
+#ifndef SIGNIN_CCURL_H
+#define SIGNIN_CCURL_H
+/*
+ * libcurl, loaded on first use. signin's cached commands (token, whoami) never touch the network, so they
+ * should not pay for loading libcurl and the dozens of libraries it links (TLS, HTTP/2, SSH, LDAP, Kerberos...).
+ * These typed wrappers dlopen libcurl.so.4 the first time one is called. They also stand in for the C
+ * variadic functions (curl_easy_setopt, curl_easy_getinfo), which Swift cannot call.
+ */
+#include <curl/curl.h>
+
+/* Loads libcurl once; returns 0 on success, or -1 with a message in `signin_curl_load_error()`. */
+int signin_curl_load(void);
+const char *signin_curl_load_error(void);
+
+CURL *signin_curl_easy_init(void);
+void signin_curl_easy_cleanup(CURL *h);
+CURLcode signin_curl_easy_perform(CURL *h);
+const char *signin_curl_easy_strerror(CURLcode code);
+struct curl_slist *signin_curl_slist_append(struct curl_slist *list, const char *s);
+void signin_curl_slist_free_all(struct curl_slist *list);
+
+CURLcode signin_curl_setopt_long(CURL *h, CURLoption o, long v);
+CURLcode signin_curl_setopt_string(CURL *h, CURLoption o, const char *v);
+CURLcode signin_curl_setopt_pointer(CURL *h, CURLoption o, void *v);
+CURLcode signin_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
+typedef size_t (*signin_curl_write_cb)(char *, size_t, size_t, void *);
+CURLcode signin_curl_setopt_write(CURL *h, CURLoption o, signin_curl_write_cb v);
+CURLcode signin_curl_getinfo_long(CURL *h, CURLINFO i, long *v);
+#endif
