@@ -214,33 +214,34 @@ final class LoopbackReceiver {
             return nil
         }
         c.buffer += chunk[0..<n]
-        guard let end = LoopbackReceiver.headEnd(c.buffer) else {
-            if c.buffer.count > LoopbackReceiver.maxRequestBytes { respond(c, status: "431 Request Header Fields Too Large", page: nil) }
-            return nil
+        switch LoopbackReceiver.parseHead(c.buffer) {
+        case .incomplete: return nil
+        case .tooLarge: respond(c, status: "431 Request Header Fields Too Large", page: nil)
+        case .malformed: respond(c, status: "400 Bad Request", page: nil)
+        case .request(let r): return r
         }
-        if end > LoopbackReceiver.maxRequestBytes {
-            respond(c, status: "431 Request Header Fields Too Large", page: nil)
-            return nil
-        }
-        let head = c.buffer[..<end]
-        guard !head.contains(0), let text = String(validating: head, as: UTF8.self) else {
-            respond(c, status: "400 Bad Request", page: nil)
-            return nil
-        }
+        return nil
+    }
+
+    enum HeadParse {
+        case incomplete, tooLarge, malformed
+        case request(Request)
+    }
+
+    /// Parses an HTTP/1.x request head from the bytes received so far. Pure, so it can be fuzzed.
+    static func parseHead(_ buffer: [UInt8]) -> HeadParse {
+        guard let end = headEnd(buffer) else { return buffer.count > maxRequestBytes ? .tooLarge : .incomplete }
+        guard end <= maxRequestBytes else { return .tooLarge }
+        let head = buffer[..<end]
+        guard !head.contains(0), let text = String(validating: head, as: UTF8.self) else { return .malformed }
         let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
-        guard lines.count - 1 <= LoopbackReceiver.maxHeaders else {
-            respond(c, status: "431 Request Header Fields Too Large", page: nil)
-            return nil
-        }
+        guard lines.count - 1 <= maxHeaders else { return .tooLarge }
         let parts = lines[0].split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else {
-            respond(c, status: "400 Bad Request", page: nil)
-            return nil
-        }
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else { return .malformed }
         let target = parts[1]
         let q = target.firstIndex(of: "?")
-        return Request(method: String(parts[0]), path: String(target[..<(q ?? target.endIndex)]),
-                       query: q.map { target[target.index(after: $0)...] } ?? "")
+        return .request(Request(method: String(parts[0]), path: String(target[..<(q ?? target.endIndex)]),
+                                query: q.map { target[target.index(after: $0)...] } ?? ""))
     }
 
     static func headEnd(_ b: [UInt8]) -> Int? {

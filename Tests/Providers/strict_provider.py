@@ -238,7 +238,8 @@ class Handler(BaseHTTPRequestHandler):
         redirect = q.get("redirect_uri", "")
         ru = urllib.parse.urlparse(redirect)
         # A loopback redirect only; the port may vary (RFC 8252 7.3), the path must be the registered one.
-        if ru.scheme != "http" or ru.hostname not in ("127.0.0.1", "::1") or ru.path != cl.c("redirect_path", "/callback"):
+        hosts = ("127.0.0.1", "::1", "localhost") if cl.c("allow_localhost") else ("127.0.0.1", "::1")
+        if ru.scheme != "http" or ru.hostname not in hosts or ru.path != cl.c("redirect_path", "/callback"):
             return self.send(400, "redirect_uri not registered", "text/plain")
         if cl.c("fixed_port") and ru.port != int(cl.c("fixed_port")):
             return self.send(400, "redirect_uri port not registered", "text/plain")

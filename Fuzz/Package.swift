@@ -1,0 +1,13 @@
+// swift-tools-version:6.0
+// libFuzzer targets for SignInKit's parsers. Build and run with Fuzz/run (see README).
+import PackageDescription
+
+let package = Package(
+    name: "SignInFuzz",
+    dependencies: [.package(name: "signin", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzListener", dependencies: [.product(name: "SignInKit", package: "signin")]),
+        .executableTarget(name: "FuzzProvider", dependencies: [.product(name: "SignInKit", package: "signin")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

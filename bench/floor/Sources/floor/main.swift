@@ -1,0 +1,3 @@
+import Foundation
+
+print("Alice Example <alice@example.org>")
