@@ -30,6 +30,8 @@ public struct Configuration: Sendable, Equatable {
     public var hostedDomain: String?
     /// Extra parameters added to the authorization URL as given (for example `prompt`).
     public var extraAuthorizationParameters: [String: String]
+    /// Seconds allowed for each request to the provider (connect and answer). Default 30.
+    public var httpTimeout: Int
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -60,6 +62,7 @@ public struct Configuration: Sendable, Equatable {
         self.loginHint = nil
         self.hostedDomain = nil
         self.extraAuthorizationParameters = [:]
+        self.httpTimeout = 30
         self.sourcePath = "(in code)"
     }
 
@@ -89,7 +92,7 @@ public struct Configuration: Sendable, Equatable {
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -149,6 +152,10 @@ public struct Configuration: Sendable, Equatable {
         if let p = try string("redirect_path") {
             guard p.hasPrefix("/"), !p.contains("?"), !p.contains("#"), !p.contains(" ") else { throw fail("redirect_path", "must start with / and hold no query, fragment or space") }
             c.redirectPath = p
+        }
+        if let v = obj["http_timeout"], v != .null {
+            guard let t = v.int, (1...300).contains(t) else { throw fail("http_timeout", "must be a whole number of seconds from 1 to 300") }
+            c.httpTimeout = t
         }
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")
@@ -215,14 +222,17 @@ enum FileIO {
             }
             written += n
         }
+        Failpoint.hit("store-after-temp-write")
         if fsync(fd) != 0 {
             let e = errno
             close(fd)
             throw Failure(reason: errnoText(e))
         }
         close(fd)
+        Failpoint.hit("store-after-fsync")
         guard rename(tmp, path) == 0 else { throw Failure(reason: errnoText()) }
         ok = true
+        Failpoint.hit("store-after-rename")
         let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
             fsync(dfd)

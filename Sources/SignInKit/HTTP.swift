@@ -15,6 +15,11 @@ struct HTTPClient: Sendable {
     /// Provider documents and token responses are small; anything bigger is refused.
     var maxResponseBytes: Int = 1 << 20
 
+    init(configuration: Configuration) {
+        totalTimeout = configuration.httpTimeout
+        connectTimeout = min(10, configuration.httpTimeout)
+    }
+
 
     /// Refuses plain http except to a loopback host (local test providers), so tokens never cross a network in clear.
     static func checkTransport(_ url: String, endpoint: String) throws(SignInError) {

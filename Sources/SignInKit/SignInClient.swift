@@ -183,7 +183,7 @@ public final class SignInClient: Sendable {
     }
 
     func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller) throws(SignInError) -> User {
-        let http = HTTPClient()
+        let http = HTTPClient(configuration: configuration)
         let endpoints = try Discovery.endpoints(for: configuration, http: http)
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
         let scopes = scopes(adding: additionalScopes)
@@ -253,7 +253,7 @@ public final class SignInClient: Sendable {
     }
 
     func verifyIDToken(_ raw: String, endpoints: Endpoints, nonce: String?) throws(SignInError) -> IDToken {
-        let http = HTTPClient()
+        let http = HTTPClient(configuration: configuration)
         let jwks = try JWKS.fetch(endpoints.jwks, http: http)
         let expect = IDToken.Expectations(issuer: issuer, clientID: clientID, nonce: nonce, hostedDomain: configuration.hostedDomain)
         return try IDToken.verify(raw, jwks: jwks, refetch: { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }, expect: expect)

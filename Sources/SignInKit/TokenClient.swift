@@ -15,7 +15,13 @@ struct TokenResponse: Sendable {
 struct TokenClient: Sendable {
     let config: Configuration
     let endpoints: Endpoints
-    var http = HTTPClient()
+    let http: HTTPClient
+
+    init(config: Configuration, endpoints: Endpoints) {
+        self.config = config
+        self.endpoints = endpoints
+        self.http = HTTPClient(configuration: config)
+    }
 
     /// Client authentication: HTTP Basic when there is a secret (RFC 6749 2.3.1, which every provider must
     /// accept), else the client ID in the body (public client).
