@@ -189,6 +189,8 @@ public final class SignInClient: Sendable {
         let scopes = scopes(adding: additionalScopes)
         var nonce: String?
         var receiver: LoopbackReceiver?
+        // The keys are needed only after the code exchange; fetch them while the person is in the browser.
+        let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
         let response: TokenResponse
         if options.useDeviceFlow {
             response = try DeviceAuthorization(tokens: tokens, scopes: scopes).run(canceller: canceller, timeout: options.timeout) { code in
@@ -219,7 +221,8 @@ public final class SignInClient: Sendable {
             }
         }
         do {
-            let user = try complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes, requireUserID: options.requireUserID)
+            let user = try complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
+                                    requireUserID: options.requireUserID, jwks: jwks.value)
             receiver?.finish(success: true, message: "Signed in as \(user.profile.displayName). You may close this tab and return to the terminal.", seconds: 3)
             return user
         } catch {
@@ -229,11 +232,11 @@ public final class SignInClient: Sendable {
     }
 
     private func complete(_ response: TokenResponse, endpoints: Endpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
-                          requireUserID: String?) throws(SignInError) -> User {
+                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> User {
         guard let raw = response.idToken else {
             throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
         }
-        let verified = try verifyIDToken(raw, endpoints: endpoints, nonce: nonce)
+        let verified = try verifyIDToken(raw, endpoints: endpoints, nonce: nonce, prefetched: jwks)
         if let required = requireUserID, verified.subject != required {
             throw .mismatchWithCurrentUser(expected: required, actual: verified.profile.displayName)
         }
@@ -252,9 +255,10 @@ public final class SignInClient: Sendable {
         return User(creds, client: self)
     }
 
-    func verifyIDToken(_ raw: String, endpoints: Endpoints, nonce: String?) throws(SignInError) -> IDToken {
+    func verifyIDToken(_ raw: String, endpoints: Endpoints, nonce: String?, prefetched: JWKS? = nil) throws(SignInError) -> IDToken {
         let http = HTTPClient(configuration: configuration)
-        let jwks = try JWKS.fetch(endpoints.jwks, http: http)
+        let jwks: JWKS
+        if let prefetched { jwks = prefetched } else { jwks = try JWKS.fetch(endpoints.jwks, http: http) }
         let expect = IDToken.Expectations(issuer: issuer, clientID: clientID, nonce: nonce, hostedDomain: configuration.hostedDomain)
         return try IDToken.verify(raw, jwks: jwks, refetch: { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }, expect: expect)
     }
@@ -305,6 +309,27 @@ extension Profile {
         email = email ?? old.email
         emailVerified = emailVerified ?? old.emailVerified
         pictureURL = pictureURL ?? old.pictureURL
+    }
+}
+
+/// Work started now on a Dispatch thread whose result is collected later; a failure reads as nil (the caller
+/// then does the work itself and reports its error).
+final class Prefetch<T: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: T?
+
+    init(_ work: @escaping @Sendable () throws(SignInError) -> T) {
+        DispatchQueue.global().async {
+            self.result = try? work()
+            self.done.signal()
+        }
+    }
+
+    /// Waits for the work to finish.
+    var value: T? {
+        done.wait()
+        done.signal()
+        return result
     }
 }
 

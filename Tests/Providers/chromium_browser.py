@@ -1,0 +1,58 @@
+"""A real browser for the end-to-end test: headless Chromium driven by Selenium (Debian's chromium,
+chromium-driver and python3-selenium; run with /usr/bin/python3).
+
+Started by signin as `$BROWSER`, it returns at once and works in a detached child, like a browser launcher. The
+child opens the URL, types the user name into the provider's consent page, presses Authorize, waits until the
+page signin serves after the redirect, and appends {"url", "title", "text"} (or {"error"}) to $STANDIN_LOG.
+"""
+import json
+import os
+import sys
+
+
+def log(entry):
+    with open(os.environ["STANDIN_LOG"], "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def work(url):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
+        options.add_argument(arg)
+    options.binary_location = "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        driver.set_page_load_timeout(30)
+        driver.get(url)
+        field = driver.find_element(By.NAME, "sub")
+        field.send_keys(os.environ.get("STANDIN_SUB", "alice"))
+        driver.find_element(By.XPATH, "//button[normalize-space()='Authorize']").click()
+        WebDriverWait(driver, 30).until(lambda d: "-result" in d.current_url and d.find_elements(By.ID, "message"))
+        log({"url": driver.current_url, "title": driver.title, "text": driver.find_element(By.TAG_NAME, "body").text})
+    except Exception as e:  # noqa: BLE001
+        log({"error": repr(e), "url": driver.current_url})
+    finally:
+        driver.quit()
+
+
+def main():
+    url = sys.argv[-1]
+    if os.fork() != 0:
+        return
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    try:
+        work(url)
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
