@@ -17,7 +17,7 @@ let package = Package(
         .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL"]),
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "SignInKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

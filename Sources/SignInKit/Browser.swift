@@ -67,8 +67,11 @@ public enum Browser {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cargs.forEach { free($0) } }
+        // The browser sees the environment this client was given (the process's own by default).
+        var cenv: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { cenv.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, exe, &actions, nil, &cargs, environ)
+        let rc = posix_spawn(&pid, exe, &actions, nil, &cargs, &cenv)
         guard rc == 0 else { return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(rc))") }
         let child = pid
         DispatchQueue.global(qos: .utility).async {

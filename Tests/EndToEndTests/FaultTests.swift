@@ -32,9 +32,9 @@ import Testing
     @Test func diskFullIsAClearErrorAndKeepsTheOldCredentials() throws {
         let (_, box) = try signedIn(["rotate": false])
         let before = box.storeSnapshot()
-        // A file size limit of 0 makes every write fail as on a full disk (root cannot be stopped by permissions).
+        // A file size limit of one block makes the store write fail as on a full disk (root ignores permissions).
         // Only signin runs under the limit; its output goes through a pipe, which the limit does not touch.
-        let r = try Subprocess.run("/bin/sh", ["-c", "(ulimit -f 0; \"$0\" token --force-refresh; echo \"exit=$?\") 2>&1 | cat", Paths.signin],
+        let r = try Subprocess.run("/bin/sh", ["-c", "(ulimit -f 1; \"$0\" token --force-refresh; echo \"exit=$?\") 2>&1 | cat", Paths.signin],
                                    env: box.environment.filter { !$0.value.isEmpty })
         #expect(r.stdout.contains("exit=1"), "\(r.stdout)")
         #expect(r.stdout.contains("Cannot write the credential store"))
