@@ -16,8 +16,10 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL"]),
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),
+        // README's library example, compiled so it cannot drift from the API.
+        .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "SignInKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "SignInKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

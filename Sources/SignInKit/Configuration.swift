@@ -78,6 +78,11 @@ public struct Configuration: Sendable, Equatable {
         return (environment["HOME"] ?? "/") + "/.config/signin/config.json"
     }
 
+    /// Reads the configuration from `defaultPath(explicit:environment:)` with the process environment.
+    public static func loadDefault(explicitPath: String? = nil) throws(SignInError) -> Configuration {
+        try load(path: defaultPath(explicit: explicitPath, environment: ProcessEnvironment.current))
+    }
+
     /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
     public static func load(path: String) throws(SignInError) -> Configuration {
         let data: Data

@@ -45,18 +45,20 @@ struct DeviceAuthorization {
         // Google wants client_id and client_secret in the body here.
         form2.append(("client_id", tokens.config.clientID))
         if let secret = tokens.config.clientSecret { form2.append(("client_secret", secret)) }
+        var networkFailures = 0
         while true {
             if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "interrupted") }
             if LoopbackReceiver.now() >= deadline { throw .timedOut(seconds: expiresIn) }
             do {
                 return try tokens.tokenRequest(form2, headers: [])
             } catch {
+                if case .networkUnavailable = error { networkFailures += 1 } else { networkFailures = 0 }
                 switch error {
                 case .providerError(_, "authorization_pending", _): continue
                 case .providerError(_, "slow_down", _): interval += 5
                 case .providerError(_, "expired_token", _): throw .timedOut(seconds: expiresIn)
                 case .providerError(_, "access_denied", _): throw .canceled(reason: "access was denied on the other device")
-                case .networkUnavailable: continue  // a blip while polling is not the end; the deadline bounds it
+                case .networkUnavailable where networkFailures < 3: continue  // a blip while polling is not the end
                 default: throw error
                 }
             }

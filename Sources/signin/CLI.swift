@@ -116,8 +116,9 @@ enum CLI {
         let path = Configuration.defaultPath(explicit: o.config, environment: env)
         let client: SignInClient
         do {
-            let paste = command == "login" && !o.device && (o.noBrowser || !Browser.localBrowserLikely(environment: env))
-            let events = Events(pasteEnabled: paste, environment: env)
+            let headless = o.noBrowser || !Browser.localBrowserLikely(environment: env)
+            let paste = command == "login" && !o.device && Commands.Paste.accepted(noBrowser: o.noBrowser, headless: headless)
+            let events = Events(pasteEnabled: paste, headless: headless, environment: env)
             client = SignInClient(configuration: try Configuration.load(path: path), environment: env, onEvent: { events.show($0) })
         } catch {
             return fail(error, json: o.json)

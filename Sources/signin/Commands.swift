@@ -16,7 +16,7 @@ enum Commands {
         opts.useDeviceFlow = o.device
         let headless = !Browser.localBrowserLikely(environment: env)
         opts.openBrowser = !o.noBrowser && !headless
-        if !o.device && (o.noBrowser || headless) { opts.pasteFileDescriptor = 0 }
+        if !o.device && Paste.accepted(noBrowser: o.noBrowser, headless: headless) { opts.pasteFileDescriptor = 0 }
 
         // Ctrl-C cancels the sign-in: the listener closes and frees its port, and we exit 4.
         signal(SIGINT, SIG_IGN)
@@ -39,6 +39,16 @@ enum Commands {
             if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
         }
         return ExitCode.success
+    }
+
+    /// Where the address the browser ended at may be pasted on standard input.
+    enum Paste {
+        /// Without a local browser always; otherwise when a person is at a terminal in the foreground (reading a
+        /// terminal from the background would stop the process).
+        static func accepted(noBrowser: Bool, headless: Bool) -> Bool {
+            if noBrowser || headless { return true }
+            return isatty(0) == 1 && tcgetpgrp(0) == getpgrp()
+        }
     }
 
     static func restore(_ client: SignInClient, _ o: Options) throws -> Int32 {

@@ -4,6 +4,8 @@ import SignInKit
 struct Events: Sendable {
     /// Whether an address pasted on standard input is accepted.
     let pasteEnabled: Bool
+    /// No browser will be opened here (no display, SSH, or --no-browser): explain the other ways.
+    let headless: Bool
     let environment: [String: String]
 
     func show(_ e: SignInEvent) {
@@ -14,7 +16,7 @@ struct Events: Sendable {
             case .unavailable(let reason)?: err("Could not open a browser (\(reason)). To sign in, visit:\n\n  \(url)\n")
             case nil: err("To sign in, visit:\n\n  \(url)\n")
             }
-            Headless.explain(port: port, paste: pasteEnabled, environment: environment, browserLaunched: { if case .launched? = browser { return true } else { return false } }())
+            Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: { if case .launched? = browser { return true } else { return false } }())
             err("Waiting for the sign-in to finish in the browser (Ctrl-C to cancel)...")
         case .refusedCallback(let reason):
             err("Refused a request to the sign-in listener: \(reason). Still waiting.")
@@ -32,8 +34,8 @@ struct Events: Sendable {
 
 /// Advice for sessions where the browser is on another machine.
 enum Headless {
-    static func explain(port: Int, paste: Bool, environment: [String: String], browserLaunched: Bool) {
-        guard paste || !browserLaunched else { return }
+    static func explain(port: Int, paste: Bool, headless: Bool, environment: [String: String], browserLaunched: Bool) {
+        guard headless || !browserLaunched else { return }
         var lines = ["No browser on this machine? Any of these works:"]
         if paste { lines.append("  - Open the address above in any browser. When it ends at a page that cannot load (http://127.0.0.1:\(port)/...),\n    copy that page's full address and paste it here, then press Enter.") }
         if let ssh = environment["SSH_CONNECTION"] {

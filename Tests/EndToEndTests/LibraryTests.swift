@@ -117,3 +117,19 @@ final class Waiter: @unchecked Sendable {
         }
     }
 }
+
+@Suite struct ReadmeExampleTests {
+    @Test func theReadmeProgramSignsInThenRestores() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let hello = URL(fileURLWithPath: Paths.signin).deletingLastPathComponent().appendingPathComponent("signin-hello").path
+        let env = box.environment.filter { !$0.value.isEmpty }
+        let first = try Subprocess.run(hello, [], env: env)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("Hello, Alice Example <alice@example.org>\n"))
+        #expect(first.stdout.contains("for openid email profile"))
+        let second = try Subprocess.run(hello, [], env: env.merging(["STANDIN_MODE": "none"]) { $1 })  // no browser needed now
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try strict.stats(box.clientID)["authorize_requests"] as? Int == 1)
+    }
+}

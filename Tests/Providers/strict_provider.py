@@ -153,6 +153,8 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(2)
         elif f == "garbage":
             self.send(200, b"\x00\xffnot json at all<html>", "text/html")
+        elif f == "redirect":
+            self.send(302, b"", "text/plain", headers={"Location": "http://203.0.113.7/steal"})
         elif f == "empty400":
             self.send(400, b"")
         elif f.isdigit():

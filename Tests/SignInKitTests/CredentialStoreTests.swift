@@ -88,6 +88,20 @@ import Testing
         #expect(try store.load(issuer: c.issuer, clientID: c.clientID) == c)
     }
 
+    @Test func folderOwnedBySomeoneElseIsRefused() throws {
+        let c = creds()
+        try store.save(c)
+        guard geteuid() == 0 else {
+            // Not root: a folder owned by root (and open to all) stands in for one owned by someone else.
+            #expect(unreadable { _ = try CredentialStore(directory: "/tmp").load(issuer: c.issuer, clientID: c.clientID) }?.contains("chown") == true)
+            return
+        }
+        chown(dir, 65534, 65534)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }?.contains("chown") == true)
+        chown(dir, 0, 0)
+        #expect(try store.load(issuer: c.issuer, clientID: c.clientID) == c)
+    }
+
     @Test func openFolderAndSymlinksAreRefused() throws {
         let c = creds()
         try store.save(c)

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// Protocol attacks, each refused (CSRF, mix-up, PKCE downgrade and ID token attacks are in LoginTests).
+@Suite struct AttackTests {
+    @Test func codeInjectedFromAnotherSessionFailsOnPKCE() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let run = try LiveRun(box, ["login", "--no-browser"])
+        let url = try #require(run.waitFor(#"(http://127\.0\.0\.1:\d+/authorize\?\S+)"#))
+        // The attacker's own session: same client and redirect, another PKCE challenge. Its code, delivered
+        // with the victim's state, must not sign the victim in: the victim's verifier does not match.
+        let foreignChallenge = String(repeating: "A", count: 43)
+        let attacker = url.replacingOccurrences(of: #"code_challenge=[^&]+"#, with: "code_challenge=\(foreignChallenge)", options: .regularExpression)
+        let landing = try providerRedirect(attacker)
+        #expect(landing.contains("code="))
+        run.send(landing)  // the state in it is the victim's (the attacker reused the victim's URL)
+        let r = run.finish()
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("invalid_code"))
+        #expect(box.entryFile() == nil)
+    }
+
+    @Test func tokenEndpointRedirectIsNotFollowed() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        try strict.control(box.clientID, ["token_fault": "redirect"])
+        let r = try box.signin("login")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("http_302"))
+        #expect(!r.stderr.contains("203.0.113.7"))  // never contacted, never named as if it were the provider
+        #expect(box.entryFile() == nil)
+    }
+
+    @Test func plainHttpEndpointOffLoopbackIsRefused() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer, extra: ["token_endpoint": "http://203.0.113.7/token"])
+        let r = try box.signin("login")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("not https"))
+        #expect(try strict.stats(box.clientID)["code_exchanges"] as? Int == 0)
+    }
+
+    @Test func missingProfileClaimsComeFromUserinfo() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        try strict.control(box.clientID, ["id_token_claims": ["name": NSNull(), "email": NSNull()]])
+        let r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "Signed in as Alice Example <alice@example.org>\n")
+    }
+
+    @Test func fewerScopesGrantedAreReportedAndStored() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        try strict.control(box.clientID, ["granted_scope": "openid email"])
+        let r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("not granted: profile"))
+        #expect(try box.signin("status", "--json").stdout.contains(#""granted_scopes":["openid","email"]"#))
+    }
+}
