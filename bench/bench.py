@@ -108,8 +108,9 @@ def main():
     WORK = tempfile.mkdtemp(prefix="signin-bench-")
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     provider = Provider()
-    # '%s' makes Python's webbrowser module (used by google-auth-oauthlib) run it as a command line too.
-    standin = f"{TEST_PY} {os.path.join(PROVIDERS, 'browser_standin.py')} %s"
+    # One curl that consents and follows the redirects, for both tools. '%s' makes Python's webbrowser module
+    # (used by google-auth-oauthlib) run it as a command line too.
+    standin = f"sh {os.path.join(ROOT, 'bench', 'curl_browser.sh')} %s"
     base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": WORK, "XDG_DATA_HOME": os.path.join(WORK, "data"),
                 "BROWSER": standin, "OAUTHLIB_INSECURE_TRANSPORT": "1", "LANG": "C.UTF-8"}
 
@@ -174,17 +175,14 @@ code=${{loc#*code=}}; code=${{code%%&*}}
 curl -s -o /dev/null -u bench-curl:{SECRET} --data "grant_type=authorization_code&code=$code&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&code_verifier={verifier}" '{provider.issuer}/token'
 """)
     provider.control("bench-curl", {"ignore_pkce": True})  # the curl flow reuses one challenge
-    standin_start = f"{TEST_PY} -c pass"
     (lg, lg_s, _), (gal, gal_s, _) = hyperfine("login", [f"{S} login", f"{BENCH_PY} {gauth_login} {client_secrets}"], env_l, runs=max(10, args.runs // 2), warmup=2)
     (curlflow, cf_s, _), = hyperfine_shell("curlflow", [f"sh {flow_sh}"], env_l, runs=max(10, args.runs // 2))
-    (sst, sst_s, _), = hyperfine("standin", [standin_start], env_l, runs=args.runs)
-    own = lg - curlflow - sst
-    peer_own = gal - curlflow - sst
-    results.update(login_ms=lg, oauthlib_login_ms=gal, provider_flow_ms=curlflow, standin_start_ms=sst, login_overhead_ms=own, oauthlib_overhead_ms=peer_own)
+    own = lg - curlflow
+    peer_own = gal - curlflow
+    results.update(login_ms=lg, oauthlib_login_ms=gal, provider_flow_ms=curlflow, login_overhead_ms=own, oauthlib_overhead_ms=peer_own)
     rows.append(("`signin login` round trip", lg, lg_s, "google-auth-oauthlib", gal, gal / lg, "", None))
     rows.append(("  provider alone (curl: authorize + token)", curlflow, cf_s, "", None, None, "", None))
-    rows.append(("  browser stand-in start (python)", sst, sst_s, "", None, None, "", None))
-    rows.append(("  own overhead (round trip - both)", own, 0, "oauthlib overhead", peer_own, peer_own / own if own > 0 else None,
+    rows.append(("  own overhead (round trip - provider)", own, 0, "oauthlib overhead", peer_own, peer_own / own if own > 0 else None,
                  "< 30 ms and >= 4x less", own < 30 and peer_own >= 4 * own))
 
     # 5: peak memory

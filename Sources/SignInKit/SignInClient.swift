@@ -191,6 +191,8 @@ public final class SignInClient: Sendable {
         var receiver: LoopbackReceiver?
         // The keys are needed only after the code exchange; fetch them while the person is in the browser.
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
+        // Never return while it still runs: a program that exits then would tear down OpenSSL under it.
+        defer { _ = jwks.value }
         let response: TokenResponse
         if options.useDeviceFlow {
             response = try DeviceAuthorization(tokens: tokens, scopes: scopes).run(canceller: canceller, timeout: options.timeout) { code in

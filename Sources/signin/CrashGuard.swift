@@ -10,7 +10,7 @@ enum CrashGuard {
         for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in
-                let message = "signin: internal error (signal \(sig)); stored credentials were not changed. Please report it.\n"
+                let message = "signin: internal error (signal \(sig)); the credential store is intact (writes are atomic). Please report it.\n"
                 message.withCString { p in _ = write(2, p, strlen(p)) }
                 _exit(1)
             }
