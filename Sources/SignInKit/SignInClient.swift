@@ -344,8 +344,11 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws(SignInError) -> 
     }
 }
 
-enum ProcessEnvironment {
-    static var current: [String: String] {
+/// The process environment as a dictionary, read from `environ` (FoundationEssentials has no ProcessInfo
+/// environment on every platform, and this avoids loading more of Foundation).
+public enum ProcessEnvironment {
+    /// The current environment variables.
+    public static var current: [String: String] {
         var env: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {

@@ -112,7 +112,7 @@ enum CLI {
             err("signin: unknown command \"\(o.command ?? "")\"\nRun `signin --help` for the commands.")
             return ExitCode.usage
         }
-        let env = ProcessInfoLite.environment
+        let env = ProcessEnvironment.current
         let path = Configuration.defaultPath(explicit: o.config, environment: env)
         let client: SignInClient
         do {
@@ -179,18 +179,5 @@ func writeAll(_ fd: Int32, _ s: String) {
         if n < 0 && errno == EINTR { continue }
         if n <= 0 { return }
         off += n
-    }
-}
-
-enum ProcessInfoLite {
-    static var environment: [String: String] {
-        var env: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
-        }
-        return env
     }
 }

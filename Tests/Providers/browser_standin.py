@@ -13,10 +13,11 @@ import json
 import os
 import re
 import socket
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from harness import launch_detached
 
 
 def log(entry: dict) -> None:
@@ -111,17 +112,7 @@ def work(url: str) -> None:
 
 
 def main() -> None:
-    url = sys.argv[-1]
-    if os.fork() != 0:
-        return  # the launcher returns at once
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    try:
-        work(url)
-    finally:
-        os._exit(0)
+    launch_detached(work)
 
 
 if __name__ == "__main__":

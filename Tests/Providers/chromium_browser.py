@@ -7,7 +7,8 @@ page signin serves after the redirect, and appends {"url", "title", "text"} (or 
 """
 import json
 import os
-import sys
+
+from harness import launch_detached
 
 
 def log(entry):
@@ -40,18 +41,8 @@ def work(url):
         driver.quit()
 
 
-def main():
-    url = sys.argv[-1]
-    if os.fork() != 0:
-        return
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    try:
-        work(url)
-    finally:
-        os._exit(0)
+def main() -> None:
+    launch_detached(work)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,6 @@ Prints `READY <port>` on stdout once it accepts connections, and exits when its 
 import json
 import logging
 import os
-import sys
-import threading
 import warnings
 
 warnings.filterwarnings("ignore")
@@ -18,6 +16,8 @@ from oidc_provider_mock import app as make_app  # noqa: E402
 from oidc_provider_mock._storage import User  # noqa: E402
 from datetime import timedelta  # noqa: E402
 
+from harness import serve_until_stdin_closes  # noqa: E402
+
 
 def main() -> None:
     claims = json.loads(os.environ.get("MOCK_USER_CLAIMS", '{"sub":"alice","name":"Alice Example","email":"alice@example.org"}'))
@@ -25,16 +25,7 @@ def main() -> None:
     user = User(sub=claims.pop("sub"), claims=claims)
     application = make_app(user_claims=[user], access_token_max_age=timedelta(seconds=max_age))
     server = werkzeug.serving.make_server("127.0.0.1", int(os.environ.get("MOCK_PORT", "0")), application, threaded=True)
-    print(f"READY {server.server_port}", flush=True)
-
-    def watchdog() -> None:
-        try:
-            sys.stdin.read()
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server)
 
 
 if __name__ == "__main__":

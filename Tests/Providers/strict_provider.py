@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import secrets
-import sys
 import threading
 import time
 import urllib.parse
@@ -21,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+from harness import serve_until_stdin_closes
 
 LOCK = threading.Lock()
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -378,16 +379,7 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    print(f"READY {server.server_port}", flush=True)
-
-    def watchdog():
-        try:
-            sys.stdin.read()
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server)
 
 
 if __name__ == "__main__":
