@@ -183,6 +183,9 @@ public final class SignInClient: Sendable {
     }
 
     func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller) throws(SignInError) -> User {
+        // A store that cannot be read safely is never overwritten: say so now, before the person goes
+        // through the browser (`signOut()` removes the entry on purpose).
+        let previous = try store.load(issuer: issuer, clientID: clientID)
         let http = HTTPClient(configuration: configuration)
         let endpoints = try Discovery.endpoints(for: configuration, http: http)
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
@@ -224,7 +227,7 @@ public final class SignInClient: Sendable {
         }
         do {
             let user = try complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
-                                    requireUserID: options.requireUserID, jwks: jwks.value)
+                                    requireUserID: options.requireUserID, jwks: jwks.value, previous: previous)
             receiver?.finish(success: true, message: "Signed in as \(user.profile.displayName). You may close this tab and return to the terminal.", seconds: 3)
             return user
         } catch {
@@ -234,7 +237,7 @@ public final class SignInClient: Sendable {
     }
 
     private func complete(_ response: TokenResponse, endpoints: Endpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
-                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> User {
+                          requireUserID: String?, jwks: JWKS?, previous: StoredCredentials?) throws(SignInError) -> User {
         guard let raw = response.idToken else {
             throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
         }
@@ -244,7 +247,6 @@ public final class SignInClient: Sendable {
         }
         var profile = verified.profile
         if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) { profile.merge(userinfo: info) }
-        let previous = try? store.load(issuer: issuer, clientID: clientID)
         let creds = StoredCredentials(
             issuer: issuer, clientID: clientID,
             // Google omits the refresh token when one was already issued: keep the old one for the same account.
