@@ -40,12 +40,19 @@ public struct Configuration: Sendable, Equatable {
 
     /// Explicit endpoint URLs; nil means "from discovery".
     public struct EndpointOverrides: Sendable, Equatable {
+        /// The authorization endpoint (where the browser goes).
         public var authorization: String?
+        /// The token endpoint (code exchange and refresh).
         public var token: String?
+        /// The revocation endpoint (RFC 7009), used by `disconnect()`.
         public var revocation: String?
+        /// The userinfo endpoint, for profile fields the ID token lacks.
         public var userinfo: String?
+        /// The JSON Web Key Set that signs ID tokens.
         public var jwks: String?
+        /// The device authorization endpoint (RFC 8628).
         public var deviceAuthorization: String?
+        /// No overrides: everything from discovery.
         public init() {}
     }
 

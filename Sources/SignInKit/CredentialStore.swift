@@ -30,6 +30,7 @@ public struct CredentialStore: Sendable {
     static let magic: [UInt8] = Array("SGNI".utf8)
     static let formatVersion: UInt8 = 1
 
+    /// A store in `directory` (created 0700 on first write).
     public init(directory: String) { self.directory = directory }
 
     /// `$XDG_DATA_HOME/signin`, else `~/.local/share/signin`.

@@ -2,12 +2,19 @@ import FoundationEssentials
 
 /// The provider endpoints a sign-in uses, from OpenID discovery or the configuration.
 public struct Endpoints: Codable, Sendable, Equatable {
+    /// The issuer these endpoints belong to.
     public var issuer: String
+    /// Where the browser signs in.
     public var authorization: String
+    /// Code exchange, refresh and device polling.
     public var token: String
+    /// The keys that sign ID tokens.
     public var jwks: String
+    /// Revocation (RFC 7009), when the provider has it.
     public var revocation: String?
+    /// Profile fields the ID token lacks.
     public var userinfo: String?
+    /// Device authorization (RFC 8628), when the provider has it.
     public var deviceAuthorization: String?
 }
 

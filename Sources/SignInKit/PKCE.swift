@@ -4,6 +4,7 @@ public struct PKCE: Sendable {
     public let verifier: String
     /// `BASE64URL(SHA256(verifier))`.
     public var challenge: String { PKCE.challenge(for: verifier) }
+    /// The only method signin sends.
     public static let method = "S256"
 
     /// A fresh verifier from OpenSSL's CSPRNG.
@@ -14,6 +15,7 @@ public struct PKCE: Sendable {
     /// A known verifier (tests, RFC 7636 appendix B).
     public init(verifier: String) { self.verifier = verifier }
 
+    /// The S256 challenge for a verifier.
     public static func challenge(for verifier: String) -> String {
         Base64URL.encode(Crypto.sha256(Array(verifier.utf8)))
     }

@@ -2,16 +2,22 @@
 public struct Profile: Codable, Sendable, Equatable {
     /// The provider's stable identifier for the account (`sub`).
     public var userID: String
+    /// Full name.
     public var name: String?
+    /// Given (first) name.
     public var givenName: String?
+    /// Family (last) name.
     public var familyName: String?
+    /// E-mail address.
     public var email: String?
+    /// Whether the provider verified the e-mail address.
     public var emailVerified: Bool?
     /// URL of the profile picture.
     public var pictureURL: String?
     /// Google Workspace domain (`hd`), when there is one.
     public var hostedDomain: String?
 
+    /// A profile built in code.
     public init(userID: String, name: String? = nil, givenName: String? = nil, familyName: String? = nil, email: String? = nil,
                 emailVerified: Bool? = nil, pictureURL: String? = nil, hostedDomain: String? = nil) {
         self.userID = userID

@@ -20,6 +20,7 @@ public struct SignInOptions: Sendable {
     public var useDeviceFlow = false
     /// When set, the sign-in must end with this account (incremental consent).
     public var requireUserID: String?
+    /// The defaults: browser, 5 minutes, configured port.
     public init() {}
 }
 
@@ -46,6 +47,7 @@ public enum SignInEvent: Sendable {
 /// print(user.profile.displayName)
 /// ```
 public final class SignInClient: Sendable {
+    /// The client and provider this instance signs in with.
     public let configuration: Configuration
     /// Where credentials are kept.
     public let store: CredentialStore

@@ -4,6 +4,7 @@ import FoundationEssentials
 public struct Token: Sendable, Equatable {
     /// The token itself. Treat it as a password: do not log it.
     public let value: String
+    /// When it stops being valid, if known.
     public let expirationDate: Date?
 }
 
@@ -11,11 +12,15 @@ public struct Token: Sendable, Equatable {
 public struct User: Sendable {
     /// The provider's stable account identifier (`sub`).
     public var userID: String { profile.userID }
+    /// Name, e-mail and picture, from the ID token (and userinfo).
     public let profile: Profile
     /// Scopes the person actually granted (which may be fewer than were asked for).
     public let grantedScopes: [String]
+    /// The bearer token for APIs; see `freshAccessToken(minimumValidity:)`.
     public let accessToken: Token?
+    /// The long-lived grant; never needed by callers directly.
     public let refreshToken: Token?
+    /// The verified OpenID Connect ID token.
     public let idToken: Token?
     /// The issuer this user signed in with.
     public let issuer: String
