@@ -55,7 +55,8 @@ public enum Browser {
     }
 
     /// Starts the browser and returns at once; its output goes to /dev/null and it is reaped in the background.
-    public static func open(_ url: String, environment: [String: String]) -> Outcome {
+    /// `onFailure` is called (on another thread) if the browser command exits unsuccessfully.
+    public static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void = { _ in }) -> Outcome {
         guard let argv = command(for: url, environment: environment), let exe = findExecutable(argv[0], environment: environment) else {
             return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
         }
@@ -74,9 +75,13 @@ public enum Browser {
         let rc = posix_spawn(&pid, exe, &actions, nil, &cargs, &cenv)
         guard rc == 0 else { return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(rc))") }
         let child = pid
+        let name = argv[0]
         DispatchQueue.global(qos: .utility).async {
             var status: Int32 = 0
-            _ = waitpid(child, &status, 0)
+            guard waitpid(child, &status, 0) == child else { return }
+            let signal = status & 0x7f, code = (status >> 8) & 0xff
+            if signal != 0 { onFailure("\(name) was killed by signal \(signal)") }
+            else if code != 0 { onFailure("\(name) exited with status \(code)") }
         }
         return .launched(command: argv[0])
     }

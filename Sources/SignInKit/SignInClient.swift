@@ -36,6 +36,8 @@ public enum SignInEvent: Sendable {
     case deviceCode(DeviceCode)
     /// The authorization code arrived and is being exchanged.
     case exchangingCode
+    /// The browser command failed (for example `xdg-open` with no browser installed); still waiting.
+    case browserFailed(reason: String, port: Int)
 }
 
 /// Google Sign-In's `GIDSignIn` for Swift programs on Linux: sign in through the browser, restore the previous
@@ -208,7 +210,10 @@ public final class SignInClient: Sendable {
             receiver = r  // closed by `finish`, or when it is released on an error
             let request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: r.redirectURI, scopes: scopes, loginHint: options.loginHint)
             nonce = request.nonce
-            let outcome = options.openBrowser ? Browser.open(request.url, environment: environment) : nil
+            let port = r.port
+            let events = onEvent
+            let outcome = options.openBrowser
+                ? Browser.open(request.url, environment: environment) { events(.browserFailed(reason: $0, port: port)) } : nil
             onEvent(.authorizationURL(url: request.url, redirectURI: r.redirectURI, port: r.port, browser: outcome))
             let deadline = LoopbackReceiver.now() + Double(options.timeout)
             let answer = try r.waitForCode(state: request.state, issuer: configuration.issuer, acceptGoogleIssuerForm: configuration.isGoogle,

@@ -28,6 +28,9 @@ struct Events: Sendable {
             err("Waiting up to \(c.expiresIn / 60) min for the approval (Ctrl-C to cancel)...")
         case .exchangingCode:
             err("Received the answer from the browser; completing the sign-in...")
+        case .browserFailed(let reason, let port):
+            err("The browser could not be opened (\(reason)). Open the address above in any browser instead.")
+            Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: false)
         }
     }
 }
