@@ -60,3 +60,16 @@ import Testing
         #expect(try box.signin("status", "--json").stdout.contains(#""granted_scopes":["openid","email"]"#))
     }
 }
+
+@Suite struct TLSTests {
+    @Test func anUntrustedCertificateIsRefused() throws {
+        let tls = try Provider(script: "strict_provider.py", environment: ["STRICT_TLS": "1"])
+        defer { tls.stop() }
+        let box = try Sandbox(issuer: "https://127.0.0.1:\(tls.port)")
+        let r = try box.signin("login")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("https://127.0.0.1:\(tls.port)/.well-known/openid-configuration"))
+        #expect(r.stderr.lowercased().contains("certificate"))
+        #expect(!r.stderr.contains("Opening the browser"))
+    }
+}
