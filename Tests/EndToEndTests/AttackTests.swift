@@ -66,7 +66,7 @@ import Testing
         let tls = try Provider(script: "strict_provider.py", environment: ["STRICT_TLS": "1"])
         defer { tls.stop() }
         let box = try Sandbox(issuer: "https://127.0.0.1:\(tls.port)")
-        let r = try box.signin("login")
+        let r = try box.signin("login", "--timeout", "10")  // bounded should verification ever be off
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("https://127.0.0.1:\(tls.port)/.well-known/openid-configuration"))
         #expect(r.stderr.lowercased().contains("certificate"))
