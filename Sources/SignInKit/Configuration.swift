@@ -148,8 +148,8 @@ public struct Configuration: Sendable, Equatable {
         }
         if !c.scopes.contains("openid") { c.scopes.insert("openid", at: 0) }
         if let issuer = try url("issuer") {
-            c.issuer = issuer.hasSuffix("/") && issuer != "https://accounts.google.com/" ? String(issuer.dropLast()) : issuer
-            if c.issuer == "https://accounts.google.com/" { c.issuer = googleIssuer }
+            // Kept exactly as given: some issuers end in "/" (Auth0), and ID tokens must name it exactly.
+            c.issuer = issuer == "https://accounts.google.com/" ? googleIssuer : issuer
         }
         c.endpoints.authorization = try url("authorization_endpoint")
         c.endpoints.token = try url("token_endpoint")

@@ -24,7 +24,8 @@ enum Discovery {
         let o = config.endpoints
         var doc: [String: JSONValue] = [:]
         if o.authorization == nil || o.token == nil || o.jwks == nil {
-            let url = config.issuer + "/.well-known/openid-configuration"
+            let base = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
+            let url = base + "/.well-known/openid-configuration"
             let endpoint = "discovery document (\(url))"
             let r = try http.get(url, endpoint: endpoint)
             guard r.status == 200 else {

@@ -134,7 +134,9 @@ public final class SignInClient: Sendable {
             response = try tokens.refresh(refreshToken)
         } catch {
             // Under the lock we used the newest refresh token, so the provider's refusal is about the grant itself.
-            if case .providerError(_, let code, _) = error, code == "invalid_grant" || code == "http_400" || code == "invalid_code" || code == "unauthorized_client" {
+            // Also a 400 with an empty body: some providers answer a dead refresh token that way.
+            if case .providerError(_, let code, let detail) = error,
+               ["invalid_grant", "invalid_code", "unauthorized_client"].contains(code) || (code == "http_400" && detail?.contains("empty body") == true) {
                 throw .noPreviousSignIn(reason: "the provider no longer accepts the stored grant (\(code)); run `signin login`")
             }
             throw error
