@@ -32,8 +32,9 @@ enum Help {
           --version          Print the version
 
         Credentials are kept encrypted in $XDG_DATA_HOME/signin (default ~/.local/share/signin).
+        Configuration fields, examples and the threat model: README.md.
 
-        """ + exitCodes
+        """ + "\n" + exitCodes
 
     static func text(for command: String?) -> String {
         switch command {
@@ -52,7 +53,7 @@ enum Help {
                   --timeout SECONDS  Give up waiting after this long (default 300)
                   --login-hint EMAIL Suggest this account to the provider
 
-                """ + exitCodes
+                """ + "\n" + exitCodes
         case "restore":
             return "Usage: signin restore [--min-ttl SECONDS] [--force-refresh] [--json]\n\nRestores the previous sign-in without a browser; refreshes the tokens if the access token\nexpires within --min-ttl seconds (default 60). Prints the profile.\n\n" + exitCodes
         case "whoami":
