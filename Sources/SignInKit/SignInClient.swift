@@ -126,7 +126,7 @@ public final class SignInClient: Sendable {
 
     private func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> User {
         guard let refreshToken = current.refreshToken else {
-            throw .noPreviousSignIn(reason: "the access token expired and no refresh token is stored; run `signin login`")
+            throw .noPreviousSignIn(reason: "cannot refresh: no refresh token is stored (the provider issued none); run `signin login`")
         }
         let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
         let response: TokenResponse

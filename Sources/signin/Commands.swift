@@ -37,6 +37,12 @@ enum Commands {
             let asked = Set(client.configuration.scopes)
             let missing = asked.subtracting(user.grantedScopes)
             if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
+            if user.refreshToken == nil {
+                let hint = client.configuration.isGoogle
+                    ? "add \"prompt\": \"consent\" to extra_authorization_parameters"
+                    : "many providers want the \"offline_access\" scope for that"
+                err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(hint)).")
+            }
         }
         return ExitCode.success
     }

@@ -23,7 +23,8 @@ def main() -> None:
     claims = json.loads(os.environ.get("MOCK_USER_CLAIMS", '{"sub":"alice","name":"Alice Example","email":"alice@example.org"}'))
     max_age = int(os.environ.get("MOCK_TOKEN_MAX_AGE", "3600"))
     user = User(sub=claims.pop("sub"), claims=claims)
-    application = make_app(user_claims=[user], access_token_max_age=timedelta(seconds=max_age))
+    application = make_app(user_claims=[user], access_token_max_age=timedelta(seconds=max_age),
+                           issue_refresh_token=not os.environ.get("MOCK_NO_REFRESH"))
     server = werkzeug.serving.make_server("127.0.0.1", int(os.environ.get("MOCK_PORT", "0")), application, threaded=True)
     serve_until_stdin_closes(server)
 
