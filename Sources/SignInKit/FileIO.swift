@@ -1,0 +1,83 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Small, careful file reads and writes (no symlink following where it matters, atomic replace).
+enum FileIO {
+    struct Failure: Error { var reason: String }
+
+    static func errnoText(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
+
+    static func read(path: String, limit: Int, noFollow: Bool = false) throws(Failure) -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0))
+        guard fd >= 0 else {
+            let e = errno
+            throw Failure(reason: e == ENOENT ? "file not found" : e == ELOOP ? "is a symbolic link (refused)" : errnoText(e))
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(reason: "not a regular file") }
+        guard Int(st.st_size) <= limit else { throw Failure(reason: "too large (\(st.st_size) bytes)") }
+        var data = Data(count: Int(st.st_size))
+        var got = 0
+        let total = data.count
+        while got < total {
+            let n = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, total - got) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            got += n
+        }
+        return data.prefix(got)
+    }
+
+    /// Writes `data` to `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
+    /// A crash at any point leaves either the old file or the new one.
+    static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
+        let dir = PathName(path: path).deletingLastPathComponent
+        let suffix = ((try? Crypto.randomBytes(6)) ?? []).map { String($0, radix: 16).leftPadded(2) }.joined()
+        let tmp = path + ".tmp-\(getpid())-\(suffix)"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(reason: errnoText()) }
+        var ok = false
+        defer {
+            if !ok { unlink(tmp) }
+        }
+        var written = 0
+        while written < data.count {
+            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + written, data.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                let e = errno
+                close(fd)
+                throw Failure(reason: errnoText(e))
+            }
+            written += n
+        }
+        Failpoint.hit("store-after-temp-write")
+        if fsync(fd) != 0 {
+            let e = errno
+            close(fd)
+            throw Failure(reason: errnoText(e))
+        }
+        close(fd)
+        Failpoint.hit("store-after-fsync")
+        guard rename(tmp, path) == 0 else { throw Failure(reason: errnoText()) }
+        ok = true
+        Failpoint.hit("store-after-rename")
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+}
+
+/// Path helpers without NSString.
+struct PathName {
+    let path: String
+    var deletingLastPathComponent: String {
+        guard let i = path.lastIndex(of: "/") else { return "." }
+        return i == path.startIndex ? "/" : String(path[..<i])
+    }
+}
