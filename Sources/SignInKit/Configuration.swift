@@ -32,6 +32,8 @@ public struct Configuration: Sendable, Equatable {
     public var extraAuthorizationParameters: [String: String]
     /// Seconds allowed for each request to the provider (connect and answer). Default 30.
     public var httpTimeout: Int
+    /// A PEM file of certificate authorities to trust instead of the system's (a corporate proxy, a test CA).
+    public var caFile: String?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -70,6 +72,7 @@ public struct Configuration: Sendable, Equatable {
         self.hostedDomain = nil
         self.extraAuthorizationParameters = [:]
         self.httpTimeout = 30
+        self.caFile = nil
         self.sourcePath = "(in code)"
     }
 
@@ -104,7 +107,7 @@ public struct Configuration: Sendable, Equatable {
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -168,6 +171,10 @@ public struct Configuration: Sendable, Equatable {
         if let v = obj["http_timeout"], v != .null {
             guard let t = v.int, (1...300).contains(t) else { throw fail("http_timeout", "must be a whole number of seconds from 1 to 300") }
             c.httpTimeout = t
+        }
+        if let ca = try string("ca_file") {
+            guard ca.hasPrefix("/"), access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }
+            c.caFile = ca
         }
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")

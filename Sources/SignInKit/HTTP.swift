@@ -15,9 +15,13 @@ struct HTTPClient: Sendable {
     /// Provider documents and token responses are small; anything bigger is refused.
     var maxResponseBytes: Int = 1 << 20
 
+    /// Certificate authorities to trust instead of the system's.
+    var caFile: String?
+
     init(configuration: Configuration) {
         totalTimeout = configuration.httpTimeout
         connectTimeout = min(10, configuration.httpTimeout)
+        caFile = configuration.caFile
     }
 
 
@@ -74,6 +78,7 @@ struct HTTPClient: Sendable {
         _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
         _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
         _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { _ = signin_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
         _ = signin_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT, connectTimeout)
         _ = signin_curl_setopt_long(h, CURLOPT_TIMEOUT, totalTimeout)
         _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)

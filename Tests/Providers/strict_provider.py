@@ -398,6 +398,9 @@ def self_signed_context():
     folder = tempfile.mkdtemp()
     with open(f"{folder}/cert.pem", "wb") as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
+    if os.environ.get("STRICT_TLS_CERT_OUT"):  # for a test that trusts this certificate explicitly
+        with open(os.environ["STRICT_TLS_CERT_OUT"], "wb") as f:
+            f.write(cert.public_bytes(serialization.Encoding.PEM))
     with open(f"{folder}/key.pem", "wb") as f:
         f.write(RSA_KEY.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
