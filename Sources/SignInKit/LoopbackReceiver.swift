@@ -293,7 +293,7 @@ final class LoopbackReceiver {
     func finish(success: Bool, message: String, seconds: Double) {
         let deadline = LoopbackReceiver.now() + seconds
         let page = ResultPage.html(success: success, message: message)
-        while LoopbackReceiver.now() < deadline {
+        while !listeners.isEmpty && LoopbackReceiver.now() < deadline {
             let polled = connections
             var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let ms = Int32(max(1, (deadline - LoopbackReceiver.now()) * 1000))

@@ -225,7 +225,11 @@ public final class SignInClient: Sendable {
                 case .refusedPaste(let reason): onEvent(.refusedPaste(reason: reason))
                 }
             }
-            if !answer.viaBrowser { r.close() }
+            if !answer.viaBrowser {
+                // The paste won: no browser will ask for a result page.
+                r.close()
+                receiver = nil
+            }
             onEvent(.exchangingCode)
             do {
                 response = try tokens.exchange(code: answer.code, verifier: request.pkce.verifier, redirectURI: request.redirectURI)
