@@ -177,6 +177,21 @@ public struct CredentialStore: Sendable {
         let bytes = Self.magic + [Self.formatVersion] + sealed.nonce + sealed.tag + sealed.ciphertext
         let path = entryPath(issuer: creds.issuer, clientID: creds.clientID)
         do { try FileIO.writeAtomically(bytes, to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
+        removeAbandonedTemporaryFiles()
+    }
+
+    /// Temporary files left by a process that died mid-write (they hold only ciphertext): removed once their
+    /// writer is gone.
+    private func removeAbandonedTemporaryFiles() {
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let range = name.firstRange(of: ".tmp-") else { continue }
+            let pidText = name[range.upperBound...].prefix { $0 != "-" }
+            guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(directory + "/" + name)
+        }
     }
 
     /// Removes the entry; true when there was one.

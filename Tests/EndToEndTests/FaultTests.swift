@@ -27,6 +27,10 @@ import Testing
             #expect(after.stdout == old)  // the old ones are intact
         }
         #expect(try box.signin("whoami").status == 0)
+        // The next successful write clears what the killed writer left behind.
+        #expect(try box.signin("token", "--force-refresh").status == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: box.storeDir).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
     @Test func diskFullIsAClearErrorAndKeepsTheOldCredentials() throws {
