@@ -142,7 +142,7 @@ public struct CredentialStore: Sendable {
         let path = entryPath(issuer: issuer, clientID: clientID)
         let data: Data
         do { data = try FileIO.read(path: path, limit: 1 << 20, noFollow: true) } catch {
-            if error.reason == "file not found" { return nil }
+            if error.notFound { return nil }
             throw .storeUnreadable(path: path, reason: error.reason)
         }
         let bytes = Array(data)

@@ -5,7 +5,11 @@ import Glibc
 
 /// Small, careful file reads and writes (no symlink following where it matters, atomic replace).
 enum FileIO {
-    struct Failure: Error { var reason: String }
+    struct Failure: Error {
+        var reason: String
+        /// Set when the file does not exist, which callers often treat as "nothing stored" rather than an error.
+        var notFound = false
+    }
 
     static func errnoText(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
 
@@ -13,7 +17,7 @@ enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0))
         guard fd >= 0 else {
             let e = errno
-            throw Failure(reason: e == ENOENT ? "file not found" : e == ELOOP ? "is a symbolic link (refused)" : errnoText(e))
+            throw Failure(reason: e == ENOENT ? "file not found" : e == ELOOP ? "is a symbolic link (refused)" : errnoText(e), notFound: e == ENOENT)
         }
         defer { close(fd) }
         var st = stat()
