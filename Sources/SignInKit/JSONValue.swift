@@ -39,11 +39,3 @@ enum JSONValue: Decodable, Sendable, Equatable {
     }
     var array: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
 }
-
-/// Encodes a flat string dictionary as a JSON object, for `--json` output and the store.
-func jsonString(_ value: some Encodable, pretty: Bool = false) -> String {
-    let enc = JSONEncoder()
-    enc.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-    enc.dateEncodingStrategy = .iso8601
-    return (try? String(decoding: enc.encode(value), as: UTF8.self)) ?? "{}"
-}

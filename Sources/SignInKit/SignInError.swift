@@ -54,13 +54,4 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .system(let reason): return "System error: \(reason)"
         }
     }
-
-    /// True when the failure came from the provider or the network: stored credentials were not changed.
-    public var isTransient: Bool {
-        switch self {
-        case .networkUnavailable: return true
-        case .providerError(_, let code, _): return code != "invalid_grant"
-        default: return false
-        }
-    }
 }
