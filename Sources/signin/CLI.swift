@@ -114,18 +114,18 @@ enum CLI {
         }
         let env = ProcessEnvironment.current
         let path = Configuration.defaultPath(explicit: o.config, environment: env)
+        // Only `login` asks whether a browser can open here (which may read /proc); cached commands do not.
+        let browsing = command == "login" ? Commands.Browsing(o, env) : .none
         let client: SignInClient
         do {
-            let headless = o.noBrowser || !Browser.localBrowserLikely(environment: env)
-            let paste = command == "login" && !o.device && Commands.Paste.accepted(noBrowser: o.noBrowser, headless: headless)
-            let events = Events(pasteEnabled: paste, headless: headless, environment: env)
+            let events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
             client = SignInClient(configuration: try Configuration.load(path: path), environment: env, onEvent: { events.show($0) })
         } catch {
             return fail(error, json: o.json)
         }
         do {
             switch command {
-            case "login": return try blockingAwait { try await Commands.login(client, o, env) }
+            case "login": return try blockingAwait { try await Commands.login(client, o, browsing) }
             case "restore": return try Commands.restore(client, o)
             case "whoami": return try Commands.whoami(client, o)
             case "token": return try Commands.token(client, o)

@@ -8,15 +8,14 @@ import Glibc
 
 /// One function per command, each reading top to bottom.
 enum Commands {
-    static func login(_ client: SignInClient, _ o: Options, _ env: [String: String]) async throws -> Int32 {
+    static func login(_ client: SignInClient, _ o: Options, _ browsing: Browsing) async throws -> Int32 {
         var opts = SignInOptions()
         opts.timeout = o.timeout
         opts.port = o.port
         opts.loginHint = o.loginHint
         opts.useDeviceFlow = o.device
-        let headless = !Browser.localBrowserLikely(environment: env)
-        opts.openBrowser = !o.noBrowser && !headless
-        if !o.device && Paste.accepted(noBrowser: o.noBrowser, headless: headless) { opts.pasteFileDescriptor = 0 }
+        opts.openBrowser = !browsing.headless
+        if browsing.paste { opts.pasteFileDescriptor = 0 }
 
         // Ctrl-C cancels the sign-in: the listener closes and frees its port, and we exit 4.
         signal(SIGINT, SIG_IGN)
@@ -47,13 +46,25 @@ enum Commands {
         return ExitCode.success
     }
 
-    /// Where the address the browser ended at may be pasted on standard input.
-    enum Paste {
-        /// Without a local browser always; otherwise when a person is at a terminal in the foreground (reading a
-        /// terminal from the background would stop the process).
-        static func accepted(noBrowser: Bool, headless: Bool) -> Bool {
-            if noBrowser || headless { return true }
-            return isatty(0) == 1 && tcgetpgrp(0) == getpgrp()
+    /// How `login` reaches a browser, decided once per run.
+    struct Browsing {
+        /// No browser will be opened here: `--no-browser`, or no display, or SSH (an explicit `$BROWSER` wins).
+        let headless: Bool
+        /// The address the browser ended at may be pasted on standard input: always without a local browser,
+        /// otherwise when a person is at a terminal in the foreground (reading a terminal from the background
+        /// would stop the process). Never with `--device`.
+        let paste: Bool
+
+        static let none = Browsing(headless: false, paste: false)
+
+        private init(headless: Bool, paste: Bool) {
+            self.headless = headless
+            self.paste = paste
+        }
+
+        init(_ o: Options, _ env: [String: String]) {
+            headless = o.noBrowser || !Browser.localBrowserLikely(environment: env)
+            paste = !o.device && (headless || (isatty(0) == 1 && tcgetpgrp(0) == getpgrp()))
         }
     }
 
