@@ -23,8 +23,7 @@ import Testing
 
     @Test func tokenEndpointRedirectIsNotFollowed() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["token_fault": "redirect"])
+        let box = try strict.sandbox(["token_fault": "redirect"])
         let r = try box.signin("login")
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("http_302"))
@@ -43,8 +42,7 @@ import Testing
 
     @Test func missingProfileClaimsComeFromUserinfo() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["id_token_claims": ["name": NSNull(), "email": NSNull()]])
+        let box = try strict.sandbox(["id_token_claims": ["name": NSNull(), "email": NSNull()]])
         let r = try box.signin("login")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "Signed in as Alice Example <alice@example.org>\n")
@@ -52,8 +50,7 @@ import Testing
 
     @Test func fewerScopesGrantedAreReportedAndStored() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["granted_scope": "openid email"])
+        let box = try strict.sandbox(["granted_scope": "openid email"])
         let r = try box.signin("login")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("not granted: profile"))

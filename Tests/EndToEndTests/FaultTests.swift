@@ -6,11 +6,7 @@ import Testing
 @Suite struct FaultTests {
     func signedIn(_ settings: [String: Any] = [:], extra: [String: Any] = [:]) throws -> (Provider, Sandbox) {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer, extra: extra)
-        try strict.control(box.clientID, settings)
-        let r = try box.signin("login")
-        try #require(r.status == 0, "\(r.stderr)")
-        return (strict, box)
+        return (strict, try strict.signedInSandbox(settings, extra: extra))
     }
 
     @Test(arguments: ["store-after-temp-write", "store-after-fsync", "store-after-rename"])
@@ -126,8 +122,7 @@ final class ResultList: @unchecked Sendable {
 
     @Test func aReadOnlyStoreFolderIsAClearErrorAndKeepsTheOldCredentials() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["rotate": false])
+        let box = try strict.sandbox(["rotate": false])
         if geteuid() == 0 { _ = try Subprocess.run("/bin/chown", ["-R", "65534:65534", box.root.path]) }
         let login = try run(box, ["login"])
         try #require(login.status == 0, "\(login.stderr)")

@@ -204,3 +204,20 @@ final class Sandbox: @unchecked Sendable {
 extension Data {
     func contains(_ s: String) -> Bool { range(of: Data(s.utf8)) != nil }
 }
+
+extension Provider {
+    /// A user's machine with a fresh client of this provider, `settings` applied to that client (strict provider).
+    func sandbox(_ settings: [String: Any] = [:], extra: [String: Any] = [:], secret: String? = nil) throws -> Sandbox {
+        let box = try Sandbox(issuer: issuer, secret: secret, extra: extra)
+        if !settings.isEmpty { try control(box.clientID, settings) }
+        return box
+    }
+
+    /// The same, after a `signin login` that must succeed.
+    func signedInSandbox(_ settings: [String: Any] = [:], extra: [String: Any] = [:], secret: String? = nil) throws -> Sandbox {
+        let box = try sandbox(settings, extra: extra, secret: secret)
+        let r = try box.signin("login")
+        try #require(r.status == 0, "\(r.stderr)")
+        return box
+    }
+}

@@ -96,8 +96,7 @@ func providerRedirect(_ authorizeURL: String) throws -> String {
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &len) } }
         let port = Int(UInt16(bigEndian: addr.sin_port))
         close(probe)
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["fixed_port": port])
+        let box = try strict.sandbox(["fixed_port": port])
         let r = try box.signin("login", "--port", String(port))
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("127.0.0.1%3A\(port)%2Fcallback"))
@@ -138,8 +137,7 @@ func providerRedirect(_ authorizeURL: String) throws -> String {
 
     @Test func deviceFlowHonoursSlowDown() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["device_slow_down": 1])
+        let box = try strict.sandbox(["device_slow_down": 1])
         let (run, code) = try deviceLogin(box)
         try strict.approveDevice(userCode: code)
         let r = run.finish()

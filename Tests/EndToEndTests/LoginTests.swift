@@ -67,8 +67,7 @@ import Testing
     @Test(arguments: ["400", "500", "garbage", "drop"])
     func tokenEndpointFailureExits5AndStoresNothing(fault: String) throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["token_fault": fault])
+        let box = try strict.sandbox(["token_fault": fault])
         let r = try box.signin("login")
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("token endpoint (\(strict.issuer)/token)"))
@@ -80,8 +79,7 @@ import Testing
     @Test func providerIgnoringPKCEStillGetsTheVerifier() throws {
         // PKCE downgrade: a provider that does not check the challenge must not make the client skip the verifier.
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["ignore_pkce": true])
+        let box = try strict.sandbox(["ignore_pkce": true])
         #expect(try box.signin("login").status == 0)
         #expect(try strict.stats(box.clientID)["verifier_matched"] as? Bool == true)
     }
@@ -96,8 +94,7 @@ import Testing
             (["clock_offset": 3600], "future"),
         ]
         for (settings, message) in cases {
-            let box = try Sandbox(issuer: strict.issuer)
-            try strict.control(box.clientID, settings)
+            let box = try strict.sandbox(settings)
             let r = try box.signin("login")
             #expect(r.status == 5, "\(settings): \(r.stderr)")
             #expect(r.stderr.contains(message), "\(settings): \(r.stderr)")
@@ -107,15 +104,13 @@ import Testing
 
     @Test func es256IDTokensAreAccepted() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["id_token_alg": "ES256"])
+        let box = try strict.sandbox(["id_token_alg": "ES256"])
         #expect(try box.signin("login").status == 0)
     }
 
     @Test func mixUpIssuerInCallbackIsRefused() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer)
-        try strict.control(box.clientID, ["iss_override": "https://attacker.example"])
+        let box = try strict.sandbox(["iss_override": "https://attacker.example"])
         let r = try box.signin("login")
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("mix-up"))

@@ -3,14 +3,6 @@ import Testing
 
 /// restore, whoami, token, status and logout: the silent half of Google Sign-In.
 @Suite struct SessionTests {
-    func signedIn(_ provider: Provider, settings: [String: Any] = [:], secret: String? = nil) throws -> Sandbox {
-        let box = try Sandbox(issuer: provider.issuer, secret: secret)
-        if !settings.isEmpty { try provider.control(box.clientID, settings) }
-        let r = try box.signin("login")
-        try #require(r.status == 0, "\(r.stderr)")
-        return box
-    }
-
     @Test func commandsWithoutASignInExit3() throws {
         let strict = try Shared.strict.get()
         let box = try Sandbox(issuer: strict.issuer)
@@ -22,7 +14,7 @@ import Testing
 
     @Test func cachedCommandsAnswerWithTheProviderStopped() throws {
         let mock = try Provider(script: "mock_provider.py")
-        let box = try signedIn(mock, secret: "s")
+        let box = try mock.signedInSandbox(secret: "s")
         let token = try box.signin("token").stdout
         mock.stop()
         let again = try box.signin("token")
@@ -47,7 +39,7 @@ import Testing
 
     @Test func refreshAgainstMockUsesBasicAuthAndKeepsProfile() throws {
         let mock = try Shared.mock.get()
-        let box = try signedIn(mock, secret: "s")
+        let box = try mock.signedInSandbox(secret: "s")
         let old = try box.signin("token").stdout
         let r = try box.signin("restore", "--force-refresh")
         #expect(r.status == 0, "\(r.stderr)")
@@ -57,7 +49,7 @@ import Testing
 
     @Test func forcedRefreshRotatesAndTheRotatedTokenIsStored() throws {
         let strict = try Shared.strict.get()
-        let box = try signedIn(strict, settings: ["rotate": true, "id_token_on_refresh": true])
+        let box = try strict.signedInSandbox(["rotate": true, "id_token_on_refresh": true])
         let first = try box.signin("token").stdout
         let r1 = try box.signin("token", "--force-refresh")
         #expect(r1.status == 0, "\(r1.stderr)")
@@ -70,7 +62,7 @@ import Testing
 
     @Test func refreshedIDTokenForAnotherAccountIsRefused() throws {
         let strict = try Shared.strict.get()
-        let box = try signedIn(strict, settings: ["id_token_on_refresh": true, "rotate": true])
+        let box = try strict.signedInSandbox(["id_token_on_refresh": true, "rotate": true])
         try strict.control(box.clientID, ["refresh_sub": "mallory"])
         let r = try box.signin("restore", "--force-refresh")
         #expect(r.status == 5)
@@ -86,7 +78,7 @@ import Testing
     @Test func tenParallelTokenCallsShareOneRefresh() throws {
         let strict = try Shared.strict.get()
         // The login's access token lives 30 s: inside `token`'s default 60 s margin, so it needs a refresh.
-        let box = try signedIn(strict, settings: ["rotate": true, "access_ttl": 30])
+        let box = try strict.signedInSandbox(["rotate": true, "access_ttl": 30])
         try strict.control(box.clientID, ["access_ttl": 3600])
         let results = try (0..<10).map { _ in try ParallelRun(box, ["token"]) }.map { try $0.wait() }
         for r in results { #expect(r.status == 0, "\(r.stderr)") }
@@ -96,7 +88,7 @@ import Testing
 
     @Test func deadGrantExits3AndProviderDownExits5WithStoreUntouched() throws {
         let strict = try Shared.strict.get()
-        let box = try signedIn(strict)
+        let box = try strict.signedInSandbox()
         let before = box.storeSnapshot()
         try strict.control(box.clientID, ["token_fault": "503"])
         var r = try box.signin("restore", "--force-refresh")
@@ -113,7 +105,7 @@ import Testing
 
     @Test func logoutRevokeKillsTheGrantAtTheProvider() throws {
         let strict = try Shared.strict.get()
-        let box = try signedIn(strict)
+        let box = try strict.signedInSandbox()
         let saved = box.storeSnapshot()
         let r = try box.signin("logout", "--revoke")
         #expect(r.status == 0, "\(r.stderr)")
@@ -127,7 +119,7 @@ import Testing
 
     @Test func failedRevocationStillWipesLocally() throws {
         let strict = try Shared.strict.get()
-        let box = try signedIn(strict)
+        let box = try strict.signedInSandbox()
         try strict.control(box.clientID, ["revoke_fault": "503"])
         let r = try box.signin("logout", "--revoke")
         #expect(r.status == 5, "\(r.stderr)")
@@ -138,7 +130,7 @@ import Testing
 
     @Test func plainLogoutRemovesLocalCredentialsOnly() throws {
         let strict = try Shared.strict.get()
-        let box = try signedIn(strict)
+        let box = try strict.signedInSandbox()
         #expect(try box.signin("logout").status == 0)
         #expect(try box.signin("status").status == 3)
         #expect(try strict.stats(box.clientID)["revocations"] as? Int == 0)
