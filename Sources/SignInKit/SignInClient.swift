@@ -225,11 +225,7 @@ public final class SignInClient: Sendable {
                 case .refusedPaste(let reason): onEvent(.refusedPaste(reason: reason))
                 }
             }
-            if !answer.viaBrowser {
-                // The paste won: no browser will ask for a result page.
-                r.close()
-                receiver = nil
-            }
+            if !answer.viaBrowser { r.close() }  // the paste won; `finish` then returns at once
             onEvent(.exchangingCode)
             do {
                 response = try tokens.exchange(code: answer.code, verifier: request.pkce.verifier, redirectURI: request.redirectURI)
