@@ -14,7 +14,9 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
-        .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL"]),
+        // Signal holding and spawn file actions, which need C (an async-signal-safe handler, a glibc extension).
+        .target(name: "CSystem"),
+        .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL", "CSystem"]),
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),
         // README's library example, compiled so it cannot drift from the API.
         .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),

@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -66,6 +67,9 @@ public enum Browser {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Nothing else of ours reaches the browser, whatever other threads hold open right now (libcurl's sockets
+        // during the key prefetch are not close-on-exec, nor is whatever our parent left us).
+        signin_spawn_file_actions_addclosefrom(&actions, 3)
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cargs.forEach { free($0) } }
         // The browser sees the environment this client was given (the process's own by default).

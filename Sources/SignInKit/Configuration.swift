@@ -34,11 +34,14 @@ public struct Configuration: Sendable, Equatable {
     public var httpTimeout: Int
     /// A PEM file of certificate authorities to trust instead of the system's (a corporate proxy, a test CA).
     public var caFile: String?
+    /// The loopback listener answers only connections from this user's own processes (default). Turn off only
+    /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
+    public var listenerSameUserOnly: Bool
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
     /// Google's issuer, the default.
-    public static let googleIssuer = "https://accounts.google.com"
+    public static let googleIssuer = Issuer.google
 
     /// Explicit endpoint URLs; nil means "from discovery".
     public struct EndpointOverrides: Sendable, Equatable {
@@ -73,11 +76,12 @@ public struct Configuration: Sendable, Equatable {
         self.extraAuthorizationParameters = [:]
         self.httpTimeout = 30
         self.caFile = nil
+        self.listenerSameUserOnly = true
         self.sourcePath = "(in code)"
     }
 
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
-    public var isGoogle: Bool { issuer == Configuration.googleIssuer || issuer == "accounts.google.com" }
+    public var isGoogle: Bool { Issuer.isGoogle(issuer) }
 
     /// The file to read: `explicit`, else `$SIGNIN_CONFIG`, else `$XDG_CONFIG_HOME/signin/config.json`,
     /// else `~/.config/signin/config.json`.
@@ -107,7 +111,7 @@ public struct Configuration: Sendable, Equatable {
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -125,9 +129,7 @@ public struct Configuration: Sendable, Equatable {
         }
         func url(_ key: String) throws(SignInError) -> String? {
             guard let s = try string(key) else { return nil }
-            guard let u = URL(string: s), let scheme = u.scheme, ["http", "https"].contains(scheme.lowercased()), u.host != nil else {
-                throw fail(key, "\"\(s)\" is not an http(s) URL")
-            }
+            if let problem = EndpointURL.problem(s) { throw fail(key, problem) }
             return s
         }
         guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
@@ -152,7 +154,7 @@ public struct Configuration: Sendable, Equatable {
         if !c.scopes.contains("openid") { c.scopes.insert("openid", at: 0) }
         if let issuer = try url("issuer") {
             // Kept exactly as given: some issuers end in "/" (Auth0), and ID tokens must name it exactly.
-            c.issuer = issuer == "https://accounts.google.com/" ? googleIssuer : issuer
+            c.issuer = Issuer.isGoogle(issuer) ? Issuer.google : issuer
         }
         c.endpoints.authorization = try url("authorization_endpoint")
         c.endpoints.token = try url("token_endpoint")
@@ -175,6 +177,10 @@ public struct Configuration: Sendable, Equatable {
         if let ca = try string("ca_file") {
             guard ca.hasPrefix("/"), access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }
             c.caFile = ca
+        }
+        if let v = obj["listener_same_user_only"], v != .null {
+            guard case .bool(let b) = v else { throw fail("listener_same_user_only", "must be true or false") }
+            c.listenerSameUserOnly = b
         }
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")

@@ -3,21 +3,6 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// What is kept between runs for one (issuer, client ID), always encrypted on disk.
-struct StoredCredentials: Codable, Sendable, Equatable {
-    var issuer: String
-    var clientID: String
-    var refreshToken: String?
-    var accessToken: String?
-    var accessTokenExpiry: Date?
-    var idToken: String?
-    var idTokenExpiry: Date?
-    var profile: Profile
-    var grantedScopes: [String]
-    var endpoints: Endpoints
-    var savedAt: Date
-}
-
 /// Encrypted, atomic, locked storage of credentials under `$XDG_DATA_HOME/signin/` (default `~/.local/share/signin/`).
 ///
 /// File format (version 1): `"SGNI"` magic, a version byte, a 96-bit nonce, the 128-bit GCM tag, then the

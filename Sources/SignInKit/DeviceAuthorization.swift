@@ -23,11 +23,11 @@ struct DeviceAuthorization {
         }
         let name = "device authorization endpoint (\(url))"
         var form = [("scope", scopes.joined(separator: " "))]
-        form.append(("client_id", tokens.config.clientID))
-        if let secret = tokens.config.clientSecret { form.append(("client_secret", secret)) }
-        let r = try tokens.http.postForm(url, endpoint: name, form: form)
+        var headers: [String] = []
+        tokens.client.apply(.formBody, form: &form, headers: &headers)
+        let r = try tokens.http.postForm(url, endpoint: name, form: form, headers: headers)
         guard r.status == 200 else {
-            let e = TokenClient.oauthError(r, endpoint: name)
+            let e = OAuthError.from(r, endpoint: name)
             if case .providerError(_, "invalid_scope", _) = e {
                 throw .providerError(endpoint: name, code: "invalid_scope",
                                      detail: "the requested scopes (\(scopes.joined(separator: " "))) are not allowed on the device flow; ask for fewer scopes or sign in with the browser")
@@ -37,20 +37,23 @@ struct DeviceAuthorization {
         guard let o = JSONValue.object(from: r.body), let deviceCode = o["device_code"]?.string, let userCode = o["user_code"]?.string,
               let verification = o["verification_uri"]?.string ?? o["verification_url"]?.string  // Google says _url
         else { throw .providerError(endpoint: name, code: "invalid_response", detail: "missing device_code, user_code or verification_uri") }
+        // Shown to the person: a URL that passes the endpoint rules and a code without control characters.
+        let complete = o["verification_uri_complete"]?.string
+        for uri in [verification, complete].compactMap({ $0 }) {
+            if let problem = EndpointURL.problem(uri) { throw .providerError(endpoint: name, code: "invalid_response", detail: "verification URI: \(problem)") }
+        }
         let expiresIn = min(o["expires_in"]?.int ?? 600, timeout)
         var interval = max(1, o["interval"]?.int ?? 5)
-        show(DeviceCode(verificationURI: verification, userCode: userCode, verificationURIComplete: o["verification_uri_complete"]?.string, expiresIn: expiresIn))
+        show(DeviceCode(verificationURI: verification, userCode: userCode.withoutControlCharacters, verificationURIComplete: complete, expiresIn: expiresIn))
         let deadline = LoopbackReceiver.now() + Double(expiresIn)
-        var form2 = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
-        // Google wants client_id and client_secret in the body here.
-        form2.append(("client_id", tokens.config.clientID))
-        if let secret = tokens.config.clientSecret { form2.append(("client_secret", secret)) }
+        let poll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
         var networkFailures = 0
         while true {
             if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "interrupted") }
             if LoopbackReceiver.now() >= deadline { throw .timedOut(seconds: expiresIn) }
             do {
-                return try tokens.tokenRequest(form2, headers: [])
+                // Google wants client_id and client_secret in the body here.
+                return try tokens.tokenRequest(poll, style: .formBody)
             } catch {
                 if case .networkUnavailable = error { networkFailures += 1 } else { networkFailures = 0 }
                 switch error {

@@ -1,45 +1,17 @@
 import FoundationEssentials
 
-/// The provider endpoints a sign-in uses, from OpenID discovery or the configuration.
-public struct Endpoints: Codable, Sendable, Equatable {
-    /// The issuer these endpoints belong to.
-    public var issuer: String
-    /// Where the browser signs in.
-    public var authorization: String
-    /// Code exchange, refresh and device polling.
-    public var token: String
-    /// The keys that sign ID tokens.
-    public var jwks: String
-    /// Revocation (RFC 7009), when the provider has it.
-    public var revocation: String?
-    /// Profile fields the ID token lacks.
-    public var userinfo: String?
-    /// Device authorization (RFC 8628), when the provider has it.
-    public var deviceAuthorization: String?
-}
-
-/// OpenID Connect Discovery 1.0: `<issuer>/.well-known/openid-configuration`.
+/// OpenID Connect Discovery 1.0 (`<issuer>/.well-known/openid-configuration`), and OAuth 2.0 Authorization
+/// Server Metadata (RFC 8414) for what some providers list only there.
+///
+/// Blame goes where the fault is: a bad URL the person configured is a configuration error (found when the
+/// configuration loads); a bad URL in the provider's document is a provider error.
 enum Discovery {
     static func endpoints(for config: Configuration, http: HTTPClient) throws(SignInError) -> Endpoints {
         let o = config.endpoints
         var doc: [String: JSONValue] = [:]
         if o.authorization == nil || o.token == nil || o.jwks == nil {
             let base = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
-            let url = base + "/.well-known/openid-configuration"
-            let endpoint = "discovery document (\(url))"
-            let r = try http.get(url, endpoint: endpoint)
-            guard r.status == 200 else {
-                throw .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: "expected 200")
-            }
-            guard let d = JSONValue.object(from: r.body) else {
-                throw .providerError(endpoint: endpoint, code: "invalid_response", detail: "not a JSON object")
-            }
-            // A document for another issuer is how a mix-up attack starts (RFC 9207 / OpenID Discovery 4.3).
-            guard let iss = d["issuer"]?.string, iss == config.issuer || (config.isGoogle && iss == Configuration.googleIssuer) else {
-                throw .providerError(endpoint: endpoint, code: "issuer_mismatch",
-                                     detail: "the document names issuer \"\(d["issuer"]?.string ?? "(none)")\", expected \"\(config.issuer)\"")
-            }
-            doc = d
+            doc = try metadata(at: base + "/.well-known/openid-configuration", issuer: config.issuer, http: http)
         }
         func pick(_ override: String?, _ key: String, required: Bool) throws(SignInError) -> String? {
             if let override { return override }
@@ -47,7 +19,9 @@ enum Discovery {
                 if required { throw .providerError(endpoint: "discovery document", code: "missing_\(key)", detail: "set \"\(key)\" in the configuration") }
                 return nil
             }
-            try HTTPClient.checkTransport(v, endpoint: key)
+            if let problem = EndpointURL.problem(v) {
+                throw .providerError(endpoint: "discovery document", code: "invalid_\(key)", detail: problem)
+            }
             return v
         }
         return Endpoints(
@@ -58,6 +32,50 @@ enum Discovery {
             revocation: try pick(o.revocation, "revocation_endpoint", required: false),
             userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
             deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
-                ?? (config.isGoogle ? "https://oauth2.googleapis.com/device/code" : nil))
+                ?? (config.isGoogle ? "https://oauth2.googleapis.com/device/code" : nil),
+            issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil)
+    }
+
+    /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth
+    /// Toolkit). Tries `https://host/.well-known/oauth-authorization-server/<path>` (RFC 8414 3.1) and then the
+    /// form with the suffix appended to the issuer, which some providers use. Nil when neither names one.
+    static func revocationFromAuthorizationServerMetadata(issuer: String, http: HTTPClient) -> String? {
+        for url in authorizationServerMetadataURLs(issuer: issuer) {
+            guard let doc = try? metadata(at: url, issuer: issuer, http: http), let v = doc["revocation_endpoint"]?.string,
+                  EndpointURL.problem(v) == nil else { continue }
+            return v
+        }
+        return nil
+    }
+
+    static func authorizationServerMetadataURLs(issuer: String) -> [String] {
+        let suffix = "/.well-known/oauth-authorization-server"
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var urls: [String] = []
+        if let u = URL(string: trimmed), let scheme = u.scheme, let host = u.host {
+            let port = u.port.map { ":\($0)" } ?? ""
+            let h = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            urls.append("\(scheme)://\(h)\(port)\(suffix)\(u.path)")
+        }
+        if !urls.contains(trimmed + suffix) { urls.append(trimmed + suffix) }
+        return urls
+    }
+
+    /// Fetches a metadata document and checks that it is for `issuer`: a document for another issuer is how a
+    /// mix-up attack starts (RFC 9207, OpenID Discovery 4.3).
+    private static func metadata(at url: String, issuer: String, http: HTTPClient) throws(SignInError) -> [String: JSONValue] {
+        let endpoint = "discovery document (\(url))"
+        let r = try http.get(url, endpoint: endpoint)
+        guard r.status == 200 else {
+            throw .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: "expected 200")
+        }
+        guard let d = JSONValue.object(from: r.body) else {
+            throw .providerError(endpoint: endpoint, code: "invalid_response", detail: "not a JSON object")
+        }
+        guard let iss = d["issuer"]?.string, Issuer.same(iss, issuer) else {
+            throw .providerError(endpoint: endpoint, code: "issuer_mismatch",
+                                 detail: "the document names issuer \"\(d["issuer"]?.string ?? "(none)")\", expected \"\(issuer)\"")
+        }
+        return d
     }
 }

@@ -35,6 +35,22 @@ enum FileIO {
         return data.prefix(got)
     }
 
+    /// Reads a file whose size is not known in advance (`/proc`), up to `limit` bytes.
+    static func readStream(path: String, limit: Int) throws(Failure) -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(reason: errnoText(), notFound: errno == ENOENT) }
+        defer { close(fd) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count < limit {
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            data.append(contentsOf: chunk[0..<n])
+        }
+        return data
+    }
+
     /// Writes `data` to `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
     /// A crash at any point leaves either the old file or the new one.
     static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {

@@ -5,8 +5,9 @@ import FoundationEssentials
 @_spi(Fuzzing) public enum FuzzTargets {
     /// Bytes as a local client might send them to the listener.
     public static func listener(_ bytes: [UInt8]) {
-        if case .request(let r) = LoopbackReceiver.parseHead(bytes) {
-            let v = CallbackValidator(state: "expected-state", issuer: "https://issuer.example", acceptGoogleIssuerForm: true)
+        if case .request(let r) = HTTPRequestHead.parse(bytes) {
+            _ = EndpointURL.problem(String(decoding: bytes, as: UTF8.self))
+            let v = CallbackValidator(state: "expected-state", issuer: "https://accounts.google.com", issuerRequired: bytes.first == 0x41)
             _ = v.check(query: r.query)
             _ = v.checkPasted(r.path + "?" + r.query)
         }
@@ -16,8 +17,8 @@ import FoundationEssentials
     public static func providerAnswer(_ bytes: [UInt8]) {
         let data = Data(bytes)
         _ = JSONValue.object(from: data)
-        _ = try? TokenClient.parseTokenResponse(HTTPResponse(status: 200, body: data), endpoint: "fuzz")
-        _ = TokenClient.oauthError(HTTPResponse(status: 400, body: data), endpoint: "fuzz")
+        _ = try? TokenResponse.parse(HTTPResponse(status: 200, body: data), endpoint: "fuzz")
+        _ = OAuthError.from(HTTPResponse(status: 400, body: data), endpoint: "fuzz")
         let jwks = try? JWKS.parse(data, endpoint: "fuzz")
         _ = try? Configuration.parse(data, sourcePath: "fuzz")
         let text = String(decoding: bytes, as: UTF8.self)

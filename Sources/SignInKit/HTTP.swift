@@ -24,22 +24,6 @@ struct HTTPClient: Sendable {
         caFile = configuration.caFile
     }
 
-
-    /// Refuses plain http except to a loopback host (local test providers), so tokens never cross a network in clear.
-    static func checkTransport(_ url: String, endpoint: String) throws(SignInError) {
-        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host else {
-            throw .configInvalid(file: "provider", field: endpoint, reason: "\"\(url)\" is not an absolute URL")
-        }
-        if scheme == "https" { return }
-        if scheme == "http", isLoopbackHost(host) { return }
-        throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: "\(url) is not https (plain http is allowed for loopback only)")
-    }
-
-    static func isLoopbackHost(_ host: String) -> Bool {
-        let h = host.filter { $0 != "[" && $0 != "]" }.lowercased()
-        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
-    }
-
     func get(_ url: String, endpoint: String, headers: [String] = []) throws(SignInError) -> HTTPResponse {
         try perform(url: url, endpoint: endpoint, form: nil, headers: headers)
     }
@@ -56,7 +40,8 @@ struct HTTPClient: Sendable {
     }
 
     private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
-        try HTTPClient.checkTransport(url, endpoint: endpoint)
+        // Configuration and discovery checked every URL already; this is the last line, for stored endpoints.
+        if let problem = EndpointURL.problem(url) { throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: problem) }
         guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
         guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }
         defer { signin_curl_easy_cleanup(h) }

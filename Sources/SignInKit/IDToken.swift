@@ -18,7 +18,6 @@ struct IDToken: Sendable {
         var now: Date = Date()
         /// Clock skew tolerated on `exp` and `iat`.
         var skew: TimeInterval = 300
-        var isGoogle: Bool { issuer == Configuration.googleIssuer }
     }
 
     /// Splits and decodes a compact JWS without trusting it.
@@ -51,12 +50,14 @@ struct IDToken: Sendable {
 
     func checkClaims(_ e: Expectations) throws(SignInError) {
         let iss = claims["iss"]?.string ?? ""
-        let issuerOK = iss == e.issuer || (e.isGoogle && iss == "accounts.google.com")
-        guard issuerOK else { throw .invalidIDToken(reason: "issued by \"\(iss)\", expected \"\(e.issuer)\"") }
+        guard Issuer.same(iss, e.issuer) else { throw .invalidIDToken(reason: "issued by \"\(iss)\", expected \"\(e.issuer)\"") }
         var audiences: [String] = []
         if let a = claims["aud"]?.string { audiences = [a] } else if let list = claims["aud"]?.array { audiences = list.compactMap(\.string) }
         guard audiences.contains(e.clientID) else { throw .invalidIDToken(reason: "issued for another client (aud does not contain this client ID)") }
-        if let azp = claims["azp"]?.string, azp != e.clientID { throw .invalidIDToken(reason: "authorized party (azp) is another client") }
+        if let azp = claims["azp"] {
+            guard let party = azp.string else { throw .invalidIDToken(reason: "authorized party (azp) is not a string") }
+            guard party == e.clientID else { throw .invalidIDToken(reason: "authorized party (azp) is another client") }
+        }
         if audiences.count > 1 && claims["azp"] == nil {
             // OpenID Core 3.1.3.7: several audiences without azp is acceptable only if all are trusted; we trust only ourselves.
             let others = audiences.filter { $0 != e.clientID }
@@ -80,10 +81,5 @@ struct IDToken: Sendable {
         }
     }
 
-    var profile: Profile {
-        Profile(userID: subject, name: claims["name"]?.string, givenName: claims["given_name"]?.string,
-                familyName: claims["family_name"]?.string, email: claims["email"]?.string,
-                emailVerified: claims["email_verified"]?.bool, pictureURL: claims["picture"]?.string,
-                hostedDomain: claims["hd"]?.string)
-    }
+    var profile: Profile { Profile(claims: claims) }
 }

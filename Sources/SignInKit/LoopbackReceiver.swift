@@ -11,24 +11,28 @@ struct AuthorizationResponse: Sendable {
 }
 
 /// What the listener did that the person should hear about.
-enum ReceiverNotice: Sendable {
+enum ReceiverNotice: Sendable, Equatable {
     case refusedCallback(reason: String)
     case refusedPaste(reason: String)
+    /// A connection from another local user (or from an owner that cannot be found), closed unanswered.
+    case refusedPeer(reason: String)
 }
 
 /// Receives the authorization redirect on `http://127.0.0.1:<port>/<path>` (and `[::1]` where available).
 ///
 /// One thread, non-blocking sockets and `poll`, with limits on request size, header count, connections and
-/// time per connection: a slow or hostile local client can neither block nor crash it. Anything but the
-/// callback path gets 404 and the wait goes on; a callback with the wrong state is refused and the wait goes on.
+/// time per connection: a slow or hostile local client can neither block nor crash it. Who may talk to it:
+/// only processes of the user signing in (`LoopbackPeer`), and only with a `Host` that names this listener
+/// (so a web page cannot reach it through DNS rebinding). Anything but the callback path gets 404 and the wait
+/// goes on; a callback with the wrong state is refused and the wait goes on.
 final class LoopbackReceiver {
     let port: Int
     let callbackPath: String
+    /// Refuse connections from other local users (see `LoopbackPeer`).
+    let sameUserOnly: Bool
     var resultPath: String { callbackPath == "/" ? "/signin-result" : callbackPath + "-result" }
     var redirectURI: String { "http://127.0.0.1:\(port)\(callbackPath)" }
 
-    static let maxRequestBytes = 8 * 1024
-    static let maxHeaders = 64
     static let maxConnections = 32
     static let perConnectionSeconds = 5.0
 
@@ -44,10 +48,12 @@ final class LoopbackReceiver {
         }
     }
     private var connections: [Connection] = []
+    private var reportedPeers: Set<String> = []
 
     /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
-    init(port: Int, path: String) throws(SignInError) {
+    init(port: Int, path: String, sameUserOnly: Bool = true) throws(SignInError) {
         callbackPath = path
+        self.sameUserOnly = sameUserOnly
         let v4 = try LoopbackReceiver.bind(family: AF_INET, port: port)
         listeners.append(v4.fd)
         self.port = v4.port
@@ -106,72 +112,130 @@ final class LoopbackReceiver {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    // MARK: Waiting for the callback
+    // MARK: The two phases
 
     /// Waits for a valid callback (or a valid pasted address on `pasteFD`), until `deadline` (monotonic seconds)
     /// or cancellation.
-    func waitForCode(state: String, issuer: String, acceptGoogleIssuerForm: Bool, deadline: Double, timeoutSeconds: Int,
-                     canceller: Canceller, pasteFD: Int32?, notice: (ReceiverNotice) -> Void) throws(SignInError) -> AuthorizationResponse {
-        var pasteFD = pasteFD
-        var pasteBuffer: [UInt8] = []
-        let validator = CallbackValidator(state: state, issuer: issuer, acceptGoogleIssuerForm: acceptGoogleIssuerForm)
-        while true {
-            if canceller.isCanceled { throw .canceled(reason: "interrupted") }
+    func waitForCode(validator: CallbackValidator, deadline: Double, timeoutSeconds: Int, canceller: Canceller,
+                     pasteFD: Int32?, notice: (ReceiverNotice) -> Void) throws(SignInError) -> AuthorizationResponse {
+        let paste = pasteFD.map(PasteReader.init)
+        let answer = try serve(until: deadline, canceller: canceller, paste: paste, notice: notice,
+            onRequest: { (r: HTTPRequestHead) throws(SignInError) -> (Reply, AuthorizationResponse?) in
+                guard r.path == self.callbackPath else { return (.status("404 Not Found"), nil) }
+                switch validator.check(query: r.query) {
+                case .accept(let code):
+                    // Redirect so the code leaves the address bar and history; the result page is served by `finish`.
+                    return (.redirect(self.resultPath), AuthorizationResponse(code: code, viaBrowser: true))
+                case .refuse(let reason):
+                    notice(.refusedCallback(reason: reason))
+                    return (.page("400 Bad Request", .failure("This sign-in response was refused: \(reason).", next: "If you started a sign-in, it is still waiting in the terminal.")), nil)
+                case .end(let error):
+                    throw error
+                }
+            },
+            onLine: { (line: String) throws(SignInError) -> AuthorizationResponse? in
+                switch validator.checkPasted(line) {
+                case .accept(let code): return AuthorizationResponse(code: code, viaBrowser: false)
+                case .refuse(let reason): notice(.refusedPaste(reason: reason)); return nil
+                case .end(let error): throw error
+                }
+            })
+        guard let answer else { throw .timedOut(seconds: timeoutSeconds) }
+        return answer
+    }
+
+    /// Serves the result page to the browser that followed the redirect, waiting at most `seconds`; then closes.
+    func finish(_ page: ResultPage, seconds: Double) {
+        defer { close() }
+        _ = try? serve(until: LoopbackReceiver.now() + seconds, canceller: nil, paste: nil, notice: { _ in },
+            onRequest: { (r: HTTPRequestHead) throws(SignInError) -> (Reply, Bool?) in
+                r.path == self.resultPath ? (.page("200 OK", page), true) : (.status("404 Not Found"), nil)
+            },
+            onLine: { (_: String) throws(SignInError) -> Bool? in nil })
+    }
+
+    /// Ends a wait that a callback ended with an error: the browser that sent it gets a page saying why.
+    private func failurePage(for error: SignInError) -> ResultPage {
+        if case .canceled = error { return .failure("Sign-in was canceled.", next: "You can close this tab.") }
+        return .failure(error.description)
+    }
+
+    // MARK: The loop
+
+    enum Reply {
+        case status(String)
+        case page(String, ResultPage)
+        case redirect(String)
+    }
+
+    /// The accept-and-poll loop both phases share. `onRequest` answers each well-formed request from our own user
+    /// to our own address and may end the loop with a value; `onLine` does the same for pasted lines. Returns nil
+    /// at `deadline`; throws on cancellation or when a handler ends the sign-in.
+    private func serve<T>(until deadline: Double, canceller: Canceller?, paste: PasteReader?, notice: (ReceiverNotice) -> Void,
+                          onRequest: (HTTPRequestHead) throws(SignInError) -> (Reply, T?),
+                          onLine: (String) throws(SignInError) -> T?) throws(SignInError) -> T? {
+        while !listeners.isEmpty {
+            if let canceller, canceller.isCanceled { throw .canceled(reason: "interrupted") }
             let now = LoopbackReceiver.now()
-            if now >= deadline { throw .timedOut(seconds: timeoutSeconds) }
+            if now >= deadline { return nil }
             expireConnections(now: now)
-            // Snapshot: accepting and dropping below change `connections`, the poll results follow this list.
+            // Snapshot: accepting and dropping below change `connections`; the poll results follow this list.
             let polled = connections
             var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             fds += polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0))
-            if let p = pasteFD { fds.append(pollfd(fd: p, events: Int16(POLLIN), revents: 0)) }
+            if let canceller { fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)) }
+            if let paste, !paste.atEOF { fds.append(pollfd(fd: paste.fd, events: Int16(POLLIN), revents: 0)) }
             let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
             let ms = Int32(max(1, min(60_000, (nextDeadline - now) * 1000)))
             let n = poll(&fds, nfds_t(fds.count), ms)
             if n < 0 && errno != EINTR { throw .system(reason: "poll: \(FileIO.errnoText())") }
             if n <= 0 { continue }
-            var index = 0
-            for fd in listeners {
-                if fds[index].revents != 0 { acceptAll(fd) }
-                index += 1
-            }
-            for c in polled {
-                defer { index += 1 }
+            for (i, fd) in listeners.enumerated() where fds[i].revents != 0 { acceptAll(fd, notice: notice) }
+            for (i, c) in polled.enumerated() {
                 // Skip connections closed since the poll (their descriptor number may already be reused).
-                guard fds[index].revents != 0, connections.contains(where: { $0 === c }) else { continue }
+                guard fds[listeners.count + i].revents != 0, connections.contains(where: { $0 === c }) else { continue }
                 guard let request = readRequest(c) else { continue }
-                if let response = try handle(request, on: c, validator: validator, notice: notice) { return response }
-            }
-            index += 1  // canceller
-            if let p = pasteFD, fds[index].revents != 0 {
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                let got = Glibc.read(p, &chunk, chunk.count)
-                if got <= 0 {
-                    if got == 0 || (errno != EAGAIN && errno != EINTR) { pasteFD = nil }  // EOF: the listener still counts
+                guard request.method == "GET" || request.method == "HEAD" else {
+                    respond(c, .status("405 Method Not Allowed"))
                     continue
                 }
-                pasteBuffer += chunk[0..<got]
-                if pasteBuffer.count > 16 * 1024 { pasteBuffer.removeAll() }
-                while let nl = pasteBuffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pasteBuffer[..<nl], as: UTF8.self).trimmingWhitespace
-                    pasteBuffer.removeSubrange(...nl)
-                    if line.isEmpty { continue }
-                    switch validator.checkPasted(line) {
-                    case .accept(let code): return AuthorizationResponse(code: code, viaBrowser: false)
-                    case .refuse(let reason): notice(.refusedPaste(reason: reason))
-                    case .end(let error): throw error
-                    }
+                guard let host = request.host, allowedHosts.contains(host) else {
+                    notice(.refusedCallback(reason: "a request addressed to \(request.host.map { "host \"\($0)\"" } ?? "no host"), not to this listener (a web page trying DNS rebinding?)"))
+                    respond(c, .status("400 Bad Request"))
+                    continue
+                }
+                do {
+                    let (reply, value) = try onRequest(request)
+                    respond(c, reply)
+                    if let value { return value }
+                } catch {
+                    respond(c, .page("200 OK", failurePage(for: error)))
+                    throw error
+                }
+            }
+            if let paste, let last = fds.last, last.fd == paste.fd, last.revents != 0 {
+                for line in paste.readLines() {
+                    if let value = try onLine(line) { return value }
                 }
             }
         }
+        return nil
     }
 
-    private func acceptAll(_ listener: Int32) {
+    /// The `Host` values that name this listener.
+    private var allowedHosts: Set<String> { ["127.0.0.1:\(port)", "[::1]:\(port)", "localhost:\(port)"] }
+
+    private func acceptAll(_ listener: Int32, notice: (ReceiverNotice) -> Void) {
         while true {
             let fd = accept(listener, nil, nil)
             if fd < 0 { return }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            if let refusal = refusal(ofAccepted: fd) {
+                // Closed unanswered: another user learns nothing, not even that this is signin.
+                Glibc.close(fd)
+                if reportedPeers.insert(refusal).inserted { notice(.refusedPeer(reason: refusal)) }
+                continue
+            }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             if connections.count >= LoopbackReceiver.maxConnections {
                 // Full: drop the oldest, so a flood of idle connections cannot lock the browser out.
@@ -179,6 +243,17 @@ final class LoopbackReceiver {
                 Glibc.close(oldest.fd)
             }
             connections.append(Connection(fd: fd, deadline: LoopbackReceiver.now() + LoopbackReceiver.perConnectionSeconds))
+        }
+    }
+
+    /// Why a new connection is refused, or nil when it comes from the user signing in.
+    private func refusal(ofAccepted fd: Int32) -> String? {
+        guard sameUserOnly else { return nil }
+        switch LoopbackPeer.owner(ofAccepted: fd) {
+        case .uid(let uid):
+            return uid == geteuid() ? nil : "refused a connection from another user, uid \(uid)"
+        case .unknown(let reason):
+            return "refused a connection whose user cannot be told (\(reason)); if your browser reaches this machine through a relay, set \"listener_same_user_only\": false"
         }
     }
 
@@ -197,15 +272,9 @@ final class LoopbackReceiver {
         connections.removeAll { $0 === c }
     }
 
-    struct Request {
-        let method: String
-        let path: String
-        let query: Substring
-    }
-
     /// Reads what is available; returns a request once its head is complete. Closes the connection on
-    /// EOF, errors, oversize or malformed input (answering 400 where that is still useful).
-    private func readRequest(_ c: Connection) -> Request? {
+    /// EOF, errors, oversize or malformed input (answering where that is still useful).
+    private func readRequest(_ c: Connection) -> HTTPRequestHead? {
         var chunk = [UInt8](repeating: 0, count: 4096)
         let n = Glibc.read(c.fd, &chunk, chunk.count)
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
@@ -214,167 +283,29 @@ final class LoopbackReceiver {
             return nil
         }
         c.buffer += chunk[0..<n]
-        switch LoopbackReceiver.parseHead(c.buffer) {
+        switch HTTPRequestHead.parse(c.buffer) {
         case .incomplete: return nil
-        case .tooLarge: respond(c, status: "431 Request Header Fields Too Large", page: nil)
-        case .malformed: respond(c, status: "400 Bad Request", page: nil)
+        case .tooLarge: respond(c, .status("431 Request Header Fields Too Large"))
+        case .malformed: respond(c, .status("400 Bad Request"))
         case .request(let r): return r
         }
         return nil
     }
 
-    enum HeadParse {
-        case incomplete, tooLarge, malformed
-        case request(Request)
-    }
-
-    /// Parses an HTTP/1.x request head from the bytes received so far. Pure, so it can be fuzzed.
-    static func parseHead(_ buffer: [UInt8]) -> HeadParse {
-        guard let end = headEnd(buffer) else { return buffer.count > maxRequestBytes ? .tooLarge : .incomplete }
-        guard end <= maxRequestBytes else { return .tooLarge }
-        let head = buffer[..<end]
-        guard !head.contains(0), let text = String(validating: head, as: UTF8.self) else { return .malformed }
-        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
-        guard lines.count - 1 <= maxHeaders else { return .tooLarge }
-        let parts = lines[0].split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else { return .malformed }
-        let target = parts[1]
-        let q = target.firstIndex(of: "?")
-        return .request(Request(method: String(parts[0]), path: String(target[..<(q ?? target.endIndex)]),
-                                query: q.map { target[target.index(after: $0)...] } ?? ""))
-    }
-
-    static func headEnd(_ b: [UInt8]) -> Int? {
-        guard b.count >= 4 else { return nil }
-        for i in 0...(b.count - 4) where b[i] == 13 && b[i + 1] == 10 && b[i + 2] == 13 && b[i + 3] == 10 { return i }
-        return nil
-    }
-
-    private func handle(_ r: Request, on c: Connection, validator: CallbackValidator, notice: (ReceiverNotice) -> Void) throws(SignInError) -> AuthorizationResponse? {
-        guard r.method == "GET" || r.method == "HEAD" else {
-            respond(c, status: "405 Method Not Allowed", page: nil)
-            return nil
+    private func respond(_ c: Connection, _ reply: Reply) {
+        let status: String, page: ResultPage, location: String?
+        switch reply {
+        case .status(let s): (status, page, location) = (s, .failure(s, next: "This address is used by signin for sign-in only."), nil)
+        case .page(let s, let p): (status, page, location) = (s, p, nil)
+        case .redirect(let to): (status, page, location) = ("303 See Other", .failure("Continue to the result.", next: ""), to)
         }
-        guard r.path == callbackPath else {
-            respond(c, status: "404 Not Found", page: nil)
-            return nil
-        }
-        switch validator.check(query: r.query) {
-        case .accept(let code):
-            // Redirect so the code leaves the address bar and history; the result page is served by `finish`.
-            respond(c, status: "303 See Other", page: nil, location: resultPath)
-            return AuthorizationResponse(code: code, viaBrowser: true)
-        case .refuse(let reason):
-            notice(.refusedCallback(reason: reason))
-            respond(c, status: "400 Bad Request", page: ResultPage.html(success: false, message: "This sign-in response was refused: \(reason). If you started a sign-in, it is still waiting."))
-            return nil
-        case .end(let error):
-            let canceled: Bool
-            if case .canceled = error { canceled = true } else { canceled = false }
-            respond(c, status: "200 OK", page: ResultPage.html(success: false, message: canceled ? "Sign-in was canceled. You may close this tab." : error.description))
-            throw error
-        }
-    }
-
-    private func respond(_ c: Connection, status: String, page: String?, location: String? = nil) {
-        let body = page ?? ResultPage.html(success: false, message: status)
+        let body = page.html
         var head = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
-        head += "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\n"
-        head += "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\nConnection: close\r\n"
+        head += "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n"
+        head += "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'\r\nConnection: close\r\n"
         if let location { head += "Location: \(location)\r\n" }
         let bytes = Array((head + "\r\n" + body).utf8)
         _ = bytes.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         drop(c)
-    }
-
-    // MARK: After the exchange
-
-    /// Serves the result page to the browser that followed the redirect, waiting at most `seconds`.
-    func finish(success: Bool, message: String, seconds: Double) {
-        let deadline = LoopbackReceiver.now() + seconds
-        let page = ResultPage.html(success: success, message: message)
-        while !listeners.isEmpty && LoopbackReceiver.now() < deadline {
-            let polled = connections
-            var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            let ms = Int32(max(1, (deadline - LoopbackReceiver.now()) * 1000))
-            guard poll(&fds, nfds_t(fds.count), ms) > 0 else {
-                expireConnections(now: LoopbackReceiver.now())
-                continue
-            }
-            for (i, fd) in listeners.enumerated() where fds[i].revents != 0 { acceptAll(fd) }
-            for (i, c) in polled.enumerated() where fds[i + listeners.count].revents != 0 && connections.contains(where: { $0 === c }) {
-                guard let r = readRequest(c) else { continue }
-                if r.path == resultPath {
-                    respond(c, status: "200 OK", page: page)
-                    close()
-                    return
-                }
-                respond(c, status: "404 Not Found", page: nil)
-            }
-        }
-        close()
-    }
-}
-
-/// The checks every authorization response gets, whether it reaches the listener or is pasted.
-struct CallbackValidator {
-    let state: String
-    let issuer: String
-    let acceptGoogleIssuerForm: Bool
-
-    enum Verdict {
-        case accept(code: String)
-        /// Not for this sign-in: tell the person, keep waiting.
-        case refuse(String)
-        /// For this sign-in, and it ends it.
-        case end(SignInError)
-    }
-
-    func check(query: Substring) -> Verdict {
-        guard let p = FormEncoding.decode(query) else { return .refuse("malformed query (bad percent-encoding or repeated parameter)") }
-        guard let got = p["state"] else {
-            // The provider may report a denial without echoing state (oidc-provider-mock does). Such a response can
-            // only end this attempt, never sign anyone in.
-            if p["error"] == "access_denied" { return .end(.canceled(reason: "access was denied in the browser")) }
-            return .refuse("no state parameter")
-        }
-        guard Crypto.constantTimeEqual(got, state) else { return .refuse("state does not match this sign-in (possible cross-site request forgery)") }
-        if let iss = p["iss"], iss != issuer, !(acceptGoogleIssuerForm && iss == "accounts.google.com") {
-            return .end(.callbackRejected(reason: "the response names issuer \"\(iss)\", not \"\(issuer)\" (possible mix-up attack)"))
-        }
-        if let error = p["error"] {
-            if error == "access_denied" { return .end(.canceled(reason: "access was denied in the browser")) }
-            return .end(.providerError(endpoint: "authorization endpoint", code: error, detail: p["error_description"]))
-        }
-        guard let code = p["code"], !code.isEmpty else { return .end(.providerError(endpoint: "authorization endpoint", code: "no_code", detail: "the response carried neither code nor error")) }
-        return .accept(code: code)
-    }
-
-    /// Checks an address pasted from the browser's address bar.
-    func checkPasted(_ line: String) -> Verdict {
-        guard let q = line.firstIndex(of: "?") else { return .refuse("that is not the address the browser ended at (no query part)") }
-        var query = line[line.index(after: q)...]
-        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
-        return check(query: query)
-    }
-}
-
-/// The small page the browser shows when the sign-in ends.
-enum ResultPage {
-    static func html(success: Bool, message: String) -> String {
-        let title = success ? "Signed in" : "Sign-in not completed"
-        let escaped = message.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
-        return """
-            <!doctype html><html><head><meta charset="utf-8"><title>signin: \(title)</title>
-            <style>body{font-family:system-ui,sans-serif;max-width:34em;margin:4em auto;padding:0 1em;color:#222}h1{font-size:1.4em}</style>
-            </head><body><h1>\(title)</h1><p id="message">\(escaped)</p></body></html>
-            """
-    }
-}
-
-extension String {
-    var trimmingWhitespace: String {
-        let s = self.drop { $0.isWhitespace }
-        return String(s.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

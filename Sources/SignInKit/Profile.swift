@@ -30,8 +30,11 @@ public struct Profile: Codable, Sendable, Equatable {
         self.hostedDomain = hostedDomain
     }
 
-    /// `Alice Example <alice@example.org>`, or whatever of it is known.
-    public var displayName: String {
+    /// `Alice Example <alice@example.org>`, or whatever of it is known, without control characters (the
+    /// provider chose these strings; printing them must not rewrite a terminal).
+    public var displayName: String { composedName.withoutControlCharacters }
+
+    private var composedName: String {
         let n = name ?? [givenName, familyName].compactMap { $0 }.joined(separator: " ")
         switch (n.isEmpty ? nil : n, email) {
         case let (n?, e?): return "\(n) <\(e)>"
@@ -41,15 +44,24 @@ public struct Profile: Codable, Sendable, Equatable {
         }
     }
 
-    /// Fills fields the ID token lacked from a userinfo response, only for the same subject.
-    mutating func merge(userinfo: [String: JSONValue]) {
-        guard userinfo["sub"]?.string == userID else { return }
-        name = name ?? userinfo["name"]?.string
-        givenName = givenName ?? userinfo["given_name"]?.string
-        familyName = familyName ?? userinfo["family_name"]?.string
-        email = email ?? userinfo["email"]?.string
-        emailVerified = emailVerified ?? userinfo["email_verified"]?.bool
-        pictureURL = pictureURL ?? userinfo["picture"]?.string
+    /// Fills the fields this profile lacks from `other` (an older profile of the same account, or userinfo).
+    mutating func fillMissing(from other: Profile) {
+        guard other.userID == userID else { return }
+        name = name ?? other.name
+        givenName = givenName ?? other.givenName
+        familyName = familyName ?? other.familyName
+        email = email ?? other.email
+        emailVerified = emailVerified ?? other.emailVerified
+        pictureURL = pictureURL ?? other.pictureURL
+        hostedDomain = hostedDomain ?? other.hostedDomain
+    }
+
+    /// A profile from OpenID claims (an ID token's or a userinfo response's).
+    init(claims: [String: JSONValue]) {
+        self.init(userID: claims["sub"]?.string ?? "", name: claims["name"]?.string, givenName: claims["given_name"]?.string,
+                  familyName: claims["family_name"]?.string, email: claims["email"]?.string,
+                  emailVerified: claims["email_verified"]?.bool, pictureURL: claims["picture"]?.string,
+                  hostedDomain: claims["hd"]?.string)
     }
 
     var isMissingBasics: Bool { name == nil || email == nil }

@@ -1,44 +1,7 @@
-import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// How an interactive sign-in runs.
-public struct SignInOptions: Sendable {
-    /// Open the system browser (else only report the URL through `.authorizationURL`).
-    public var openBrowser = true
-    /// Seconds to wait for the person to finish in the browser.
-    public var timeout = 300
-    /// Overrides the configuration's `redirect_port`.
-    public var port: Int?
-    /// Also accept the address the browser ended at, pasted on this file descriptor (standard input: 0).
-    public var pasteFileDescriptor: Int32?
-    /// Suggests an account to the provider.
-    public var loginHint: String?
-    /// Use the device authorization grant (RFC 8628) instead of a browser on this machine.
-    public var useDeviceFlow = false
-    /// When set, the sign-in must end with this account (incremental consent).
-    public var requireUserID: String?
-    /// The defaults: browser, 5 minutes, configured port.
-    public init() {}
-}
-
-/// Progress of a sign-in, for a caller to show. Never carries a token.
-public enum SignInEvent: Sendable {
-    /// The URL to visit and where the answer is awaited; `browser` says whether a browser was started.
-    case authorizationURL(url: String, redirectURI: String, port: Int, browser: Browser.Outcome?)
-    /// A request reached the callback but was not for this sign-in; still waiting.
-    case refusedCallback(reason: String)
-    /// A pasted address was refused; still waiting.
-    case refusedPaste(reason: String)
-    /// The device flow's code to show.
-    case deviceCode(DeviceCode)
-    /// The authorization code arrived and is being exchanged.
-    case exchangingCode
-    /// The browser command failed (for example `xdg-open` with no browser installed); still waiting.
-    case browserFailed(reason: String, port: Int)
-}
 
 /// Google Sign-In's `GIDSignIn` for Swift programs on Linux: sign in through the browser, restore the previous
 /// sign-in silently, hand out fresh access tokens, sign out and disconnect.
@@ -74,17 +37,19 @@ public final class SignInClient: Sendable {
 
     // MARK: Offline
 
-    /// The stored user, without network. Throws when the store exists but cannot be trusted.
-    public func storedUser() throws -> User? {
+    /// The stored user, without network (also when the provider has ended its grant: see `User.grantEndedAt`).
+    /// Throws when the store exists but cannot be trusted.
+    public func storedUser() throws(SignInError) -> User? {
         try store.load(issuer: issuer, clientID: clientID).map { User($0, client: self) }
     }
 
     /// The stored user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
     public var currentUser: User? { try? storedUser() }
 
-    /// Whether a previous sign-in is stored that `restorePreviousSignIn()` can use without a browser.
+    /// Whether a previous sign-in is stored that `restorePreviousSignIn()` can use without a browser: false when
+    /// nothing is stored, the store cannot be read, or the provider has ended the grant.
     public var hasPreviousSignIn: Bool {
-        guard let c = try? store.load(issuer: issuer, clientID: clientID) else { return false }
+        guard let c = try? store.load(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
         return c.refreshToken != nil || isFresh(c, minimumValidity: 0)
     }
 
@@ -96,26 +61,32 @@ public final class SignInClient: Sendable {
     // MARK: Restore and refresh
 
     /// Restores the previous sign-in without a browser, refreshing the tokens when the access token expires
-    /// within `minimumValidity` seconds (or always when `forceRefresh`).
-    ///
-    /// Several processes may call this at once: one refreshes while the others wait on a lock and then use its
-    /// result, so a provider that rotates one-use refresh tokens sees a single refresh.
-    public func restorePreviousSignIn(minimumValidity: TimeInterval = 60, forceRefresh: Bool = false) async throws -> User {
+    /// within `minimumValidity` seconds (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
+    public func restorePreviousSignIn(minimumValidity: TimeInterval = 60, forceRefresh: Bool = false) async throws(SignInError) -> User {
         try await offPool { () throws(SignInError) -> User in try self.restore(minimumValidity: minimumValidity, forceRefresh: forceRefresh) }
     }
 
     /// The synchronous body of `restorePreviousSignIn`, for callers that are not async (the CLI's cached path).
+    ///
+    /// 1. Nothing stored: `.noPreviousSignIn`.
+    /// 2. The provider ended the grant (remembered from an earlier refresh): `.noPreviousSignIn` at once, no request.
+    /// 3. The access token is valid for `minimumValidity` more seconds and no refresh is forced: the stored user,
+    ///    with no network and no lock.
+    /// 4. Otherwise, under this account's lock, read again: another process may have refreshed meanwhile (with a
+    ///    rotating provider, the refresh token we read first is already spent). Its fresh result is used as is;
+    ///    else this process refreshes (`refreshLocked`). Many parallel callers so cause one refresh.
     public func restore(minimumValidity: TimeInterval = 60, forceRefresh: Bool = false) throws(SignInError) -> User {
         guard let cached = try store.load(issuer: issuer, clientID: clientID) else {
             throw .noPreviousSignIn(reason: "nothing stored for \(issuer) and this client; run `signin login`")
         }
+        if let ended = cached.grantEndedAt { throw .grantEnded(on: ended) }
         if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity) { return User(cached, client: self) }
         let seen = cached.accessToken
         return try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> User in
-            // Re-read under the lock: another process may have refreshed (and rotated the refresh token) meanwhile.
             guard let current = try store.load(issuer: issuer, clientID: clientID) else {
                 throw .noPreviousSignIn(reason: "signed out meanwhile")
             }
+            if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
             let someoneElseRefreshed = current.accessToken != seen
             if isFresh(current, minimumValidity: minimumValidity) && (!forceRefresh || someoneElseRefreshed) {
                 return User(current, client: self)
@@ -124,62 +95,73 @@ public final class SignInClient: Sendable {
         }
     }
 
+    /// Refreshes the tokens of `current`; the caller holds the account's lock.
+    ///
+    /// 1. No refresh token stored: `.noPreviousSignIn` (the provider issued none).
+    /// 2. From sending the request until its answer is saved, SIGINT, SIGTERM and SIGHUP are held (`CriticalSection`).
+    /// 3. The provider refuses the grant (`invalid_grant`): that and its date are saved in the entry (nothing is
+    ///    deleted), then `.noPreviousSignIn`. Any other failure changes nothing.
+    /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent.
+    /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
+    /// 6. The new tokens are saved.
     private func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> User {
         guard let refreshToken = current.refreshToken else {
             throw .noPreviousSignIn(reason: "cannot refresh: no refresh token is stored (the provider issued none); run `signin login`")
         }
         let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
-        let response: TokenResponse
-        do {
-            response = try tokens.refresh(refreshToken)
-        } catch {
-            // Under the lock we used the newest refresh token, so the provider's refusal is about the grant itself.
-            // Also a 400 with an empty body: some providers answer a dead refresh token that way.
-            if case .providerError(_, let code, let detail) = error,
-               ["invalid_grant", "invalid_code", "unauthorized_client"].contains(code) || (code == "http_400" && detail?.contains("empty body") == true) {
-                throw .noPreviousSignIn(reason: "the provider no longer accepts the stored grant (\(code)); run `signin login`")
+        return try CriticalSection.run { () throws(SignInError) -> User in
+            let response: TokenResponse
+            do throws(SignInError) {
+                response = try tokens.refresh(refreshToken)
+            } catch where error.isGrantRefused {
+                // Under the lock we sent the newest refresh token, so the refusal is about the grant itself.
+                var ended = current
+                ended.grantEndedAt = Date()
+                try store.save(ended)
+                throw .grantEnded(on: ended.grantEndedAt!)
             }
-            throw error
-        }
-        var next = current
-        next.refreshToken = response.refreshToken ?? current.refreshToken
-        if next.refreshToken != current.refreshToken {
-            // The old refresh token may already be dead (one-use rotation): keep the new one before anything else.
+            var next = current
+            next.refreshToken = response.refreshToken ?? current.refreshToken
+            if next.refreshToken != current.refreshToken { try store.save(next) }
+            if let raw = response.idToken {
+                let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
+                guard verified.subject == current.profile.userID else {
+                    throw .invalidIDToken(reason: "the refreshed ID token is for another account (sub changed)")
+                }
+                var profile = verified.profile
+                profile.fillMissing(from: current.profile)
+                next.profile = profile
+                next.idToken = raw
+                next.idTokenExpiry = verified.expiry
+            }
+            next.accessToken = response.accessToken
+            next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
+            if let scope = response.scope { next.grantedScopes = scope }
+            next.savedAt = Date()
             try store.save(next)
+            return User(next, client: self)
         }
-        if let raw = response.idToken {
-            let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
-            guard verified.subject == current.profile.userID else {
-                throw .invalidIDToken(reason: "the refreshed ID token is for another account (sub changed)")
-            }
-            var profile = verified.profile
-            if profile.isMissingBasics { profile.merge(from: current.profile) }
-            next.profile = profile
-            next.idToken = raw
-            next.idTokenExpiry = verified.expiry
-        }
-        next.accessToken = response.accessToken
-        next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
-        if let scope = response.scope { next.grantedScopes = scope }
-        next.savedAt = Date()
-        try store.save(next)
-        return User(next, client: self)
     }
 
     // MARK: Interactive sign-in
 
     /// Signs in through the browser (or the device flow), verifies the ID token and stores the credentials.
     /// Cancel the surrounding task to stop waiting (the listener is closed and its port freed).
-    public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws -> User {
+    public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws(SignInError) -> User {
         let canceller = Canceller()
         var opts = options
         if let hint { opts.loginHint = hint }
         let o = opts
-        return try await withTaskCancellationHandler {
-            try await offPool { () throws(SignInError) -> User in try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller) }
+        let result: Result<User, SignInError> = await withTaskCancellationHandler {
+            do throws(SignInError) {
+                return .success(try await offPool { () throws(SignInError) -> User in try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller) })
+            } catch {
+                return .failure(error)
+            }
         } onCancel: {
             canceller.cancel()
         }
+        return try result.get()
     }
 
     func scopes(adding extra: [String]) -> [String] {
@@ -188,63 +170,52 @@ public final class SignInClient: Sendable {
         return s
     }
 
+    /// An interactive sign-in, decided in this order:
+    ///
+    /// 1. The store must be readable: one that cannot be read safely is never overwritten, so this fails before
+    ///    any browser opens (`signOut()` removes it on purpose).
+    /// 2. Discovery, or the configured endpoints, gives the provider's endpoints. The provider's signing keys are
+    ///    fetched meanwhile, while the person is in the browser.
+    /// 3. The grant: the device authorization grant (RFC 8628) when `options.useDeviceFlow`, else the
+    ///    authorization code grant with PKCE through the browser and the loopback listener (`LoopbackAuthorization`).
+    ///    Both end in a token response.
+    /// 4. `complete`: the ID token must verify and, for incremental consent, name the required account; then the
+    ///    credentials are saved. The browser, when it brought the code, is shown how it ended.
     func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller) throws(SignInError) -> User {
-        // A store that cannot be read safely is never overwritten: say so now, before the person goes
-        // through the browser (`signOut()` removes the entry on purpose).
         let previous = try store.load(issuer: issuer, clientID: clientID)
         let http = HTTPClient(configuration: configuration)
         let endpoints = try Discovery.endpoints(for: configuration, http: http)
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
         let scopes = scopes(adding: additionalScopes)
-        var nonce: String?
-        var receiver: LoopbackReceiver?
-        // The keys are needed only after the code exchange; fetch them while the person is in the browser.
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
         // Never return while it still runs: a program that exits then would tear down OpenSSL under it.
         defer { _ = jwks.value }
-        let response: TokenResponse
-        if options.useDeviceFlow {
-            response = try DeviceAuthorization(tokens: tokens, scopes: scopes).run(canceller: canceller, timeout: options.timeout) { code in
-                onEvent(.deviceCode(code))
-            }
-        } else {
-            let r = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath)
-            receiver = r  // closed by `finish`, or when it is released on an error
-            let request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: r.redirectURI, scopes: scopes, loginHint: options.loginHint)
-            nonce = request.nonce
-            let port = r.port
-            let events = onEvent
-            let outcome = options.openBrowser
-                ? Browser.open(request.url, environment: environment) { events(.browserFailed(reason: $0, port: port)) } : nil
-            onEvent(.authorizationURL(url: request.url, redirectURI: r.redirectURI, port: r.port, browser: outcome))
-            let deadline = LoopbackReceiver.now() + Double(options.timeout)
-            let answer = try r.waitForCode(state: request.state, issuer: configuration.issuer, acceptGoogleIssuerForm: configuration.isGoogle,
-                                           deadline: deadline, timeoutSeconds: options.timeout, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
-                switch notice {
-                case .refusedCallback(let reason): onEvent(.refusedCallback(reason: reason))
-                case .refusedPaste(let reason): onEvent(.refusedPaste(reason: reason))
-                }
-            }
-            if !answer.viaBrowser { r.close() }  // the paste won; `finish` then returns at once
-            onEvent(.exchangingCode)
-            do {
-                response = try tokens.exchange(code: answer.code, verifier: request.pkce.verifier, redirectURI: request.redirectURI)
-            } catch {
-                if answer.viaBrowser { r.finish(success: false, message: error.description, seconds: 3) }
-                throw error
-            }
+        let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> User in
+            try self.complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
+                              requireUserID: options.requireUserID, jwks: jwks.value, previous: previous)
         }
+        if options.useDeviceFlow {
+            let device = DeviceAuthorization(tokens: tokens, scopes: scopes)
+            let response = try device.run(canceller: canceller, timeout: options.timeout) { onEvent(.deviceCode($0)) }
+            return try CriticalSection.run { () throws(SignInError) -> User in try done(response, nil) }
+        }
+        let grant = try LoopbackAuthorization(configuration: configuration, endpoints: endpoints, scopes: scopes, options: options)
         do {
-            let user = try complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
-                                    requireUserID: options.requireUserID, jwks: jwks.value, previous: previous)
-            receiver?.finish(success: true, message: "Signed in as \(user.profile.displayName). You may close this tab and return to the terminal.", seconds: 3)
+            let answer = try grant.awaitCode(configuration: configuration, endpoints: endpoints, options: options,
+                                             environment: environment, canceller: canceller, onEvent: onEvent)
+            onEvent(.exchangingCode)
+            let user = try CriticalSection.run { () throws(SignInError) -> User in
+                try done(try grant.exchange(answer, tokens: tokens), grant.request.nonce)
+            }
+            grant.finish(.success(account: user.profile.displayName, provider: issuer))
             return user
         } catch {
-            receiver?.finish(success: false, message: error.description, seconds: 3)
+            grant.finish(.failure(error.description, provider: issuer))
             throw error
         }
     }
 
+    /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
     private func complete(_ response: TokenResponse, endpoints: Endpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
                           requireUserID: String?, jwks: JWKS?, previous: StoredCredentials?) throws(SignInError) -> User {
         guard let raw = response.idToken else {
@@ -255,15 +226,18 @@ public final class SignInClient: Sendable {
             throw .mismatchWithCurrentUser(expected: required, actual: verified.profile.displayName)
         }
         var profile = verified.profile
-        if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) { profile.merge(userinfo: info) }
+        if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) {
+            profile.fillMissing(from: Profile(claims: info))
+        }
+        let sameAccount = previous?.profile.userID == verified.subject
         let creds = StoredCredentials(
             issuer: issuer, clientID: clientID,
             // Google omits the refresh token when one was already issued: keep the old one for the same account.
-            refreshToken: response.refreshToken ?? (previous?.profile.userID == verified.subject ? previous?.refreshToken : nil),
+            refreshToken: response.refreshToken ?? (sameAccount && previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
             accessToken: response.accessToken,
             accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
             idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
-            grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date())
+            grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
         try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in try store.save(creds) }
         return User(creds, client: self)
     }
@@ -280,93 +254,53 @@ public final class SignInClient: Sendable {
 
     /// Removes the stored credentials for this issuer and client. Returns false when there were none.
     @discardableResult
-    public func signOut() throws -> Bool {
+    public func signOut() throws(SignInError) -> Bool {
         try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> Bool in try store.remove(issuer: issuer, clientID: clientID) }
     }
 
-    /// Revokes the grant at the provider (RFC 7009), then removes the local credentials. The local credentials are
-    /// removed even when revocation fails; the failure is then thrown.
-    public func disconnect() async throws {
+    /// Revokes the grant at the provider (RFC 7009), then removes the local credentials. See `disconnectBlocking`.
+    public func disconnect() async throws(SignInError) {
         try await offPool { () throws(SignInError) in try self.disconnectBlocking() }
     }
 
+    /// Sign-out with revocation, under the account's lock:
+    ///
+    /// 1. Nothing stored: `.noPreviousSignIn`, nothing changed.
+    /// 2. The revocation endpoint: the configuration's, else the one discovery gave at sign-in, else RFC 8414
+    ///    metadata. None: `.unsupported`, and nothing changed (the person can still sign out without revoking).
+    /// 3. Revoke the refresh token (which ends the whole grant), else the access token.
+    /// 4. Remove the local credentials whatever the revocation's outcome; a failed revocation is then thrown as
+    ///    `.revocationFailed`.
     func disconnectBlocking() throws(SignInError) {
-        var revokeError: SignInError?
-        do {
-            try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-                guard let c = try store.load(issuer: issuer, clientID: clientID) else {
-                    throw .noPreviousSignIn(reason: "nothing stored to revoke")
-                }
-                let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
-                do {
-                    if let rt = c.refreshToken {
-                        try tokens.revoke(token: rt, hint: "refresh_token", accessToken: c.accessToken)
-                    } else if let at = c.accessToken {
-                        try tokens.revoke(token: at, hint: "access_token", accessToken: at)
-                    }
-                } catch {
-                    revokeError = (error as? SignInError) ?? .system(reason: "revocation failed")
-                }
-                try store.remove(issuer: issuer, clientID: clientID)
+        try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
+            guard let c = try store.load(issuer: issuer, clientID: clientID) else {
+                throw .noPreviousSignIn(reason: "nothing stored to revoke")
             }
-        }
-        if let revokeError { throw revokeError }
-    }
-}
-
-extension Profile {
-    mutating func merge(from old: Profile) {
-        name = name ?? old.name
-        givenName = givenName ?? old.givenName
-        familyName = familyName ?? old.familyName
-        email = email ?? old.email
-        emailVerified = emailVerified ?? old.emailVerified
-        pictureURL = pictureURL ?? old.pictureURL
-    }
-}
-
-/// Work started now on a Dispatch thread whose result is collected later; a failure reads as nil (the caller
-/// then does the work itself and reports its error).
-final class Prefetch<T: Sendable>: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var result: T?
-
-    init(_ work: @escaping @Sendable () throws(SignInError) -> T) {
-        DispatchQueue.global().async {
-            self.result = try? work()
-            self.done.signal()
-        }
-    }
-
-    /// Waits for the work to finish.
-    var value: T? {
-        done.wait()
-        done.signal()
-        return result
-    }
-}
-
-/// Runs blocking work (sockets, libcurl, file locks) on a Dispatch thread, off Swift's cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws(SignInError) -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (k: CheckedContinuation<T, any Error>) in
-        DispatchQueue.global().async {
-            do { k.resume(returning: try body()) } catch { k.resume(throwing: error) }
+            let http = HTTPClient(configuration: configuration)
+            guard let url = configuration.endpoints.revocation ?? c.endpoints.revocation
+                    ?? Discovery.revocationFromAuthorizationServerMetadata(issuer: issuer, http: http) else {
+                throw .unsupported(reason: "The provider \(issuer) names no revocation endpoint (in OpenID discovery or RFC 8414 metadata), so the grant cannot be revoked; nothing was changed. Set \"revocation_endpoint\" in the configuration, or sign out without revoking.")
+            }
+            let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
+            var failure: SignInError?
+            do throws(SignInError) {
+                if let rt = c.refreshToken {
+                    try tokens.revoke(token: rt, hint: "refresh_token", accessToken: c.accessToken, at: url)
+                } else if let at = c.accessToken {
+                    try tokens.revoke(token: at, hint: "access_token", accessToken: at, at: url)
+                }
+            } catch {
+                failure = error
+            }
+            try store.remove(issuer: issuer, clientID: clientID)
+            if let failure { throw .revocationFailed(cause: failure) }
         }
     }
 }
 
-/// The process environment as a dictionary, read from `environ` (FoundationEssentials has no ProcessInfo
-/// environment on every platform, and this avoids loading more of Foundation).
-public enum ProcessEnvironment {
-    /// The current environment variables.
-    public static var current: [String: String] {
-        var env: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
-        }
-        return env
+extension SignInError {
+    /// The provider refused the stored grant on `date` (revoked, expired, or a reused refresh token).
+    public static func grantEnded(on date: Date) -> SignInError {
+        .noPreviousSignIn(reason: "the provider ended this sign-in on \(date.formatted(.iso8601)) (it no longer accepts the stored grant); run `signin login`")
     }
 }

@@ -29,9 +29,14 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupported(reason: String)
     /// The system refused something the sign-in needs (a socket, random bytes, a cipher).
     case system(reason: String)
+    /// The grant could not be revoked at the provider (`cause` says why); the local credentials were removed anyway.
+    indirect case revocationFailed(cause: SignInError)
 
-    /// A sentence a person understands, without secrets.
-    public var description: String {
+    /// A sentence a person understands, without secrets. Text that came from a provider or a callback is in
+    /// it with its control characters removed, so printing it cannot rewrite a terminal.
+    public var description: String { sentence.withoutControlCharacters }
+
+    private var sentence: String {
         switch self {
         case .noPreviousSignIn(let reason): return "Not signed in: \(reason)"
         case .canceled(let reason): return "Sign-in canceled: \(reason)"
@@ -52,6 +57,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .callbackRejected(let reason): return "The sign-in callback was refused: \(reason)"
         case .unsupported(let reason): return reason
         case .system(let reason): return "System error: \(reason)"
+        case .revocationFailed(let cause): return "The local credentials were removed, but revoking the grant at the provider failed: \(cause.sentence)"
         }
     }
 }

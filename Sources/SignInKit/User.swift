@@ -1,11 +1,14 @@
 import FoundationEssentials
 
 /// A token and when it stops being valid (nil when the provider did not say).
-public struct Token: Sendable, Equatable {
+public struct Token: Sendable, Equatable, CustomStringConvertible {
     /// The token itself. Treat it as a password: do not log it.
     public let value: String
     /// When it stops being valid, if known.
     public let expirationDate: Date?
+
+    /// Never the token itself, so a stray `print` cannot leak it; use `value` on purpose.
+    public var description: String { "Token(\(value.count) characters, expires \(expirationDate.map { "\($0)" } ?? "unknown"))" }
 }
 
 /// The signed-in user, as GoogleSignIn's `GIDGoogleUser`: who it is, what was granted, and the tokens.
@@ -24,6 +27,9 @@ public struct User: Sendable {
     public let idToken: Token?
     /// The issuer this user signed in with.
     public let issuer: String
+    /// When the provider refused this user's grant (revoked, expired, or a reused refresh token); nil while it is
+    /// accepted. Such a user can no longer be restored: sign in again.
+    public let grantEndedAt: Date?
     let client: SignInClient
 
     init(_ c: StoredCredentials, client: SignInClient) {
@@ -33,27 +39,28 @@ public struct User: Sendable {
         refreshToken = c.refreshToken.map { Token(value: $0, expirationDate: nil) }
         idToken = c.idToken.map { Token(value: $0, expirationDate: c.idTokenExpiry) }
         issuer = c.issuer
+        grantEndedAt = c.grantEndedAt
         self.client = client
     }
 
     /// An access token valid for at least `minimumValidity` seconds, refreshing (once, across processes) only when
     /// the stored one is about to expire.
-    public func freshAccessToken(minimumValidity: TimeInterval = 60) async throws -> String {
+    public func freshAccessToken(minimumValidity: TimeInterval = 60) async throws(SignInError) -> String {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
-        guard let token = user.accessToken?.value else { throw SignInError.noPreviousSignIn(reason: "no access token stored") }
+        guard let token = user.accessToken?.value else { throw .noPreviousSignIn(reason: "no access token stored") }
         return token
     }
 
     /// This user with tokens refreshed if the access token expires within `minimumValidity` seconds.
-    public func refreshTokensIfNeeded(minimumValidity: TimeInterval = 60) async throws -> User {
+    public func refreshTokensIfNeeded(minimumValidity: TimeInterval = 60) async throws(SignInError) -> User {
         try await client.restorePreviousSignIn(minimumValidity: minimumValidity)
     }
 
     /// Incremental consent: a new browser sign-in for these scopes plus the granted ones, hinted at this account.
     /// Throws `.scopesAlreadyGranted` when nothing is new, `.mismatchWithCurrentUser` if another account signs in.
-    public func addScopes(_ scopes: [String], options: SignInOptions = SignInOptions()) async throws -> User {
+    public func addScopes(_ scopes: [String], options: SignInOptions = SignInOptions()) async throws(SignInError) -> User {
         let missing = scopes.filter { !grantedScopes.contains($0) }
-        guard !missing.isEmpty else { throw SignInError.scopesAlreadyGranted }
+        guard !missing.isEmpty else { throw .scopesAlreadyGranted }
         var opts = options
         opts.loginHint = profile.email ?? userID
         opts.requireUserID = userID

@@ -20,7 +20,7 @@ enum ExitCode {
         case .noPreviousSignIn: return notSignedIn
         case .canceled: return canceled
         case .timedOut: return timedOut
-        case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken: return network
+        case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed: return network
         case .configInvalid, .unsupported: return usage
         case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system: return failure
         }

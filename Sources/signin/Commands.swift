@@ -17,11 +17,13 @@ enum Commands {
         opts.openBrowser = !browsing.headless
         if browsing.paste { opts.pasteFileDescriptor = 0 }
 
-        // Ctrl-C cancels the sign-in: the listener closes and frees its port, and we exit 4.
+        // Ctrl-C (or a closed terminal) cancels the sign-in: the listener closes and frees its port, and we exit 4.
+        // Once the code is being exchanged, the sign-in finishes and is saved first.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
         let task = Task { try await client.signIn(options: opts) }
-        let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+        let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             s.setEventHandler { task.cancel() }
             s.resume()
@@ -78,6 +80,7 @@ enum Commands {
         guard let user = try client.storedUser() else {
             throw SignInError.noPreviousSignIn(reason: "nothing stored for \(client.configuration.issuer) and this client; run `signin login`")
         }
+        if let ended = user.grantEndedAt { throw SignInError.grantEnded(on: ended) }
         printProfile(user, json: o.json, verb: nil)
         return ExitCode.success
     }
@@ -106,8 +109,13 @@ enum Commands {
                 obj["granted_scopes"] = .array(user.grantedScopes.map { .string($0) })
                 obj["access_token_expires_at"] = user.accessToken?.expirationDate.map { .string(iso8601($0)) } ?? .null
                 obj["has_refresh_token"] = .bool(user.refreshToken != nil)
+                obj["grant_ended_at"] = user.grantEndedAt.map { .string(iso8601($0)) } ?? .null
+                if user.grantEndedAt != nil { obj["signed_in"] = .bool(false) }
             }
             out(JSONText.object(obj))
+        } else if let user, let ended = user.grantEndedAt {
+            out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(entry)")
+            return ExitCode.notSignedIn
         } else if let user {
             var lines = ["Signed in as \(user.profile.displayName)", "Issuer: \(client.configuration.issuer)"]
             if let exp = user.accessToken?.expirationDate {
@@ -122,7 +130,7 @@ enum Commands {
             out("Not signed in (issuer \(client.configuration.issuer)).\nStore: \(entry)")
             return ExitCode.notSignedIn
         }
-        return user == nil ? ExitCode.notSignedIn : ExitCode.success
+        return user == nil || user?.grantEndedAt != nil ? ExitCode.notSignedIn : ExitCode.success
     }
 
     static func logout(_ client: SignInClient, _ o: Options) async throws -> Int32 {
@@ -131,14 +139,13 @@ enum Commands {
                 try await client.disconnect()
                 report(o.json, "Revoked the grant at the provider and removed the local credentials.", revoked: true, removed: true)
                 return ExitCode.success
-            } catch let e as SignInError {
-                if case .noPreviousSignIn = e {
-                    report(o.json, "Not signed in; nothing to revoke.", revoked: false, removed: false)
-                    return ExitCode.success
-                }
-                err("signin: the local credentials were removed, but revoking the grant at the provider failed: \(e.description)")
-                if o.json { out(JSONText.object(["revoked": .bool(false), "removed": .bool(true), "error": .string(e.description)])) }
-                return ExitCode.of(e) == ExitCode.usage ? ExitCode.usage : ExitCode.network
+            } catch .noPreviousSignIn {
+                report(o.json, "Not signed in; nothing to revoke.", revoked: false, removed: false)
+                return ExitCode.success
+            } catch .revocationFailed(let cause) {
+                err("signin: the local credentials were removed, but revoking the grant at the provider failed: \(cause.description)")
+                if o.json { out(JSONText.object(["revoked": .bool(false), "removed": .bool(true), "error": .string(cause.description)])) }
+                return ExitCode.network
             }
         }
         let removed = try client.signOut()

@@ -20,6 +20,8 @@ struct Events: Sendable {
             err("Waiting for the sign-in to finish in the browser (Ctrl-C to cancel)...")
         case .refusedCallback(let reason):
             err("Refused a request to the sign-in listener: \(reason). Still waiting.")
+        case .refusedConnection(let reason):
+            err("signin: \(reason).")
         case .refusedPaste(let reason):
             err("That address was refused: \(reason). Paste the address the browser ended at, or keep waiting.")
         case .deviceCode(let c):

@@ -6,6 +6,9 @@ import Glibc
 #endif
 
 CrashGuard.install()
+// SIGINT, SIGTERM and SIGHUP wait while a token request is in flight, until its answer is saved: a one-use
+// rotating refresh token is never spent without the new one being kept.
+SignalHolding.install()
 // A full disk or a file size limit must be a clear error from write(2), not a silent death by SIGXFSZ.
 signal(SIGXFSZ, SIG_IGN)
 // A reader that goes away (`signin token | head -c0`) must not kill us mid-write of the store.

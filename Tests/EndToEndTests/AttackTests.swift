@@ -31,13 +31,30 @@ import Testing
         #expect(box.entryFile() == nil)
     }
 
-    @Test func plainHttpEndpointOffLoopbackIsRefused() throws {
+    /// A plain-http endpoint off loopback in the configuration is the person's to fix: exit 2 naming the field,
+    /// for every command, before anything is sent. `127.evil.example` is a name, not a loopback address.
+    @Test func plainHttpEndpointOffLoopbackIsAConfigurationError() throws {
         let strict = try Shared.strict.get()
-        let box = try Sandbox(issuer: strict.issuer, extra: ["token_endpoint": "http://203.0.113.7/token"])
+        for (field, url) in [("token_endpoint", "http://203.0.113.7/token"), ("issuer", "http://127.evil.example"),
+                             ("authorization_endpoint", "http://127.0.0.1.nip.io/auth")] {
+            let box = try Sandbox(issuer: strict.issuer, extra: [field: url])
+            for cmd in ["login", "token", "status", "whoami"] {
+                let r = try box.signin(cmd)
+                #expect(r.status == 2, "\(cmd) \(r.stderr)")
+                #expect(r.stderr.contains("field \"\(field)\"") && r.stderr.contains("not https"), "\(r.stderr)")
+            }
+            #expect(try strict.stats(box.clientID)["authorize_requests"] as? Int == 0)
+        }
+    }
+
+    /// The same in a provider's discovery document is the provider's fault: exit 5.
+    @Test func plainHttpEndpointOffLoopbackInDiscoveryIsAProviderError() throws {
+        let strict = try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"token_endpoint": "http://127.evil.example/token"}"#])
+        let box = try strict.sandbox()
         let r = try box.signin("login")
         #expect(r.status == 5, "\(r.stderr)")
-        #expect(r.stderr.contains("not https"))
-        #expect(try strict.stats(box.clientID)["code_exchanges"] as? Int == 0)
+        #expect(r.stderr.contains("not https"), "\(r.stderr)")
+        #expect(box.entryFile() == nil)
     }
 
     @Test func missingProfileClaimsComeFromUserinfo() throws {

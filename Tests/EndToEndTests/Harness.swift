@@ -187,6 +187,18 @@ final class Sandbox: @unchecked Sendable {
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
+    /// Waits (up to `seconds`) until the browser has reported `count` steps; a browser works on after signin exits.
+    func waitForStandinSteps(_ count: Int, seconds: Double = 60) -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var steps = standinSteps()
+        while steps.count < count && Date() < deadline {
+            // Condition polling on a file another process appends to; there is no event to wait on.
+            usleep(20_000)
+            steps = standinSteps()
+        }
+        return steps
+    }
+
     /// Every byte of every file in the store folder (to prove nothing changed, or no plaintext is in it).
     func storeSnapshot() -> [String: Data] {
         var out: [String: Data] = [:]

@@ -42,8 +42,8 @@ import Testing
         do {
             _ = try await later.restorePreviousSignIn()
             Issue.record("restored after sign-out")
-        } catch let e as SignInError {
-            guard case .noPreviousSignIn = e else { Issue.record("wrong error \(e)"); return }
+        } catch {
+            guard case .noPreviousSignIn = error else { Issue.record("wrong error \(error)"); return }
         }
     }
 
@@ -54,7 +54,9 @@ import Testing
         do {
             _ = try await user.addScopes(["email"])
             Issue.record("re-asked for granted scopes")
-        } catch let e as SignInError { #expect(e == .scopesAlreadyGranted) }
+        } catch {
+            guard case .scopesAlreadyGranted = error else { Issue.record("wrong error \(error)"); return }
+        }
 
         let more = try await user.addScopes(["https://example.org/calendar"])
         #expect(more.grantedScopes.contains("https://example.org/calendar"))
@@ -67,8 +69,8 @@ import Testing
         do {
             _ = try await current.addScopes(["https://example.org/drive"])
             Issue.record("accepted another account")
-        } catch let e as SignInError {
-            guard case .mismatchWithCurrentUser = e else { Issue.record("wrong error \(e)"); return }
+        } catch {
+            guard case .mismatchWithCurrentUser = error else { Issue.record("wrong error \(error)"); return }
         }
         #expect(other.currentUser?.userID == "alice")
         #expect(other.currentUser?.grantedScopes.contains("https://example.org/drive") == false)

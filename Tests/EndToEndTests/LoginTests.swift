@@ -13,7 +13,8 @@ import Testing
         // The browser ended on the success page, reached by a redirect (no code left in the address bar).
         let final = try #require(box.standinSteps().last)
         #expect((final["url"] as? String)?.contains("code=") == false)
-        #expect((final["page"] as? String)?.contains("Signed in as Alice Example") == true)
+        #expect((final["page"] as? String)?.contains("You are signed in") == true)
+        #expect((final["page"] as? String)?.contains("Alice Example") == true)
 
         let token = try box.signin("token")
         #expect(token.status == 0)

@@ -86,21 +86,45 @@ import Testing
         #expect(try strict.stats(box.clientID)["refreshes"] as? Int == 1)
     }
 
-    @Test func deadGrantExits3AndProviderDownExits5WithStoreUntouched() throws {
+    @Test func providerDownExits5WithStoreUntouched() throws {
         let strict = try Shared.strict.get()
         let box = try strict.signedInSandbox()
         let before = box.storeSnapshot()
         try strict.control(box.clientID, ["token_fault": "503"])
-        var r = try box.signin("restore", "--force-refresh")
+        let r = try box.signin("restore", "--force-refresh")
         #expect(r.status == 5, "\(r.stderr)")
         #expect(box.storeSnapshot() == before)
-        try strict.control(box.clientID, ["token_fault": "invalid_grant"])
-        r = try box.signin("restore", "--force-refresh")
+    }
+
+    /// After the provider refuses the grant, signin remembers it: no command pretends to be signed in, no request
+    /// is repeated, nothing is deleted until the person signs in again.
+    @Test(arguments: ["invalid_grant", "empty400"]) func aGrantTheProviderEndedIsRememberedAndNotRetried(fault: String) throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        try strict.control(box.clientID, ["token_fault": fault])
+        var r = try box.signin("token", "--force-refresh")
         #expect(r.status == 3, "\(r.stderr)")
-        #expect(r.stderr.contains("invalid_grant"))
-        try strict.control(box.clientID, ["token_fault": "empty400"])
-        r = try box.signin("token", "--force-refresh")
-        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("the provider ended this sign-in on"), "\(r.stderr)")
+        let requests = try strict.stats(box.clientID)["token_requests"] as? Int
+        for args in [["token"], ["token", "--force-refresh"], ["restore"]] {
+            r = try box.signin(args)
+            #expect(r.status == 3, "\(args) \(r.stderr)")
+            #expect(r.stdout.isEmpty, "\(args): no token handed out")
+        }
+        #expect(try strict.stats(box.clientID)["token_requests"] as? Int == requests, "no request after the refusal")
+        r = try box.signin("whoami")
+        #expect(r.status == 3)
+        #expect(r.stderr.contains("the provider ended this sign-in on"))
+        r = try box.signin("status")
+        #expect(r.status == 3)
+        #expect(r.stdout.contains("The provider ended this sign-in on"), "\(r.stdout)")
+        r = try box.signin("status", "--json")
+        #expect(r.stdout.contains(#""signed_in":false"#) && r.stdout.contains("grant_ended_at"), "\(r.stdout)")
+        #expect(box.entryFile() != nil, "nothing deleted")
+        // Signing in again replaces it.
+        try strict.control(box.clientID, ["token_fault": NSNull()])
+        #expect(try box.signin("login").status == 0)
+        #expect(try box.signin("token", "--force-refresh").status == 0)
     }
 
     @Test func logoutRevokeKillsTheGrantAtTheProvider() throws {

@@ -6,13 +6,19 @@ listener and reads the page it ends on. STANDIN_MODE is a comma-separated list o
   junk   first send hostile requests to the listener (unknown paths, bad methods, huge and binary requests,
          an idle connection that is never finished)
   forge  first send a callback with a valid-looking code and a wrong state
+  otheruser  first approve this very request as "mallory" and deliver that code, with the right state, from
+         another local user (uid $STANDIN_OTHER_UID, default 65534, through setpriv + curl)
+  rebind first deliver a code approved as "mallory", with the right state, under a foreign Host header (what a
+         web page reaching the listener through DNS rebinding sends)
   allow  consent as $STANDIN_SUB (default alice)      deny  press "deny"      none  do nothing
-The outcome is appended to $STANDIN_LOG as one JSON line: {"status", "url", "page"}.
+The outcome is appended to $STANDIN_LOG as one JSON line: {"status", "url", "page"}. The descriptors the
+browser command was started with are logged first ({"step": "fds"}), before anything else opens one.
 """
 import json
 import os
 import re
 import socket
+import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -84,6 +90,36 @@ def fetch(url: str, data: bytes | None = None) -> tuple[int, str, str]:
     return 0, url, "too many redirects"
 
 
+def approve_without_following(url: str, sub: str) -> str:
+    """Consents as `sub` at the provider and returns where it redirects (the callback with code and state)."""
+    opener = urllib.request.build_opener(NoRedirect)
+    req = urllib.request.Request(url, data=urllib.parse.urlencode({"sub": sub}).encode())
+    try:
+        opener.open(req, timeout=20)
+    except urllib.error.HTTPError as e:
+        return e.headers.get("Location", "")
+    return ""
+
+
+def other_user(url: str) -> dict:
+    callback = approve_without_following(url, "mallory")
+    uid = os.environ.get("STANDIN_OTHER_UID", "65534")
+    r = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "curl", "-s", "-o", "/dev/null",
+                        "-w", "%{http_code}", "--max-time", "10", callback], capture_output=True, text=True)
+    return {"step": "otheruser", "curl_exit": r.returncode, "http": r.stdout}
+
+
+def rebind(url: str) -> dict:
+    callback = urllib.parse.urlparse(approve_without_following(url, "mallory"))
+    s = socket.create_connection((callback.hostname, callback.port), timeout=10)
+    s.sendall(f"GET {callback.path}?{callback.query} HTTP/1.1\r\nHost: rebind.example:{callback.port}\r\n\r\n".encode())
+    answer = b""
+    while chunk := s.recv(65536):
+        answer += chunk
+    s.close()
+    return {"step": "rebind", "status_line": answer.split(b"\r\n", 1)[0].decode()}
+
+
 def work(url: str) -> None:
     q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(url).query))
     redirect = q.get("redirect_uri", "")
@@ -92,6 +128,10 @@ def work(url: str) -> None:
     try:
         if "junk" in steps:
             keep += junk(redirect)
+        if "otheruser" in steps:
+            log(other_user(url))
+        if "rebind" in steps:
+            log(rebind(url))
         if "forge" in steps:
             status, final, body = fetch(redirect + "?" + urllib.parse.urlencode({"code": "attacker-code", "state": "forged-state"}))
             log({"step": "forge", "status": status, "url": final, "page": body})
@@ -111,7 +151,18 @@ def work(url: str) -> None:
                 s.close()
 
 
+def descriptors() -> dict:
+    fds = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            fds[name] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            pass  # the descriptor listdir itself used, closed by now
+    return fds
+
+
 def main() -> None:
+    log({"step": "fds", "fds": descriptors()})
     launch_detached(work)
 
 

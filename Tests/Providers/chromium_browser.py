@@ -34,7 +34,17 @@ def work(url):
         field.send_keys(os.environ.get("STANDIN_SUB", "alice"))
         driver.find_element(By.XPATH, "//button[normalize-space()='Authorize']").click()
         WebDriverWait(driver, 30).until(lambda d: "-result" in d.current_url and d.find_elements(By.ID, "message"))
-        log({"url": driver.current_url, "title": driver.title, "text": driver.find_element(By.TAG_NAME, "body").text})
+        entry = {"url": driver.current_url, "title": driver.title, "text": driver.find_element(By.TAG_NAME, "body").text}
+        # The result page in both colour schemes: its background as rendered, and a screenshot kept as an artifact.
+        shots = os.environ.get("STANDIN_SCREENSHOTS")
+        for scheme in ("light", "dark"):
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            entry[f"background_{scheme}"] = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+            entry[f"headline_{scheme}"] = driver.execute_script("return getComputedStyle(document.getElementById('headline')).color")
+            if shots:
+                os.makedirs(shots, exist_ok=True)
+                driver.save_screenshot(os.path.join(shots, f"result-page-{scheme}.png"))
+        log(entry)
     except Exception as e:  # noqa: BLE001
         log({"error": repr(e), "url": driver.current_url})
     finally:

@@ -5,6 +5,10 @@ codes one-use (a replayed code revokes what it issued), refresh tokens rotated a
 device authorization (RFC 8628). Faults are set per client ID through POST /_control/<client_id> (JSON), and
 counters read from GET /_stats/<client_id>, so tests running at once do not disturb each other.
 
+Provider-wide variants, for a provider started for one test: STRICT_DISCOVERY is JSON merged into the discovery
+document (a null removes a member; "{issuer}" in a string becomes the issuer), and STRICT_AS_METADATA=1 serves
+RFC 8414 metadata (with the revocation endpoint) at /.well-known/oauth-authorization-server.
+
 Prints `READY <port>` once listening on 127.0.0.1 (port chosen by the OS); exits when standard input closes.
 """
 import base64
@@ -162,7 +166,7 @@ class Handler(BaseHTTPRequestHandler):
         elif f.isdigit():
             self.send(int(f), {"error": "server_error" if f.startswith("5") else ("invalid_grant" if f == "400" else "slow_down")})
         else:
-            self.send(400, {"error": f})
+            self.oauth_error(f, description=cl.c("error_description"))
         return True
 
     def id_token(self, cl: Client, sub: str, nonce: str | None) -> str:
@@ -192,13 +196,25 @@ class Handler(BaseHTTPRequestHandler):
         u = urllib.parse.urlparse(self.path)
         q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
         if u.path == "/.well-known/openid-configuration":
-            return self.send(200, {
+            doc = {
                 "issuer": self.issuer, "authorization_endpoint": self.issuer + "/authorize",
                 "token_endpoint": self.issuer + "/token", "jwks_uri": self.issuer + "/jwks",
                 "revocation_endpoint": self.issuer + "/revoke", "userinfo_endpoint": self.issuer + "/userinfo",
                 "device_authorization_endpoint": self.issuer + "/device",
                 "code_challenge_methods_supported": ["S256"], "response_types_supported": ["code"],
-                "id_token_signing_alg_values_supported": ["RS256", "ES256"]})
+                "id_token_signing_alg_values_supported": ["RS256", "ES256"]}
+            for k, v in json.loads(os.environ.get("STRICT_DISCOVERY", "{}")).items():
+                if v is None:
+                    doc.pop(k, None)
+                else:
+                    doc[k] = v.replace("{issuer}", self.issuer) if isinstance(v, str) else v
+            return self.send(200, doc)
+        if u.path == "/.well-known/oauth-authorization-server" and os.environ.get("STRICT_AS_METADATA"):
+            cl = client("_metadata")
+            cl.stats["fetches"] = cl.stats.get("fetches", 0) + 1
+            return self.send(200, {"issuer": self.issuer, "token_endpoint": self.issuer + "/token",
+                                   "authorization_endpoint": self.issuer + "/authorize",
+                                   "revocation_endpoint": self.issuer + "/revoke"})
         if u.path == "/jwks":
             return self.send(200, jwks())
         if u.path.startswith("/_stats/"):
@@ -277,6 +293,7 @@ class Handler(BaseHTTPRequestHandler):
                 cl.stats["last_refresh_auth"] = method
         if self.fault(cl, "token"):
             return
+        refreshed = None
         with LOCK:
             if grant == "authorization_code":
                 cl.stats["code_exchanges"] += 1
@@ -309,7 +326,7 @@ class Handler(BaseHTTPRequestHandler):
                 if not cl.c("rotate", True):
                     del cl.refresh[body["refresh_token"]]
                     body.pop("refresh_token")
-                return self.send(200, body)
+                refreshed = body
             if grant == "urn:ietf:params:oauth:grant-type:device_code":
                 cl.stats["device_polls"] += 1
                 d = cl.devices.get(f.get("device_code", ""))
@@ -326,6 +343,10 @@ class Handler(BaseHTTPRequestHandler):
                     return self.oauth_error("authorization_pending")
                 del cl.devices[f["device_code"]]
                 return self.send(200, self.issue(cl, d["sub"], None, d["scope"], True, f["device_code"]))
+        if grant == "refresh_token" and refreshed is not None:
+            # Rotated already (the old refresh token is spent); the answer may be slow to arrive.
+            time.sleep(float(cl.c("refresh_delay", 0)))
+            return self.send(200, refreshed)
         self.oauth_error("unsupported_grant_type")
 
     def revoke(self, f: dict):

@@ -71,6 +71,11 @@ import Testing
         #expect(refusal(Self.rsa.sign(claims(["aud": "other-client"])))?.contains("another client") == true)
         #expect(refusal(Self.rsa.sign(claims(["aud": ["other", client]])))?.contains("several audiences") == true)
         #expect(refusal(Self.rsa.sign(claims(["azp": "other-client"])))?.contains("azp") == true)
+        // An azp that is there but not a string is refused, not ignored (it would pass an audience list otherwise).
+        #expect(refusal(Self.rsa.sign(claims(["azp": [client]])))?.contains("azp) is not a string") == true)
+        #expect(refusal(Self.rsa.sign(claims(["azp": 7])))?.contains("azp) is not a string") == true)
+        #expect(refusal(Self.rsa.sign(claims(["azp": NSNull()])))?.contains("azp) is not a string") == true)
+        #expect(refusal(Self.rsa.sign(claims(["azp": client]))) == nil)
         #expect(refusal(Self.rsa.sign(claims(["nonce": "replayed"])))?.contains("nonce") == true)
         #expect(refusal(Self.rsa.sign(claims(drop: ["nonce"])))?.contains("nonce") == true)
         let now = Int(Date().timeIntervalSince1970)

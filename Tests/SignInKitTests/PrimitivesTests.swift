@@ -50,15 +50,45 @@ import Testing
         #expect(try Crypto.seal(Array("x".utf8), key: key, aad: []).nonce != sealed.nonce)
     }
 
-    @Test func callbackValidation() {
-        let v = CallbackValidator(state: "s1", issuer: "https://issuer.example", acceptGoogleIssuerForm: false)
-        if case .accept(let code) = v.check(query: "code=c1&state=s1") { #expect(code == "c1") } else { Issue.record("valid callback refused") }
-        if case .refuse = v.check(query: "code=c1&state=other") {} else { Issue.record("wrong state accepted") }
-        if case .refuse = v.check(query: "code=c1") {} else { Issue.record("missing state accepted") }
-        if case .end(.canceled) = v.check(query: "error=access_denied&state=s1") {} else { Issue.record("denial not a cancel") }
-        if case .end(.callbackRejected) = v.check(query: "code=c1&state=s1&iss=https%3A%2F%2Fevil.example") {} else { Issue.record("mix-up accepted") }
-        if case .accept = v.check(query: "code=c1&state=s1&iss=https%3A%2F%2Fissuer.example") {} else { Issue.record("right iss refused") }
-        if case .accept = v.checkPasted("http://127.0.0.1:5000/callback?code=c1&state=s1#") {} else { Issue.record("paste refused") }
+    /// One row per authorization response: what arrived, whether the provider promised `iss`, the verdict.
+    static let callbacks: [(query: String, issuerRequired: Bool, verdict: String)] = [
+        ("code=c1&state=s1", false, "accept c1"),
+        ("code=c1&state=other", false, "refuse"),
+        ("code=c1", false, "refuse"),
+        ("error=access_denied&state=s1", false, "end canceled"),
+        ("error=access_denied", false, "end canceled"),
+        ("code=c1&state=s1&iss=https%3A%2F%2Fevil.example", false, "end callbackRejected"),
+        ("code=c1&state=s1&iss=https%3A%2F%2Fissuer.example", false, "accept c1"),
+        ("code=c1&state=s1&iss=https%3A%2F%2Fissuer.example", true, "accept c1"),
+        // RFC 9207 2.4: the provider promised iss, so a response without it is refused (the wait goes on).
+        ("code=c1&state=s1", true, "refuse"),
+        ("state=s1&state=s1&code=c1", false, "refuse"),
+        ("error=server_error&state=s1", false, "end providerError"),
+        ("state=s1", false, "end providerError"),
+    ]
+
+    @Test(arguments: callbacks.indices) func callbackValidation(_ i: Int) {
+        let row = Self.callbacks[i]
+        var v = CallbackValidator(state: "s1", issuer: "https://issuer.example")
+        v.issuerRequired = row.issuerRequired
+        let verdict: String
+        switch v.check(query: Substring(row.query)) {
+        case .accept(let code): verdict = "accept \(code)"
+        case .refuse: verdict = "refuse"
+        case .end(let e):
+            switch e {
+            case .canceled: verdict = "end canceled"
+            case .callbackRejected: verdict = "end callbackRejected"
+            case .providerError: verdict = "end providerError"
+            default: verdict = "end \(e)"
+            }
+        }
+        #expect(verdict == row.verdict, "\(row.query)")
+    }
+
+    @Test func pastedAddresses() {
+        let v = CallbackValidator(state: "s1", issuer: "https://issuer.example")
+        #expect(v.checkPasted("http://127.0.0.1:5000/callback?code=c1&state=s1#") == .accept(code: "c1"))
         if case .refuse = v.checkPasted("c1") {} else { Issue.record("junk paste accepted") }
     }
 }

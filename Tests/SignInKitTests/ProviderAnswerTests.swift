@@ -6,7 +6,7 @@ import Testing
 @Suite struct ProviderAnswerTests {
     func tokenError(_ body: [UInt8], status: Int = 200) -> String? {
         do {
-            _ = try TokenClient.parseTokenResponse(HTTPResponse(status: status, body: Data(body)), endpoint: "token endpoint (t)")
+            _ = try TokenResponse.parse(HTTPResponse(status: status, body: Data(body)), endpoint: "token endpoint (t)")
             return nil
         } catch {
             guard case .providerError(let endpoint, let code, _) = error, endpoint == "token endpoint (t)" else { return "wrong error: \(error)" }
@@ -33,7 +33,7 @@ import Testing
 
     @Test func duplicateKeysDoNotSmuggleASecondValue() {
         // Whatever a duplicate key decodes to, it is one of the values and the answer stays well-formed.
-        let r = try? TokenClient.parseTokenResponse(HTTPResponse(status: 200, body: Data(#"{"access_token":"a","access_token":"b","token_type":"Bearer"}"#.utf8)), endpoint: "t")
+        let r = try? TokenResponse.parse(HTTPResponse(status: 200, body: Data(#"{"access_token":"a","access_token":"b","token_type":"Bearer"}"#.utf8)), endpoint: "t")
         #expect(r == nil || ["a", "b"].contains(r!.accessToken))
     }
 

@@ -1,0 +1,53 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The rule every provider URL must pass before anything is sent to it: an absolute http(s) URL with no control
+/// characters, and plain http only to this machine. "This machine" is decided on the address, never on how a
+/// name begins: an IP literal in 127.0.0.0/8, `::1`, or the name `localhost` (which resolves to loopback by
+/// RFC 6761). `http://127.evil.example/` is a name like any other.
+enum EndpointURL {
+    /// Why `url` may not be used, or nil when it may.
+    static func problem(_ url: String) -> String? {
+        if url.unicodeScalars.contains(where: { $0.isControl }) { return "contains control characters" }
+        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host, !host.isEmpty,
+              scheme == "https" || scheme == "http" else {
+            return "\"\(url)\" is not an absolute http(s) URL"
+        }
+        if scheme == "http" && !isLoopback(host: host) {
+            return "\(url) is not https (plain http is allowed only to 127.0.0.0/8, ::1 or localhost)"
+        }
+        return nil
+    }
+
+    /// True for an IP literal in 127.0.0.0/8, `::1` (with or without brackets), or `localhost`.
+    static func isLoopback(host: String) -> Bool {
+        var h = host.lowercased()
+        if h.hasPrefix("[") && h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
+        if h == "localhost" || h == "localhost." { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, h, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, h, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { b in b.prefix(15).allSatisfy { $0 == 0 } && b[15] == 1 }
+        }
+        return false
+    }
+}
+
+extension Unicode.Scalar {
+    /// C0 controls (including CR, LF, TAB and ESC), DEL and C1 controls: what must never reach a terminal raw.
+    var isControl: Bool { value < 0x20 || (0x7F...0x9F).contains(value) }
+}
+
+extension String {
+    /// This text with C0 and C1 control characters removed, safe to print on a terminal: a provider (or a forged
+    /// callback) cannot move the cursor, recolour or rewrite lines with it.
+    var withoutControlCharacters: String {
+        guard unicodeScalars.contains(where: { $0.isControl }) else { return self }
+        var out = String.UnicodeScalarView()
+        out.append(contentsOf: unicodeScalars.filter { !$0.isControl })
+        return String(out)
+    }
+}

@@ -1,0 +1,55 @@
+/// The head of an HTTP/1.x request as the loopback listener reads it: method, target and `Host`.
+/// Parsing is pure and bounded, so it can be fuzzed.
+struct HTTPRequestHead: Equatable {
+    let method: String
+    let path: String
+    let query: Substring
+    /// The `Host` header, lowercased; nil when absent.
+    let host: String?
+
+    static let maxBytes = 8 * 1024
+    static let maxHeaders = 64
+
+    enum Parse: Equatable {
+        case incomplete, tooLarge, malformed
+        case request(HTTPRequestHead)
+    }
+
+    /// Parses the request head from the bytes received so far.
+    static func parse(_ buffer: [UInt8]) -> Parse {
+        guard let end = headEnd(buffer) else { return buffer.count > maxBytes ? .tooLarge : .incomplete }
+        guard end <= maxBytes else { return .tooLarge }
+        let head = buffer[..<end]
+        guard !head.contains(0), let text = String(validating: head, as: UTF8.self) else { return .malformed }
+        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
+        guard lines.count - 1 <= maxHeaders else { return .tooLarge }
+        let parts = lines[0].split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else { return .malformed }
+        var host: String?
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { return .malformed }
+            guard line[..<colon].lowercased() == "host" else { continue }
+            // Two Host headers are a classic request-smuggling trick (RFC 9112 3.2): refuse them.
+            guard host == nil else { return .malformed }
+            host = line[line.index(after: colon)...].trimmingWhitespace.lowercased()
+        }
+        let target = parts[1]
+        let q = target.firstIndex(of: "?")
+        return .request(HTTPRequestHead(method: String(parts[0]), path: String(target[..<(q ?? target.endIndex)]),
+                                        query: q.map { target[target.index(after: $0)...] } ?? "", host: host))
+    }
+
+    static func headEnd(_ b: [UInt8]) -> Int? {
+        guard b.count >= 4 else { return nil }
+        for i in 0...(b.count - 4) where b[i] == 13 && b[i + 1] == 10 && b[i + 2] == 13 && b[i + 3] == 10 { return i }
+        return nil
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing white space.
+    var trimmingWhitespace: String {
+        let s = self.drop { $0.isWhitespace }
+        return String(s.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

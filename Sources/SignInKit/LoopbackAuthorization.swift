@@ -1,0 +1,49 @@
+/// The authorization code grant with PKCE through the system browser and the loopback listener (RFC 6749 4.1,
+/// RFC 7636, RFC 8252 7.3): bind the listener, build the request, open the browser, wait for the code (from the
+/// listener or pasted), exchange it, and show the browser how it ended.
+final class LoopbackAuthorization {
+    let receiver: LoopbackReceiver
+    let request: AuthorizationRequest
+    private var answeredViaBrowser = false
+
+    init(configuration: Configuration, endpoints: Endpoints, scopes: [String], options: SignInOptions) throws(SignInError) {
+        receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
+                                        sameUserOnly: configuration.listenerSameUserOnly)
+        request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: receiver.redirectURI,
+                                           scopes: scopes, loginHint: options.loginHint)
+    }
+
+    /// Opens the browser (unless told not to) and waits for a valid answer until `options.timeout` or cancellation.
+    func awaitCode(configuration: Configuration, endpoints: Endpoints, options: SignInOptions, environment: [String: String],
+                   canceller: Canceller, onEvent: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> AuthorizationResponse {
+        let port = receiver.port
+        let outcome = options.openBrowser
+            ? Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) } : nil
+        onEvent(.authorizationURL(url: request.url, redirectURI: receiver.redirectURI, port: port, browser: outcome))
+        var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)
+        validator.issuerRequired = endpoints.issuerParameterSupported == true
+        let answer = try receiver.waitForCode(validator: validator, deadline: LoopbackReceiver.now() + Double(options.timeout),
+                                              timeoutSeconds: options.timeout, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
+            switch notice {
+            case .refusedCallback(let reason): onEvent(.refusedCallback(reason: reason.withoutControlCharacters))
+            case .refusedPaste(let reason): onEvent(.refusedPaste(reason: reason.withoutControlCharacters))
+            case .refusedPeer(let reason): onEvent(.refusedConnection(reason: reason))
+            }
+        }
+        answeredViaBrowser = answer.viaBrowser
+        // A pasted answer won: no browser will ask for the result page.
+        if !answer.viaBrowser { receiver.close() }
+        return answer
+    }
+
+    /// Exchanges the code with the PKCE verifier, which never left this process.
+    func exchange(_ answer: AuthorizationResponse, tokens: TokenClient) throws(SignInError) -> TokenResponse {
+        try tokens.exchange(code: answer.code, verifier: request.pkce.verifier, redirectURI: request.redirectURI)
+    }
+
+    /// Shows the browser that brought the code how the sign-in ended (waiting a few seconds for it to ask), then
+    /// closes the listener.
+    func finish(_ page: ResultPage) {
+        if answeredViaBrowser { receiver.finish(page, seconds: 3) } else { receiver.close() }
+    }
+}

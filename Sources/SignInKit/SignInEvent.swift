@@ -1,0 +1,18 @@
+/// Progress of a sign-in, for a caller to show. Never carries a token.
+public enum SignInEvent: Sendable {
+    /// The URL to visit and where the answer is awaited; `browser` says whether a browser was started.
+    case authorizationURL(url: String, redirectURI: String, port: Int, browser: Browser.Outcome?)
+    /// A request reached the callback but was not for this sign-in; still waiting.
+    case refusedCallback(reason: String)
+    /// A pasted address was refused; still waiting.
+    case refusedPaste(reason: String)
+    /// The device flow's code to show.
+    case deviceCode(DeviceCode)
+    /// The authorization code arrived and is being exchanged.
+    case exchangingCode
+    /// The browser command failed (for example `xdg-open` with no browser installed); still waiting.
+    case browserFailed(reason: String, port: Int)
+    /// A connection to the listener from another local user (or one whose user cannot be told) was closed
+    /// unanswered; reported once per cause.
+    case refusedConnection(reason: String)
+}

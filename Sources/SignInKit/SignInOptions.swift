@@ -1,0 +1,19 @@
+/// How an interactive sign-in runs.
+public struct SignInOptions: Sendable {
+    /// Open the system browser (else only report the URL through `.authorizationURL`).
+    public var openBrowser = true
+    /// Seconds to wait for the person to finish in the browser.
+    public var timeout = 300
+    /// Overrides the configuration's `redirect_port`.
+    public var port: Int?
+    /// Also accept the address the browser ended at, pasted on this file descriptor (standard input: 0).
+    public var pasteFileDescriptor: Int32?
+    /// Suggests an account to the provider.
+    public var loginHint: String?
+    /// Use the device authorization grant (RFC 8628) instead of a browser on this machine.
+    public var useDeviceFlow = false
+    /// When set, the sign-in must end with this account (incremental consent).
+    public var requireUserID: String?
+    /// The defaults: browser, 5 minutes, configured port.
+    public init() {}
+}

@@ -1,0 +1,64 @@
+import FoundationEssentials
+
+/// A token endpoint's answer (RFC 6749 5.1), checked before anything in it is used.
+struct TokenResponse: Sendable, CustomStringConvertible {
+    var accessToken: String
+    var expiresIn: Int?
+    var refreshToken: String?
+    var idToken: String?
+    var scope: [String]?
+
+    /// Never the tokens themselves: a stray `print` or a test failure message must not leak one.
+    var description: String {
+        "TokenResponse(access token: \(accessToken.count) characters, expires in: \(expiresIn.map(String.init) ?? "?") s, refresh token: \(refreshToken == nil ? "no" : "yes"), ID token: \(idToken == nil ? "no" : "yes"))"
+    }
+
+    static func parse(_ r: HTTPResponse, endpoint: String) throws(SignInError) -> TokenResponse {
+        guard r.status == 200 else { throw OAuthError.from(r, endpoint: endpoint) }
+        func invalid(_ detail: String) -> SignInError { .providerError(endpoint: endpoint, code: "invalid_response", detail: detail) }
+        guard let o = JSONValue.object(from: r.body) else { throw invalid("the answer is not a JSON object") }
+        guard let access = o["access_token"]?.string, !access.isEmpty else {
+            if let code = o["error"]?.string { throw OAuthError.make(code: code, description: o["error_description"]?.string, endpoint: endpoint) }
+            throw invalid("no access_token")
+        }
+        guard let type = o["token_type"]?.string, type.lowercased() == "bearer" else { throw invalid("token_type is not Bearer") }
+        let expires = o["expires_in"]?.int
+        if let e = expires, e < 0 || e > 10 * 365 * 86400 { throw invalid("expires_in out of range") }
+        let refresh = o["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let id = o["id_token"]?.string
+        // Tokens go into Authorization headers and onto standard output: only visible ASCII (RFC 6749 A.12-A.13),
+        // so a provider cannot inject a header line or a terminal escape sequence through one.
+        for (name, token) in [("access_token", access), ("refresh_token", refresh), ("id_token", id)] {
+            if let token, !token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { throw invalid("\(name) holds characters a token may not contain") }
+        }
+        let scope = o["scope"]?.string?.split(separator: " ").map { String($0).withoutControlCharacters }.filter { !$0.isEmpty }
+        return TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope)
+    }
+}
+
+/// OAuth 2.0 error responses (RFC 6749 5.2), turned into `SignInError.providerError` with the provider's code.
+enum OAuthError {
+    /// The codes that mean the provider no longer accepts a grant: the person revoked access, the grant expired,
+    /// or a rotated refresh token was reused. `invalid_code` is what some providers say instead.
+    static let grantRefusedCodes: Set<String> = ["invalid_grant", "invalid_code"]
+
+    static func make(code: String, description: String?, endpoint: String) -> SignInError {
+        .providerError(endpoint: endpoint, code: code, detail: description.map { String($0.prefix(300)) })
+    }
+
+    static func from(_ r: HTTPResponse, endpoint: String) -> SignInError {
+        if let o = JSONValue.object(from: r.body), let code = o["error"]?.string {
+            return make(code: code, description: o["error_description"]?.string, endpoint: endpoint)
+        }
+        let detail = r.body.isEmpty ? "HTTP \(r.status) with an empty body" : "HTTP \(r.status), not an OAuth error response"
+        return .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: detail)
+    }
+}
+
+extension SignInError {
+    /// True when the provider refused the grant itself (not a network fault or an outage).
+    var isGrantRefused: Bool {
+        if case .providerError(_, let code, _) = self { return OAuthError.grantRefusedCodes.contains(code) }
+        return false
+    }
+}

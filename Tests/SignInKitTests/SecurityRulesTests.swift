@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import SignInKit
+
+/// The small rules the security review asked for, each on its own input.
+@Suite struct SecurityRulesTests {
+    @Test(arguments: [
+        ("http://127.0.0.1:8080/token", true), ("http://127.5.6.7/", true), ("http://[::1]:9/x", true),
+        ("http://localhost:3000/", true), ("http://LOCALHOST/", true), ("https://example.org/", true),
+        // Decided on the address, not on how the name starts.
+        ("http://127.evil.example/", false), ("http://127.0.0.1.evil.example/", false), ("http://localhost.evil.example/", false),
+        ("http://[::2]/", false), ("http://0x7f.0.0.1/", false), ("http://10.0.0.1/", false), ("http://example.org/", false),
+        ("ftp://127.0.0.1/", false), ("127.0.0.1/token", false),
+        ("https://example.org/\u{1B}[2Jtoken", false), ("https://example.org/a\r\nb", false),
+    ])
+    func plainHTTPOnlyToLoopbackAddresses(url: String, allowed: Bool) {
+        #expect((EndpointURL.problem(url) == nil) == allowed, "\(url)")
+    }
+
+    @Test func aNonLoopbackHTTPEndpointInTheConfigurationIsAConfigurationError() {
+        let json = #"{"client_id": "c", "issuer": "http://127.evil.example"}"#
+        #expect(throws: SignInError.self) { try Configuration.parse(Data(json.utf8), sourcePath: "/c.json") }
+        do {
+            _ = try Configuration.parse(Data(json.utf8), sourcePath: "/c.json")
+        } catch {
+            guard case .configInvalid(let file, let field, _) = error else { Issue.record("\(error)"); return }
+            #expect(file == "/c.json")
+            #expect(field == "issuer")
+        }
+    }
+
+    @Test func controlCharactersNeverReachTheTerminal() {
+        let p = Profile(userID: "u", name: "Mallory\u{1B}[1A\u{1B}[2K\rAlice", email: "a\u{9B}31m@example.org\n")
+        #expect(p.displayName == "Mallory[1A[2KAlice <a31m@example.org>")
+        let e = SignInError.providerError(endpoint: "token endpoint", code: "x\u{1B}]0;owned\u{07}", detail: "line1\r\nline2\u{1B}[31m")
+        #expect(!e.description.unicodeScalars.contains { $0.isControl })
+    }
+
+    @Test func tokensWithControlCharactersAreRefused() {
+        for bad in ["at\u{1B}[2J", "at\r\nX-Injected: 1", "at with space"] {
+            let body = try! JSONSerialization.data(withJSONObject: ["access_token": bad, "token_type": "Bearer"])
+            #expect(throws: SignInError.self) { try TokenResponse.parse(HTTPResponse(status: 200, body: body), endpoint: "t") }
+        }
+    }
+
+    @Test func theRequestHeadCarriesItsHostAndRefusesTwo() {
+        let one = HTTPRequestHead.parse(Array("GET /callback?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8765\r\n\r\n".utf8))
+        #expect(one == .request(HTTPRequestHead(method: "GET", path: "/callback", query: "x=1", host: "127.0.0.1:8765")))
+        let two = HTTPRequestHead.parse(Array("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n".utf8))
+        #expect(two == .malformed)
+        let none = HTTPRequestHead.parse(Array("GET / HTTP/1.1\r\n\r\n".utf8))
+        #expect(none == .request(HTTPRequestHead(method: "GET", path: "/", query: "", host: nil)))
+    }
+
+    @Test func theOwnerOfALoopbackConnectionIsReadFromProcNetTCP() {
+        let table = """
+              sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+               0: 0100007F:2235 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 100 1 0 100 0 0 10 0
+               1: 0100007F:2235 0100007F:C001 01 00000000:00000000 00:00000000 00000000     0        0 101 1 0 20 4 30 10 -1
+               2: 0100007F:C001 0100007F:2235 01 00000000:00000000 00:00000000 00000000 65534        0 102 1 0 20 4 30 10 -1
+            """
+        let data = Data(table.utf8)
+        #expect(LoopbackPeer.owner(in: data, client: "0100007F:C001", server: "0100007F:2235") == .uid(65534))
+        #expect(LoopbackPeer.owner(in: data, client: "0100007F:C002", server: "0100007F:2235") == nil)
+    }
+
+    @Test func theOwnerOfARealConnectionIsThisProcessesUser() throws {
+        let receiver = try LoopbackReceiver(port: 0, path: "/callback")
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(UInt16(receiver.port).bigEndian)
+        a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(rc == 0)
+        // The server's view of the client end is the client's own socket: ask about it from the client side,
+        // swapped (its local address is what the listener sees as the peer).
+        guard let mine = LoopbackPeer.address(client, peer: false), let theirs = LoopbackPeer.address(client, peer: true),
+              let table = try? FileIO.readStream(path: "/proc/net/tcp", limit: 1 << 24) else {
+            Issue.record("no /proc/net/tcp")
+            return
+        }
+        #expect(LoopbackPeer.owner(in: table, client: mine.procText, server: theirs.procText) == .uid(geteuid()))
+    }
+}
