@@ -37,6 +37,8 @@ public struct Configuration: Sendable, Equatable {
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
     /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
     public var listenerSameUserOnly: Bool
+    /// The user name `signin git-credential` answers (default: the account's e-mail).
+    public var gitUsername: String?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -77,24 +79,50 @@ public struct Configuration: Sendable, Equatable {
         self.httpTimeout = 30
         self.caFile = nil
         self.listenerSameUserOnly = true
+        self.gitUsername = nil
         self.sourcePath = "(in code)"
     }
 
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
     public var isGoogle: Bool { Issuer.isGoogle(issuer) }
 
-    /// The file to read: `explicit`, else `$SIGNIN_CONFIG`, else `$XDG_CONFIG_HOME/signin/config.json`,
-    /// else `~/.config/signin/config.json`.
-    public static func defaultPath(explicit: String?, environment: [String: String]) -> String {
-        if let explicit, !explicit.isEmpty { return explicit }
-        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return p }
-        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/signin/config.json" }
-        return (environment["HOME"] ?? "/") + "/.config/signin/config.json"
+    /// The folder of named configurations: `$XDG_CONFIG_HOME/signin`, else `~/.config/signin`.
+    public static func directory(environment: [String: String]) -> String {
+        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/signin" }
+        return (environment["HOME"] ?? "/") + "/.config/signin"
     }
 
-    /// Reads the configuration from `defaultPath(explicit:environment:)` with the process environment.
-    public static func loadDefault(explicitPath: String? = nil) throws(SignInError) -> Configuration {
-        try load(path: defaultPath(explicit: explicitPath, environment: ProcessEnvironment.current))
+    /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
+    /// `<directory>/NAME.json`), `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else `<directory>/config.json`.
+    public static func defaultPath(explicit: String?, profile: String? = nil, environment: [String: String]) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let profile, !profile.isEmpty { return directory(environment: environment) + "/\(profile).json" }
+        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return p }
+        if let p = environment["SIGNIN_PROFILE"], !p.isEmpty { return directory(environment: environment) + "/\(p).json" }
+        return directory(environment: environment) + "/config.json"
+    }
+
+    /// Whether `name` can name a configuration: letters, digits, `.`, `_` and `-`, not starting with a dot.
+    public static func isValidProfileName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    }
+
+    /// The named configurations in `directory(environment:)`: `config` for `config.json`, else the file's name.
+    public static func profileNames(environment: [String: String]) -> [String] {
+        let dir = directory(environment: environment)
+        guard let d = opendir(dir) else { return [] }
+        defer { closedir(d) }
+        var names: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".json"), !name.hasPrefix(".") { names.append(String(name.dropLast(5))) }
+        }
+        return names.sorted()
+    }
+
+    /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment.
+    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil) throws(SignInError) -> Configuration {
+        try load(path: defaultPath(explicit: explicitPath, profile: profile, environment: ProcessEnvironment.current))
     }
 
     /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
@@ -103,21 +131,33 @@ public struct Configuration: Sendable, Equatable {
         do {
             data = try FileIO.read(path: path, limit: 1 << 20)
         } catch let e {
+            if e.notFound {
+                throw .configInvalid(file: path, field: nil, reason: "file not found. Write one with `signin init`, or copy config.example.json there and fill in your client ID")
+            }
             throw .configInvalid(file: path, field: nil, reason: e.reason)
         }
         return try parse(data, sourcePath: path)
     }
 
+    /// The client ID in `config.example.json`, refused so that nobody signs in against a client that is not theirs.
+    static let placeholderClientID = "1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com"
+
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
     public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> Configuration {
         func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
-        guard let obj = JSONValue.object(from: data) else { throw fail(nil, "not a JSON object (expected {\"client_id\": ...})") }
+        guard let obj = JSONValue.object(from: data) else {
+            // Say where the JSON goes wrong, or that it is valid but not an object.
+            if let problem = JSONSyntax.firstError(in: Array(data)) {
+                throw fail(nil, "not valid JSON at line \(problem.line), column \(problem.column): \(problem.reason)")
+            }
+            throw fail(nil, "not a JSON object (expected {\"client_id\": ...})")
+        }
         for key in obj.keys.sorted() where !knownFields.contains(key) {
             throw fail(key, "unknown field (known: \(knownFields.filter { $0 != "$comment" }.sorted().joined(separator: ", ")))")
         }
@@ -133,6 +173,9 @@ public struct Configuration: Sendable, Equatable {
             return s
         }
         guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
+        if clientID == placeholderClientID {
+            throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here, or run `signin init`")
+        }
         var c = Configuration(clientID: clientID)
         c.sourcePath = sourcePath
         c.clientSecret = try string("client_secret")
@@ -163,7 +206,7 @@ public struct Configuration: Sendable, Equatable {
         c.endpoints.jwks = try url("jwks_uri")
         c.endpoints.deviceAuthorization = try url("device_authorization_endpoint")
         if let v = obj["redirect_port"], v != .null {
-            guard let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }
+            guard case .number = v, let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }
             c.redirectPort = p
         }
         if let p = try string("redirect_path") {
@@ -171,7 +214,7 @@ public struct Configuration: Sendable, Equatable {
             c.redirectPath = p
         }
         if let v = obj["http_timeout"], v != .null {
-            guard let t = v.int, (1...300).contains(t) else { throw fail("http_timeout", "must be a whole number of seconds from 1 to 300") }
+            guard case .number = v, let t = v.int, (1...300).contains(t) else { throw fail("http_timeout", "must be a whole number of seconds from 1 to 300") }
             c.httpTimeout = t
         }
         if let ca = try string("ca_file") {
@@ -182,6 +225,7 @@ public struct Configuration: Sendable, Equatable {
             guard case .bool(let b) = v else { throw fail("listener_same_user_only", "must be true or false") }
             c.listenerSameUserOnly = b
         }
+        c.gitUsername = try string("git_username")
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")
         if let v = obj["extra_authorization_parameters"], v != .null {

@@ -5,15 +5,17 @@ import Glibc
 
 /// Encrypted, atomic, locked storage of credentials under `$XDG_DATA_HOME/signin/` (default `~/.local/share/signin/`).
 ///
-/// File format (version 1): `"SGNI"` magic, a version byte, a 96-bit nonce, the 128-bit GCM tag, then the
-/// AES-256-GCM ciphertext of the JSON credentials. Issuer and client ID are associated data, so an entry copied
-/// over another account's file does not decrypt. The key is 32 random bytes in `key` beside the entries.
+/// Layout (format version 2), for a configuration `C` (a hash of issuer and client ID) and an account `A` (a hash of
+/// its `sub`): `C.A.cred` holds the account's encrypted credentials (see `EntryFile`), `C.current` names the
+/// current account (`A`, which reveals nothing), `C.A.cred.lock` and `C.lock` are lock files, and `key` is the
+/// 32-byte AES-256 key. Nothing in a file name or in clear says who the accounts are. A version 1 store (`C.cred`, one account per configuration) is carried over on first use.
+///
+/// Every write is atomic (temporary file, fsync, rename), so a crash leaves the old state or the new one.
 public struct CredentialStore: Sendable {
     /// The folder holding the key, the entries and their lock files.
     public let directory: String
 
-    static let magic: [UInt8] = Array("SGNI".utf8)
-    static let formatVersion: UInt8 = 1
+    static let formatVersion: UInt8 = 2
 
     /// A store in `directory` (created 0700 on first write).
     public init(directory: String) { self.directory = directory }
@@ -26,15 +28,30 @@ public struct CredentialStore: Sendable {
 
     var keyPath: String { directory + "/key" }
 
-    /// The entry file for one issuer and client.
-    public func entryPath(issuer: String, clientID: String) -> String {
-        return directory + "/\(Self.entryName(issuer: issuer, clientID: clientID)).cred"
+    /// Where the store's key is, in words (`status` shows it).
+    public var keyDescription: String { "file \(keyPath)" }
+
+    /// The file prefix of one configuration (issuer and client ID).
+    static func configurationName(issuer: String, clientID: String) -> String { hashName("\(issuer)\u{0}\(clientID)") }
+    /// The file part of one account.
+    static func accountName(subject: String) -> String { hashName(subject) }
+
+    /// The entry file of one account.
+    public func entryPath(issuer: String, clientID: String, subject: String) -> String {
+        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(Self.accountName(subject: subject)).cred"
     }
 
-    /// A stable file name for an account: two 64-bit FNV-1a hashes of issuer and client ID.
-    /// Not a security boundary (the associated data binds each entry to its account); it avoids
-    /// initialising OpenSSL's digest machinery on the cached path, which cost more than the decryption.
-    static func entryName(issuer: String, clientID: String) -> String {
+    func legacyEntryPath(issuer: String, clientID: String) -> String {
+        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).cred"
+    }
+
+    func currentPointerPath(issuer: String, clientID: String) -> String {
+        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).current"
+    }
+
+    /// Two 64-bit FNV-1a hashes. Not a security boundary (the associated data binds each entry to its account); it
+    /// avoids initialising OpenSSL's digest machinery on the cached path, which cost more than the decryption.
+    static func hashName(_ text: String) -> String {
         func fnv(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
             var h = seed
             for b in bytes {
@@ -43,13 +60,9 @@ public struct CredentialStore: Sendable {
             }
             return h
         }
-        let input = Array("\(issuer)\u{0}\(clientID)".utf8)
+        let input = Array(text.utf8)
         return [fnv(input, seed: 0xcbf2_9ce4_8422_2325), fnv(input.reversed(), seed: 0x8422_2325_cbf2_9ce4)]
             .map { String($0, radix: 16).leftPadded(16) }.joined()
-    }
-
-    private func aad(issuer: String, clientID: String) -> [UInt8] {
-        Array("signin-store-v1\u{0}\(issuer)\u{0}\(clientID)".utf8)
     }
 
     // MARK: Folder and key
@@ -121,26 +134,29 @@ public struct CredentialStore: Sendable {
 
     // MARK: Entries
 
-    /// The stored credentials, or nil when there are none. Throws when a file exists but cannot be trusted.
-    func load(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
-        guard try checkDirectory(create: false) else { return nil }
-        let path = entryPath(issuer: issuer, clientID: clientID)
+    /// Reads and decrypts one entry file; nil when it does not exist. Throws when it exists but cannot be trusted.
+    /// A version 2 file must hold the account its name was derived from: the content is authenticated, so a file
+    /// copied over another account's is refused.
+    private func read(path: String, issuer: String, clientID: String, accountName: String?, version: UInt8) throws(SignInError) -> StoredCredentials? {
         let data: Data
         do { data = try FileIO.read(path: path, limit: 1 << 20, noFollow: true) } catch {
             if error.notFound { return nil }
             throw .storeUnreadable(path: path, reason: error.reason)
         }
-        let bytes = Array(data)
-        let header = Self.magic.count + 1 + 12 + 16
-        guard bytes.count >= header, Array(bytes[0..<4]) == Self.magic else {
-            throw .storeUnreadable(path: path, reason: "not a signin credential file (truncated or damaged); left as is. Run `signin logout` then `signin login` to replace it")
+        let entry: EntryFile
+        do { entry = try EntryFile.parse(Array(data)) } catch {
+            switch error {
+            case .notAnEntry:
+                throw .storeUnreadable(path: path, reason: "not a signin credential file (truncated or damaged); left as is. Run `signin logout` then `signin login` to replace it")
+            case .unknownVersion(let v):
+                throw .storeUnreadable(path: path, reason: "written in format version \(v), this signin reads versions 1 and 2; left as is")
+            }
         }
-        guard bytes[4] == Self.formatVersion else {
-            throw .storeUnreadable(path: path, reason: "written in format version \(bytes[4]), this signin reads version \(Self.formatVersion); left as is")
+        guard entry.version == version else {
+            throw .storeUnreadable(path: path, reason: "holds format version \(entry.version) where version \(version) belongs; left as is")
         }
         guard let key = try readKey() else { throw .storeUnreadable(path: keyPath, reason: "the key file is missing, so \(path) cannot be decrypted; left as is") }
-        let sealed = Crypto.Sealed(nonce: Array(bytes[5..<17]), ciphertext: Array(bytes[header...]), tag: Array(bytes[17..<33]))
-        guard let plain = Crypto.open(sealed, key: key, aad: aad(issuer: issuer, clientID: clientID)) else {
+        guard let plain = Crypto.open(entry.sealed, key: key, aad: EntryFile.aad(version: version, issuer: issuer, clientID: clientID)) else {
             throw .storeUnreadable(path: path, reason: "does not decrypt with this key for this issuer and client (damaged, tampered with, or copied from another account); left as is")
         }
         let dec = JSONDecoder()
@@ -148,30 +164,159 @@ public struct CredentialStore: Sendable {
         guard let creds = try? dec.decode(StoredCredentials.self, from: Data(plain)), creds.issuer == issuer, creds.clientID == clientID else {
             throw .storeUnreadable(path: path, reason: "decrypts but holds no credentials this signin understands; left as is")
         }
+        if let accountName, Self.accountName(subject: creds.profile.userID) != accountName {
+            throw .storeUnreadable(path: path, reason: "holds another account than its name says (copied from another account?); left as is")
+        }
         return creds
     }
 
-    /// Encrypts and writes atomically; the previous entry stays intact if anything fails.
+    /// The stored credentials of one account, or nil when there are none.
+    func load(issuer: String, clientID: String, subject: String) throws(SignInError) -> StoredCredentials? {
+        guard try checkDirectory(create: false) else { return nil }
+        return try read(path: entryPath(issuer: issuer, clientID: clientID, subject: subject), issuer: issuer, clientID: clientID,
+                        accountName: Self.accountName(subject: subject), version: Self.formatVersion)
+    }
+
+    /// The stored credentials of the account whose file name part is `accountName`.
+    func load(issuer: String, clientID: String, accountName: String) throws(SignInError) -> StoredCredentials? {
+        guard try checkDirectory(create: false) else { return nil }
+        let path = directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(accountName).cred"
+        return try read(path: path, issuer: issuer, clientID: clientID, accountName: accountName, version: Self.formatVersion)
+    }
+
+    /// Every account stored for this configuration, in a stable order (by e-mail, then `sub`).
+    func accounts(issuer: String, clientID: String) throws(SignInError) -> [StoredCredentials] {
+        guard try checkDirectory(create: false) else { return [] }
+        let prefix = Self.configurationName(issuer: issuer, clientID: clientID) + "."
+        var found: [StoredCredentials] = []
+        for name in try fileNames() where name.hasPrefix(prefix) && name.hasSuffix(".cred") && name.count == prefix.count + 32 + 5 {
+            let account = String(name.dropFirst(prefix.count).prefix(32))
+            if let creds = try load(issuer: issuer, clientID: clientID, accountName: account) { found.append(creds) }
+        }
+        return found.sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
+    }
+
+    private func fileNames() throws(SignInError) -> [String] {
+        guard let dir = opendir(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        return names
+    }
+
+    /// Encrypts and writes one account's entry atomically; the previous entry stays intact if anything fails.
     func save(_ creds: StoredCredentials) throws(SignInError) {
         try checkDirectory(create: true)
         let key = try readOrCreateKey()
+        let subject = creds.profile.userID
         let enc = JSONEncoder()
         enc.dateEncodingStrategy = .secondsSince1970
         guard let plain = try? enc.encode(creds) else { throw .system(reason: "could not encode credentials") }
-        let sealed = try Crypto.seal(Array(plain), key: key, aad: aad(issuer: creds.issuer, clientID: creds.clientID))
-        let bytes = Self.magic + [Self.formatVersion] + sealed.nonce + sealed.tag + sealed.ciphertext
-        let path = entryPath(issuer: creds.issuer, clientID: creds.clientID)
-        do { try FileIO.writeAtomically(bytes, to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
+        let aad = EntryFile.aad(version: Self.formatVersion, issuer: creds.issuer, clientID: creds.clientID)
+        let file = EntryFile(version: Self.formatVersion, sealed: try Crypto.seal(Array(plain), key: key, aad: aad))
+        let path = entryPath(issuer: creds.issuer, clientID: creds.clientID, subject: subject)
+        do { try FileIO.writeAtomically(file.bytes, to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
         removeAbandonedTemporaryFiles()
     }
 
-    /// Temporary files left by a process that died mid-write (they hold only ciphertext): removed once their
-    /// writer is gone.
+    /// Removes one account's entry; true when there was one.
+    @discardableResult
+    func remove(issuer: String, clientID: String, subject: String) throws(SignInError) -> Bool {
+        try remove(issuer: issuer, clientID: clientID, accountName: Self.accountName(subject: subject))
+    }
+
+    /// Removes the entry whose file name part is `accountName`, without reading it (it may be damaged).
+    @discardableResult
+    func remove(issuer: String, clientID: String, accountName: String) throws(SignInError) -> Bool {
+        guard try checkDirectory(create: false) else { return false }
+        let path = directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(accountName).cred"
+        if unlink(path) != 0 {
+            if errno == ENOENT { return false }
+            throw .storeUnwritable(path: path, reason: FileIO.errnoText())
+        }
+        return true
+    }
+
+    // MARK: The current account
+
+    /// The current account of this configuration, or nil when none is current. Carries a version 1 store over
+    /// first (see `migrateVersion1`).
+    func current(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
+        guard try checkDirectory(create: false) else { return nil }
+        if let name = try readPointer(issuer: issuer, clientID: clientID) {
+            return try load(issuer: issuer, clientID: clientID, accountName: name)
+        }
+        guard access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) == 0 else { return nil }
+        return try withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> StoredCredentials? in
+            try migrateVersion1(issuer: issuer, clientID: clientID)
+            guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }
+            return try load(issuer: issuer, clientID: clientID, accountName: name)
+        }
+    }
+
+    /// The file name part of the current account, or nil.
+    func currentAccountName(issuer: String, clientID: String) throws(SignInError) -> String? {
+        guard try checkDirectory(create: false) else { return nil }
+        return try readPointer(issuer: issuer, clientID: clientID)
+    }
+
+    private func readPointer(issuer: String, clientID: String) throws(SignInError) -> String? {
+        let path = currentPointerPath(issuer: issuer, clientID: clientID)
+        do throws(FileIO.Failure) {
+            let text = String(decoding: try FileIO.read(path: path, limit: 256, noFollow: true), as: UTF8.self).trimmingWhitespace
+            guard text.count == 32, text.allSatisfy({ $0.isHexDigit }) else {
+                throw FileIO.Failure(reason: "does not name an account; left as is. Run `signin use ACCOUNT` to choose one")
+            }
+            return text
+        } catch {
+            if error.notFound { return nil }
+            throw .storeUnreadable(path: path, reason: error.reason)
+        }
+    }
+
+    /// Makes `subject` the current account of this configuration, or none (nil). The caller holds the
+    /// configuration lock.
+    func setCurrent(issuer: String, clientID: String, subject: String?) throws(SignInError) {
+        let path = currentPointerPath(issuer: issuer, clientID: clientID)
+        guard let subject else {
+            if unlink(path) != 0 && errno != ENOENT { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+            return
+        }
+        try checkDirectory(create: true)
+        do { try FileIO.writeAtomically(Array((Self.accountName(subject: subject) + "\n").utf8), to: path) } catch {
+            throw .storeUnwritable(path: path, reason: error.reason)
+        }
+    }
+
+    // MARK: Carrying version 1 over
+
+    /// Carries a version 1 entry (one account per configuration) over to version 2, under the configuration lock.
+    /// Each step is atomic and the old file goes last, so a crash at any point loses nothing: the next run finds
+    /// the old file and finishes the move. An account already in version 2 is never overwritten by the older copy.
+    func migrateVersion1(issuer: String, clientID: String) throws(SignInError) {
+        let legacy = legacyEntryPath(issuer: issuer, clientID: clientID)
+        guard let old = try read(path: legacy, issuer: issuer, clientID: clientID, accountName: nil, version: 1) else { return }
+        let subject = old.profile.userID
+        if try load(issuer: issuer, clientID: clientID, subject: subject) == nil {
+            try save(old)
+        }
+        Failpoint.hit("migrate-after-entry")
+        if try readPointer(issuer: issuer, clientID: clientID) == nil {
+            try setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+        }
+        Failpoint.hit("migrate-after-pointer")
+        if unlink(legacy) != 0 && errno != ENOENT { throw .storeUnwritable(path: legacy, reason: FileIO.errnoText()) }
+    }
+
+    // MARK: Housekeeping
+
+    /// Temporary files left by a process that died mid-write (they hold only ciphertext or an account name):
+    /// removed once their writer is gone.
     private func removeAbandonedTemporaryFiles() {
-        guard let dir = opendir(directory) else { return }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let names = try? fileNames() else { return }
+        for name in names {
             guard let range = name.firstRange(of: ".tmp-") else { continue }
             let pidText = name[range.upperBound...].prefix { $0 != "-" }
             guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
@@ -179,21 +324,32 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    /// Removes the entry; true when there was one.
-    @discardableResult
-    func remove(issuer: String, clientID: String) throws(SignInError) -> Bool {
-        guard try checkDirectory(create: false) else { return false }
-        let path = entryPath(issuer: issuer, clientID: clientID)
-        if unlink(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw .storeUnwritable(path: path, reason: FileIO.errnoText())
+    /// After the last account anywhere in this folder is signed out, nothing of signin's stays behind: the key,
+    /// the pointers and the lock files go, and so does the folder when it is empty.
+    func removeLeftoversIfEmpty() {
+        guard let names = try? fileNames(), !names.contains(where: { $0.hasSuffix(".cred") }) else { return }
+        for name in names where name == "key" || name.hasSuffix(".current") || name.hasSuffix(".lock") {
+            unlink(directory + "/" + name)
+        }
+        rmdir(directory)
     }
 
-    /// Runs `body` holding an exclusive lock for this entry, so that one process refreshes while others wait.
-    /// The lock is released when the process dies, so a crash never leaves it held.
-    func withLock<T>(issuer: String, clientID: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+    // MARK: Locks
+
+    /// Runs `body` holding an exclusive lock on one account, so that one process refreshes it while others wait.
+    /// Different accounts never wait on each other. The lock is released when the process dies.
+    func withLock<T>(issuer: String, clientID: String, subject: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        try withFileLock(entryPath(issuer: issuer, clientID: clientID, subject: subject) + ".lock", body)
+    }
+
+    /// Runs `body` holding the lock of a configuration: the current-account pointer and the carry-over from
+    /// version 1 change only under it.
+    func withConfigurationLock<T>(issuer: String, clientID: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        try withFileLock(directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).lock", body)
+    }
+
+    private func withFileLock<T>(_ path: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
         try checkDirectory(create: true)
-        let path = entryPath(issuer: issuer, clientID: clientID) + ".lock"
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
         defer { close(fd) }

@@ -35,63 +35,161 @@ public final class SignInClient: Sendable {
     var issuer: String { configuration.issuer }
     var clientID: String { configuration.clientID }
 
-    // MARK: Offline
+    // MARK: The provider
 
-    /// The stored user, without network (also when the provider has ended its grant: see `User.grantEndedAt`).
-    /// Throws when the store exists but cannot be trusted.
-    public func storedUser() throws(SignInError) -> User? {
-        try store.load(issuer: issuer, clientID: clientID).map { User($0, client: self) }
+    /// The provider's endpoints, from discovery (or the configuration's overrides). Blocks on the network.
+    public func discoverEndpoints() throws(SignInError) -> Endpoints {
+        try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
     }
 
-    /// The stored user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
+    // MARK: Accounts (offline)
+
+    /// The current account's stored user, without network (also when the provider has ended its grant: see
+    /// `User.grantEndedAt`); with `account` (an e-mail or `sub`), that account's. Nil when nothing is stored or no
+    /// account is current. Throws when the store cannot be trusted, or `account` names no account or several.
+    public func storedUser(account: String? = nil) throws(SignInError) -> User? {
+        guard let c = try credentials(account: account) else { return nil }
+        return User(c, client: self, isCurrent: account == nil || c.profile.userID == (try? currentSubject()))
+    }
+
+    /// The current user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
     public var currentUser: User? { try? storedUser() }
 
-    /// Whether a previous sign-in is stored that `restorePreviousSignIn()` can use without a browser: false when
-    /// nothing is stored, the store cannot be read, or the provider has ended the grant.
+    /// Whether a previous sign-in of the current account is stored that `restorePreviousSignIn()` can use without
+    /// a browser: false when nothing is stored, no account is current, the store cannot be read, or the provider
+    /// has ended the grant.
     public var hasPreviousSignIn: Bool {
-        guard let c = try? store.load(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
+        guard let c = try? store.current(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
         return c.refreshToken != nil || isFresh(c, minimumValidity: 0)
     }
 
-    func isFresh(_ c: StoredCredentials, minimumValidity: TimeInterval) -> Bool {
-        guard c.accessToken != nil, let exp = c.accessTokenExpiry else { return false }
-        return exp.timeIntervalSinceNow >= minimumValidity
+    /// Every account signed in with this configuration, the current one marked (`User.isCurrent`).
+    public func accounts() throws(SignInError) -> [User] {
+        let current = try currentSubject()
+        return try allCredentials().map { User($0, client: self, isCurrent: $0.profile.userID == current) }
+    }
+
+    /// Makes `account` (an e-mail or `sub`) the current account: the one `restorePreviousSignIn()`, `currentUser`
+    /// and the CLI's commands use when no account is named.
+    @discardableResult
+    public func switchAccount(to account: String) throws(SignInError) -> User {
+        let c = try resolve(account)
+        try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
+            try store.migrateVersion1(issuer: issuer, clientID: clientID)
+            try store.setCurrent(issuer: issuer, clientID: clientID, subject: c.profile.userID)
+        }
+        return User(c, client: self, isCurrent: true)
+    }
+
+    func currentSubject() throws(SignInError) -> String? {
+        try store.current(issuer: issuer, clientID: clientID)?.profile.userID
+    }
+
+    func allCredentials() throws(SignInError) -> [StoredCredentials] {
+        if access(store.legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) == 0 {
+            try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
+                try store.migrateVersion1(issuer: issuer, clientID: clientID)
+            }
+        }
+        return try store.accounts(issuer: issuer, clientID: clientID)
+    }
+
+    /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's.
+    func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
+        guard let account else { return try store.current(issuer: issuer, clientID: clientID) }
+        return try resolve(account)
+    }
+
+    /// The one stored account `account` names; an error listing what is stored when it names none or several.
+    func resolve(_ account: String) throws(SignInError) -> StoredCredentials {
+        let all = try allCredentials()
+        let bySub = all.filter { $0.profile.userID == account }
+        let matches = bySub.isEmpty ? all.filter { $0.profile.email?.lowercased() == account.lowercased() } : bySub
+        let known = all.map { $0.profile.displayName + " (sub \($0.profile.userID))" }
+        guard matches.count == 1 else {
+            if matches.isEmpty { throw .accountNotFound(account: account, known: known) }
+            throw .ambiguousAccount(account: account, matches: matches.map { $0.profile.displayName + " (sub \($0.profile.userID))" })
+        }
+        return matches[0]
+    }
+
+    /// Why there is no account to use: nothing stored, or accounts stored but none current.
+    func noAccount() -> SignInError {
+        let others = (try? allCredentials()) ?? []
+        if others.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(issuer) and this client; run `signin login`") }
+        return .noPreviousSignIn(reason: "no account is current (\(others.count) stored: \(others.map { $0.profile.email ?? $0.profile.userID }.joined(separator: ", "))); choose one with `signin use ACCOUNT`, or name one with --account")
+    }
+
+    func isFresh(_ c: StoredCredentials, minimumValidity: TimeInterval, token: TokenKind = .access) -> Bool {
+        switch token {
+        case .access:
+            guard c.accessToken != nil, let exp = c.accessTokenExpiry else { return false }
+            return exp.timeIntervalSinceNow >= minimumValidity
+        case .id:
+            guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
+            return exp.timeIntervalSinceNow >= minimumValidity
+        }
+    }
+
+    /// Makes the next `restore` refresh before handing out an access token: for a caller told by an API that the
+    /// token was rejected (git's `erase`). Only when `rejected` is the stored access token (compared in constant
+    /// time), so a late report about an older token changes nothing.
+    public func markAccessTokenRejected(_ rejected: String, account: String? = nil) throws(SignInError) {
+        guard let c = try credentials(account: account) else { return }
+        let subject = c.profile.userID
+        try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
+            guard var current = try store.load(issuer: issuer, clientID: clientID, subject: subject),
+                  let token = current.accessToken, Crypto.constantTimeEqual(token, rejected) else { return }
+            current.accessTokenExpiry = Date(timeIntervalSince1970: 0)
+            try store.save(current)
+        }
     }
 
     // MARK: Restore and refresh
 
     /// Restores the previous sign-in without a browser, refreshing the tokens when the access token expires
     /// within `minimumValidity` seconds (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
-    public func restorePreviousSignIn(minimumValidity: TimeInterval = 60, forceRefresh: Bool = false) async throws(SignInError) -> User {
-        try await offPool { () throws(SignInError) -> User in try self.restore(minimumValidity: minimumValidity, forceRefresh: forceRefresh) }
+    public func restorePreviousSignIn(account: String? = nil, minimumValidity: TimeInterval = 60, forceRefresh: Bool = false,
+                                      token: TokenKind = .access) async throws(SignInError) -> User {
+        try await offPool { () throws(SignInError) -> User in
+            try self.restore(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+        }
     }
 
     /// The synchronous body of `restorePreviousSignIn`, for callers that are not async (the CLI's cached path).
     ///
-    /// 1. Nothing stored: `.noPreviousSignIn`.
+    /// 1. The account: `account` (an e-mail or `sub`) when given, else the current one. Nothing stored, or no
+    ///    account current: `.noPreviousSignIn`.
     /// 2. The provider ended the grant (remembered from an earlier refresh): `.noPreviousSignIn` at once, no request.
-    /// 3. The access token is valid for `minimumValidity` more seconds and no refresh is forced: the stored user,
-    ///    with no network and no lock.
-    /// 4. Otherwise, under this account's lock, read again: another process may have refreshed meanwhile (with a
-    ///    rotating provider, the refresh token we read first is already spent). Its fresh result is used as is;
-    ///    else this process refreshes (`refreshLocked`). Many parallel callers so cause one refresh.
-    public func restore(minimumValidity: TimeInterval = 60, forceRefresh: Bool = false) throws(SignInError) -> User {
-        guard let cached = try store.load(issuer: issuer, clientID: clientID) else {
-            throw .noPreviousSignIn(reason: "nothing stored for \(issuer) and this client; run `signin login`")
-        }
+    /// 3. The token asked for (`token`: the access token, or the ID token) is valid for `minimumValidity` more
+    ///    seconds and no refresh is forced: the stored user, with no network and no lock.
+    /// 4. Otherwise, under this account's lock (other accounts do not wait), read again: another process may have
+    ///    refreshed meanwhile (with a rotating provider, the refresh token we read first is already spent). Its
+    ///    fresh result is used as is; else this process refreshes (`refreshLocked`). Many parallel callers so
+    ///    cause one refresh. When the ID token was asked for and the refresh brought none, that is an error
+    ///    (`.noPreviousSignIn`: only a new sign-in gives one), after the refreshed tokens are saved.
+    public func restore(account: String? = nil, minimumValidity: TimeInterval = 60, forceRefresh: Bool = false,
+                        token: TokenKind = .access) throws(SignInError) -> User {
+        guard let cached = try credentials(account: account) else { throw noAccount() }
+        let isCurrent = account == nil || cached.profile.userID == (try? currentSubject())
         if let ended = cached.grantEndedAt { throw .grantEnded(on: ended) }
-        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity) { return User(cached, client: self) }
+        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return User(cached, client: self, isCurrent: isCurrent) }
         let seen = cached.accessToken
-        return try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> User in
-            guard let current = try store.load(issuer: issuer, clientID: clientID) else {
+        let subject = cached.profile.userID
+        return try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> User in
+            guard let current = try store.load(issuer: issuer, clientID: clientID, subject: subject) else {
                 throw .noPreviousSignIn(reason: "signed out meanwhile")
             }
             if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
             let someoneElseRefreshed = current.accessToken != seen
-            if isFresh(current, minimumValidity: minimumValidity) && (!forceRefresh || someoneElseRefreshed) {
-                return User(current, client: self)
+            if isFresh(current, minimumValidity: minimumValidity, token: token) && (!forceRefresh || someoneElseRefreshed) {
+                return User(current, client: self, isCurrent: isCurrent)
             }
-            return try refreshLocked(current)
+            let next = try refreshLocked(current)
+            if token == .id && next.idToken == current.idToken {
+                throw .noPreviousSignIn(reason: "the provider sent no new ID token with the refresh (it issues one only at sign-in), and the stored one expires \(next.idTokenExpiry.map { $0.formatted(.iso8601) } ?? "at an unknown time"); sign in again for a fresh one")
+            }
+            return User(next, client: self, isCurrent: isCurrent)
         }
     }
 
@@ -104,12 +202,12 @@ public final class SignInClient: Sendable {
     /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent.
     /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
     /// 6. The new tokens are saved.
-    private func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> User {
+    private func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
         guard let refreshToken = current.refreshToken else {
             throw .noPreviousSignIn(reason: "cannot refresh: no refresh token is stored (the provider issued none); run `signin login`")
         }
         let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
-        return try CriticalSection.run { () throws(SignInError) -> User in
+        return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {
                 response = try tokens.refresh(refreshToken)
@@ -139,7 +237,7 @@ public final class SignInClient: Sendable {
             if let scope = response.scope { next.grantedScopes = scope }
             next.savedAt = Date()
             try store.save(next)
-            return User(next, client: self)
+            return next
         }
     }
 
@@ -173,16 +271,16 @@ public final class SignInClient: Sendable {
     /// An interactive sign-in, decided in this order:
     ///
     /// 1. The store must be readable: one that cannot be read safely is never overwritten, so this fails before
-    ///    any browser opens (`signOut()` removes it on purpose).
+    ///    any browser opens (`signOut()` removes it on purpose). Other accounts stay as they are.
     /// 2. Discovery, or the configured endpoints, gives the provider's endpoints. The provider's signing keys are
     ///    fetched meanwhile, while the person is in the browser.
     /// 3. The grant: the device authorization grant (RFC 8628) when `options.useDeviceFlow`, else the
     ///    authorization code grant with PKCE through the browser and the loopback listener (`LoopbackAuthorization`).
     ///    Both end in a token response.
     /// 4. `complete`: the ID token must verify and, for incremental consent, name the required account; then the
-    ///    credentials are saved. The browser, when it brought the code, is shown how it ended.
+    ///    account is added (or updated) and made current. The browser, when it brought the code, is shown how it ended.
     func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller) throws(SignInError) -> User {
-        let previous = try store.load(issuer: issuer, clientID: clientID)
+        _ = try allCredentials()
         let http = HTTPClient(configuration: configuration)
         let endpoints = try Discovery.endpoints(for: configuration, http: http)
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
@@ -192,7 +290,7 @@ public final class SignInClient: Sendable {
         defer { _ = jwks.value }
         let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> User in
             try self.complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
-                              requireUserID: options.requireUserID, jwks: jwks.value, previous: previous)
+                              requireUserID: options.requireUserID, jwks: jwks.value)
         }
         if options.useDeviceFlow {
             let device = DeviceAuthorization(tokens: tokens, scopes: scopes)
@@ -217,7 +315,7 @@ public final class SignInClient: Sendable {
 
     /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
     private func complete(_ response: TokenResponse, endpoints: Endpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
-                          requireUserID: String?, jwks: JWKS?, previous: StoredCredentials?) throws(SignInError) -> User {
+                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> User {
         guard let raw = response.idToken else {
             throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
         }
@@ -229,17 +327,24 @@ public final class SignInClient: Sendable {
         if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) {
             profile.fillMissing(from: Profile(claims: info))
         }
-        let sameAccount = previous?.profile.userID == verified.subject
-        let creds = StoredCredentials(
-            issuer: issuer, clientID: clientID,
-            // Google omits the refresh token when one was already issued: keep the old one for the same account.
-            refreshToken: response.refreshToken ?? (sameAccount && previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
-            accessToken: response.accessToken,
-            accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
-            idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
-            grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
-        try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in try store.save(creds) }
-        return User(creds, client: self)
+        let subject = verified.subject
+        let creds = try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> StoredCredentials in
+            let previous = try store.load(issuer: issuer, clientID: clientID, subject: subject)
+            let creds = StoredCredentials(
+                issuer: issuer, clientID: clientID,
+                // Google omits the refresh token when one was already issued: keep the old one of this account.
+                refreshToken: response.refreshToken ?? (previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
+                accessToken: response.accessToken,
+                accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
+                idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
+                grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
+            try store.save(creds)
+            return creds
+        }
+        try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
+            try store.setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+        }
+        return User(creds, client: self, isCurrent: true)
     }
 
     func verifyIDToken(_ raw: String, endpoints: Endpoints, nonce: String?, prefetched: JWKS? = nil) throws(SignInError) -> IDToken {
@@ -252,49 +357,92 @@ public final class SignInClient: Sendable {
 
     // MARK: Sign-out
 
-    /// Removes the stored credentials for this issuer and client. Returns false when there were none.
+    /// Signs the current account out: removes its credentials here (the grant at the provider remains; see
+    /// `disconnect()`). Afterwards no account is current until `switchAccount(to:)` or a sign-in: another person's
+    /// account is never made current silently. Returns false when no account was current.
+    /// An entry that cannot be read (damaged, tampered with) is removed too: signing out is how a person
+    /// replaces it, and it needs no decryption.
     @discardableResult
     public func signOut() throws(SignInError) -> Bool {
-        try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> Bool in try store.remove(issuer: issuer, clientID: clientID) }
+        let removed = try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> Bool in
+            if (try? store.migrateVersion1(issuer: issuer, clientID: clientID)) == nil {
+                // An old entry that cannot be read: removing it is what the person asked for.
+                return unlink(store.legacyEntryPath(issuer: issuer, clientID: clientID)) == 0
+            }
+            guard let name = try store.currentAccountName(issuer: issuer, clientID: clientID) else { return false }
+            let removed = try store.remove(issuer: issuer, clientID: clientID, accountName: name)
+            try store.setCurrent(issuer: issuer, clientID: clientID, subject: nil)
+            return removed
+        }
+        store.removeLeftoversIfEmpty()
+        return removed
     }
 
-    /// Revokes the grant at the provider (RFC 7009), then removes the local credentials. See `disconnectBlocking`.
-    public func disconnect() async throws(SignInError) {
-        try await offPool { () throws(SignInError) in try self.disconnectBlocking() }
+    /// Signs out the account `account` (an e-mail or `sub`) and returns who it was.
+    @discardableResult
+    public func signOut(account: String) throws(SignInError) -> User {
+        let c = try resolve(account)
+        try remove(c)
+        return User(c, client: self, isCurrent: false)
     }
 
-    /// Sign-out with revocation, under the account's lock:
+    /// Signs out every account of this configuration and returns who they were.
+    @discardableResult
+    public func signOutAll() throws(SignInError) -> [User] {
+        let all = try allCredentials()
+        for c in all { try remove(c) }
+        return all.map { User($0, client: self, isCurrent: false) }
+    }
+
+    /// Removes one account's entry under its lock, and the current-account pointer when it named that account.
+    private func remove(_ c: StoredCredentials) throws(SignInError) {
+        let subject = c.profile.userID
+        try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
+            try store.migrateVersion1(issuer: issuer, clientID: clientID)
+            try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
+                _ = try store.remove(issuer: issuer, clientID: clientID, subject: subject)
+            }
+            if try store.currentAccountName(issuer: issuer, clientID: clientID) == CredentialStore.accountName(subject: subject) {
+                try store.setCurrent(issuer: issuer, clientID: clientID, subject: nil)
+            }
+        }
+        store.removeLeftoversIfEmpty()
+    }
+
+    /// Revokes the grant at the provider (RFC 7009), then removes the local credentials of the current account,
+    /// or of `account`. See `disconnectBlocking`.
+    public func disconnect(account: String? = nil) async throws(SignInError) {
+        try await offPool { () throws(SignInError) in try self.disconnectBlocking(account: account) }
+    }
+
+    /// Sign-out with revocation:
     ///
-    /// 1. Nothing stored: `.noPreviousSignIn`, nothing changed.
+    /// 1. The account: `account` when given, else the current one. None: `.noPreviousSignIn`, nothing changed.
     /// 2. The revocation endpoint: the configuration's, else the one discovery gave at sign-in, else RFC 8414
     ///    metadata. None: `.unsupported`, and nothing changed (the person can still sign out without revoking).
     /// 3. Revoke the refresh token (which ends the whole grant), else the access token.
     /// 4. Remove the local credentials whatever the revocation's outcome; a failed revocation is then thrown as
     ///    `.revocationFailed`.
-    func disconnectBlocking() throws(SignInError) {
-        try store.withLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-            guard let c = try store.load(issuer: issuer, clientID: clientID) else {
-                throw .noPreviousSignIn(reason: "nothing stored to revoke")
-            }
-            let http = HTTPClient(configuration: configuration)
-            guard let url = configuration.endpoints.revocation ?? c.endpoints.revocation
-                    ?? Discovery.revocationFromAuthorizationServerMetadata(issuer: issuer, http: http) else {
-                throw .unsupported(reason: "The provider \(issuer) names no revocation endpoint (in OpenID discovery or RFC 8414 metadata), so the grant cannot be revoked; nothing was changed. Set \"revocation_endpoint\" in the configuration, or sign out without revoking.")
-            }
-            let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
-            var failure: SignInError?
-            do throws(SignInError) {
-                if let rt = c.refreshToken {
-                    try tokens.revoke(token: rt, hint: "refresh_token", accessToken: c.accessToken, at: url)
-                } else if let at = c.accessToken {
-                    try tokens.revoke(token: at, hint: "access_token", accessToken: at, at: url)
-                }
-            } catch {
-                failure = error
-            }
-            try store.remove(issuer: issuer, clientID: clientID)
-            if let failure { throw .revocationFailed(cause: failure) }
+    func disconnectBlocking(account: String? = nil) throws(SignInError) {
+        guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: "nothing stored to revoke") }
+        let http = HTTPClient(configuration: configuration)
+        guard let url = configuration.endpoints.revocation ?? c.endpoints.revocation
+                ?? Discovery.revocationFromAuthorizationServerMetadata(issuer: issuer, http: http) else {
+            throw .unsupported(reason: "The provider \(issuer) names no revocation endpoint (in OpenID discovery or RFC 8414 metadata), so the grant cannot be revoked; nothing was changed. Set \"revocation_endpoint\" in the configuration, or sign out without revoking.")
         }
+        let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
+        var failure: SignInError?
+        do throws(SignInError) {
+            if let rt = c.refreshToken {
+                try tokens.revoke(token: rt, hint: "refresh_token", accessToken: c.accessToken, at: url)
+            } else if let at = c.accessToken {
+                try tokens.revoke(token: at, hint: "access_token", accessToken: at, at: url)
+            }
+        } catch {
+            failure = error
+        }
+        try remove(c)
+        if let failure { throw .revocationFailed(cause: failure) }
     }
 }
 

@@ -29,6 +29,10 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupported(reason: String)
     /// The system refused something the sign-in needs (a socket, random bytes, a cipher).
     case system(reason: String)
+    /// `account` names no stored account; `known` lists those stored for this configuration.
+    case accountNotFound(account: String, known: [String])
+    /// `account` names more than one stored account (an e-mail used by two); name one by its `sub`.
+    case ambiguousAccount(account: String, matches: [String])
     /// The grant could not be revoked at the provider (`cause` says why); the local credentials were removed anyway.
     indirect case revocationFailed(cause: SignInError)
 
@@ -57,6 +61,10 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .callbackRejected(let reason): return "The sign-in callback was refused: \(reason)"
         case .unsupported(let reason): return reason
         case .system(let reason): return "System error: \(reason)"
+        case .accountNotFound(let account, let known):
+            return "No stored account is \"\(account)\"" + (known.isEmpty ? "; none is stored for this configuration." : ". Stored: \(known.joined(separator: "; ")).")
+        case .ambiguousAccount(let account, let matches):
+            return "\"\(account)\" names several accounts: \(matches.joined(separator: "; ")). Name one by its sub."
         case .revocationFailed(let cause): return "The local credentials were removed, but revoking the grant at the provider failed: \(cause.sentence)"
         }
     }

@@ -11,6 +11,14 @@ public struct Token: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "Token(\(value.count) characters, expires \(expirationDate.map { "\($0)" } ?? "unknown"))" }
 }
 
+/// Which token a caller needs fresh.
+public enum TokenKind: Sendable {
+    /// The OAuth access token, for APIs.
+    case access
+    /// The OpenID Connect ID token, for services that take one (Kubernetes' OIDC authenticator, Cloud Run).
+    case id
+}
+
 /// The signed-in user, as GoogleSignIn's `GIDGoogleUser`: who it is, what was granted, and the tokens.
 public struct User: Sendable {
     /// The provider's stable account identifier (`sub`).
@@ -30,9 +38,12 @@ public struct User: Sendable {
     /// When the provider refused this user's grant (revoked, expired, or a reused refresh token); nil while it is
     /// accepted. Such a user can no longer be restored: sign in again.
     public let grantEndedAt: Date?
+    /// Whether this is the current account of its configuration (the one used when no account is named).
+    public let isCurrent: Bool
     let client: SignInClient
 
-    init(_ c: StoredCredentials, client: SignInClient) {
+    init(_ c: StoredCredentials, client: SignInClient, isCurrent: Bool) {
+        self.isCurrent = isCurrent
         profile = c.profile
         grantedScopes = c.grantedScopes
         accessToken = c.accessToken.map { Token(value: $0, expirationDate: c.accessTokenExpiry) }
@@ -53,7 +64,7 @@ public struct User: Sendable {
 
     /// This user with tokens refreshed if the access token expires within `minimumValidity` seconds.
     public func refreshTokensIfNeeded(minimumValidity: TimeInterval = 60) async throws(SignInError) -> User {
-        try await client.restorePreviousSignIn(minimumValidity: minimumValidity)
+        try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity)
     }
 
     /// Incremental consent: a new browser sign-in for these scopes plus the granted ones, hinted at this account.

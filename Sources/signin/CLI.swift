@@ -1,183 +1,163 @@
-import Dispatch
 import SignInKit
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Exit codes, the same for every command (also in README and `--help`).
-enum ExitCode {
-    static let success: Int32 = 0
-    static let failure: Int32 = 1
-    static let usage: Int32 = 2
-    static let notSignedIn: Int32 = 3
-    static let canceled: Int32 = 4
-    static let network: Int32 = 5
-    static let timedOut: Int32 = 6
-
-    static func of(_ e: SignInError) -> Int32 {
-        switch e {
-        case .noPreviousSignIn: return notSignedIn
-        case .canceled: return canceled
-        case .timedOut: return timedOut
-        case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed: return network
-        case .configInvalid, .unsupported: return usage
-        case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system: return failure
-        }
-    }
-}
-
-struct UsageError: Error { let message: String }
-
-/// Parsed options; each command reads the ones it documents.
-struct Options {
-    var command: String?
-    var config: String?
-    var json = false
-    var help = false
-    var noBrowser = false
-    var device = false
-    var port: Int?
-    var timeout = 300
-    var minTTL = 60
-    var forceRefresh = false
-    var revoke = false
-    var loginHint: String?
-
-    static func parse(_ raw: [String]) throws(UsageError) -> Options {
-        // `--name=value` is the same as `--name value`.
-        let args = raw.flatMap { a -> [String] in
-            guard a.hasPrefix("--"), let eq = a.firstIndex(of: "=") else { return [a] }
-            return [String(a[..<eq]), String(a[a.index(after: eq)...])]
-        }
-        var o = Options()
-        var i = 0
-        func value(_ name: String) throws(UsageError) -> String {
-            i += 1
-            guard i < args.count else { throw UsageError(message: "\(name) needs a value") }
-            return args[i]
-        }
-        func int(_ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
-            let v = try value(name)
-            guard let n = Int(v), range.contains(n) else { throw UsageError(message: "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(v)\"") }
-            return n
-        }
-        while i < args.count {
-            let a = args[i]
-            switch a {
-            case "-h", "--help": o.help = true
-            case "--version": o.command = "version"
-            case "--config", "-c": o.config = try value(a)
-            case "--json": o.json = true
-            case "--no-browser": o.noBrowser = true
-            case "--device": o.device = true
-            case "--port": o.port = try int(a, 1...65535)
-            case "--timeout": o.timeout = try int(a, 1...86400)
-            case "--min-ttl": o.minTTL = try int(a, 0...86400)
-            case "--force-refresh": o.forceRefresh = true
-            case "--revoke": o.revoke = true
-            case "--login-hint": o.loginHint = try value(a)
-            default:
-                if a.hasPrefix("-") { throw UsageError(message: "unknown option \(a)") }
-                guard o.command == nil else { throw UsageError(message: "unexpected argument \"\(a)\"") }
-                o.command = a
-            }
-            i += 1
-        }
-        return o
-    }
-}
-
+/// The command line: argv in, text and an exit code out.
 enum CLI {
-    /// Synchronous on purpose: the cached commands never start the concurrency runtime's threads; only `login`
-    /// and `logout --revoke` (which wait on the network or the browser) go through `blockingAwait`.
+    /// Synchronous on purpose: the cached commands never start the concurrency runtime's threads; only commands
+    /// that wait on the network or a person go through `blockingAwait`.
     static func main(_ args: [String]) -> Int32 {
-        let o: Options
-        do { o = try Options.parse(args) } catch {
+        do {
+            return try run(args).rawValue
+        } catch {
             err("signin: \(error.message)\nRun `signin --help` for usage.")
-            return ExitCode.usage
+            return ExitCode.usage.rawValue
         }
-        if o.help || o.command == nil || o.command == "help" {
-            out(Help.text(for: o.command == "help" ? nil : o.command))
-            return o.command == nil && !o.help ? ExitCode.usage : ExitCode.success
+    }
+
+    static func run(_ args: [String]) throws(UsageError) -> ExitCode {
+        guard let (command, rest) = try split(args) else {
+            err(Help.general)
+            return .usage
         }
-        if o.command == "version" {
-            out("signin \(SignInKitVersion.string)")
-            return ExitCode.success
-        }
-        let allowed: [String: Set<String>] = [
-            "login": [], "restore": [], "whoami": [], "token": [], "status": [], "logout": [],
-        ]
-        guard let command = o.command, allowed[command] != nil else {
-            err("signin: unknown command \"\(o.command ?? "")\"\nRun `signin --help` for the commands.")
-            return ExitCode.usage
+        let a = try Arguments.parse(rest, for: command)
+        if a.has(.help) {
+            out(Help.text(for: command))
+            return .success
         }
         let env = ProcessEnvironment.current
-        let path = Configuration.defaultPath(explicit: o.config, environment: env)
-        // Only `login` asks whether a browser can open here (which may read /proc); cached commands do not.
-        let browsing = command == "login" ? Commands.Browsing(o, env) : .none
+        switch command {
+        case .help: return try Commands.help(a)
+        case .version: return Commands.version(a)
+        case .completion: return try Commands.completion(a)
+        case .`init`: return Commands.initialize(a, env)
+        default: break
+        }
+        if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+        if let p = a.value(.profile), !Configuration.isValidProfileName(p) {
+            throw UsageError("--profile \"\(p)\" is not a configuration name (letters, digits, . _ -)")
+        }
+        if command == .login && a.has(Command.device) && a.has(Command.noBrowser) {
+            throw UsageError("--device and --no-browser are two different ways to sign in without a local browser; choose one")
+        }
+        if command == .logout && a.has(Command.all) && a.value(.account) != nil { throw UsageError("--all and --account contradict each other; give one") }
+        if command == .use && a.positional.count != 1 { throw UsageError("`signin use` takes one ACCOUNT (an e-mail or sub); see `signin accounts`") }
+        if command == .gitCredential && (a.positional.count != 1 || !["get", "store", "erase"].contains(a.positional[0])) {
+            throw UsageError("`signin git-credential` takes one of get, store, erase (git calls it so)")
+        }
+        if command == .exec && a.rest.isEmpty { throw UsageError("`signin exec` needs a command to run: signin exec [--env NAME] -- COMMAND [ARGS...]") }
+        if ![.use, .gitCredential].contains(command), let extra = a.positional.first {
+            throw UsageError("`signin \(command.rawValue)` takes no argument \"\(extra)\"")
+        }
+        if a.value(Command.port) != nil { _ = try a.int(Command.port, default: 0, in: 1...65535) }
+        _ = try a.int(Command.timeout, default: 300, in: 1...86400)
+        _ = try a.int(.minTTL, default: 60, in: 0...86400)
+        if let name = a.value(Command.env), name.isEmpty || name.contains("=") || name.first!.isNumber || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+            throw UsageError("--env \"\(name)\" is not an environment variable name (letters, digits and _)")
+        }
+        if command == .accounts && a.has(Command.all) { return Commands.accountsEverywhere(a, env) }
+
+        let path = Configuration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
+        let json = a.has(.json)
+        let login = command == .login || (command == .exec && a.has(Command.loginFlag))
+            || (command == .kubectlCredential && KubectlCredential.interactive(env))
+        // Only commands that may sign in ask whether a browser can open here (which may read /proc).
+        let browsing = login ? Browsing(a, env, command: command) : .none
         let client: SignInClient
         do {
             let events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
             client = SignInClient(configuration: try Configuration.load(path: path), environment: env, onEvent: { events.show($0) })
         } catch {
-            return fail(error, json: o.json)
+            return fail(error, json: json)
         }
+        let account = a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
+        let context = Context(client: client, arguments: a, account: account, json: json, environment: env, browsing: browsing)
         do {
             switch command {
-            case "login": return try blockingAwait { try await Commands.login(client, o, browsing) }
-            case "restore": return try Commands.restore(client, o)
-            case "whoami": return try Commands.whoami(client, o)
-            case "token": return try Commands.token(client, o)
-            case "status": return try Commands.status(client, o)
-            case "logout": return try blockingAwait { try await Commands.logout(client, o) }
-            default: return ExitCode.usage
+            case .login: return try Commands.login(context)
+            case .restore: return try Commands.restore(context)
+            case .whoami: return try Commands.whoami(context)
+            case .token: return try Commands.token(context)
+            case .idToken: return try Commands.idToken(context)
+            case .status: return try Commands.status(context)
+            case .accounts: return try Commands.accounts(context)
+            case .use: return try Commands.use(context)
+            case .logout: return try Commands.logout(context)
+            case .exec: return try Bridges.exec(context)
+            case .gitCredential: return try Bridges.gitCredential(context)
+            case .kubectlCredential: return try Bridges.kubectlCredential(context)
+            case .help, .version, .completion, .`init`: return .usage  // answered above
             }
-        } catch let e as SignInError {
-            return fail(e, json: o.json)
         } catch {
-            err("signin: \(error)")
-            return ExitCode.failure
+            return fail(error, json: json)
         }
     }
 
-    static func fail(_ e: SignInError, json: Bool) -> Int32 {
-        let code = ExitCode.of(e)
-        if json {
-            out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code))]))
+    /// Finds the command: the first argument that is not an option (or the value of `-c`/`--profile`).
+    /// `--help` and `--version` alone stand for `help` and `version`.
+    static func split(_ args: [String]) throws(UsageError) -> (Command, [String])? {
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            if ["-c", "--config", "--profile", "--account"].contains(arg) { i += 2; continue }
+            if arg == "--" { break }
+            if !arg.hasPrefix("-") {
+                guard let command = Command(rawValue: arg) else {
+                    let hint = Command.suggestion(for: arg).map { " (did you mean `\($0)`?)" } ?? ""
+                    throw UsageError("unknown command \"\(arg)\"\(hint)")
+                }
+                var rest = args
+                rest.remove(at: i)
+                return (command, rest)
+            }
+            i += 1
         }
+        if args.contains("--version") { return (.version, args.filter { $0 != "--version" }) }
+        if args.contains("--help") || args.contains("-h") { return (.help, args.filter { $0 != "--help" && $0 != "-h" }) }
+        return nil
+    }
+
+    static func fail(_ e: SignInError, json: Bool) -> ExitCode {
+        let code = ExitCode(e)
+        if json { out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code.rawValue))])) }
         err("signin: \(e.description)")
         return code
     }
 }
 
-/// Runs async work from synchronous code and waits for it (the main thread has nothing else to do).
-func blockingAwait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-        done.signal()
+/// What every command function gets: the client, its arguments and the environment.
+struct Context {
+    let client: SignInClient
+    let arguments: Arguments
+    /// `--account`, else `$SIGNIN_ACCOUNT`; nil for the current account.
+    let account: String?
+    let json: Bool
+    let environment: [String: String]
+    let browsing: Browsing
+
+    var minTTL: Int { (try? arguments.int(.minTTL, default: 60, in: 0...86400)) ?? 60 }
+}
+
+/// How a sign-in reaches a browser, decided once per run and only for commands that may sign in.
+struct Browsing {
+    /// No browser will be opened here: `--no-browser`, or no display, or SSH (an explicit `$BROWSER` wins).
+    let headless: Bool
+    /// The address the browser ended at may be pasted on standard input: always without a local browser,
+    /// otherwise when a person is at a terminal in the foreground (reading a terminal from the background
+    /// would stop the process). Never with `--device`, and never for a bridge, whose standard input is not ours.
+    let paste: Bool
+
+    static let none = Browsing(headless: false, paste: false)
+
+    private init(headless: Bool, paste: Bool) {
+        self.headless = headless
+        self.paste = paste
     }
-    done.wait()
-    return try box.result!.get()
-}
 
-/// Written by the task before the semaphore is signalled, read after the wait: no concurrent access.
-final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
-}
-
-/// Output without Foundation's FileHandle: plain write(2), so stdout stays unbuffered and scripts see every line.
-func out(_ s: String) { writeAll(1, s + "\n") }
-func err(_ s: String) { writeAll(2, s + "\n") }
-func writeAll(_ fd: Int32, _ s: String) {
-    var bytes = Array(s.utf8)
-    var off = 0
-    while off < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        off += n
+    init(_ a: Arguments, _ env: [String: String], command: Command) {
+        headless = a.has(Command.noBrowser) || !Browser.localBrowserLikely(environment: env)
+        paste = command == .login && !a.has(Command.device) && (headless || (isatty(0) == 1 && tcgetpgrp(0) == getpgrp()))
     }
 }

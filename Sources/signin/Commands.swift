@@ -8,162 +8,332 @@ import Glibc
 
 /// One function per command, each reading top to bottom.
 enum Commands {
-    static func login(_ client: SignInClient, _ o: Options, _ browsing: Browsing) async throws -> Int32 {
+    static func login(_ c: Context) throws(SignInError) -> ExitCode {
+        let a = c.arguments
+        // Who is signed in already, said before any browser opens.
+        if !c.json, let current = try c.client.storedUser() {
+            err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
+        }
         var opts = SignInOptions()
-        opts.timeout = o.timeout
-        opts.port = o.port
-        opts.loginHint = o.loginHint
-        opts.useDeviceFlow = o.device
-        opts.openBrowser = !browsing.headless
-        if browsing.paste { opts.pasteFileDescriptor = 0 }
+        opts.timeout = (try? a.int(Command.timeout, default: 300, in: 1...86400)) ?? 300
+        opts.port = a.value(Command.port).flatMap { Int($0) }
+        opts.loginHint = a.value(Command.loginHint) ?? c.account
+        opts.useDeviceFlow = a.has(Command.device)
+        opts.openBrowser = !c.browsing.headless
+        if c.browsing.paste { opts.pasteFileDescriptor = 0 }
+        let user = try signIn(c.client, opts)
+        if c.json {
+            out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer)))
+        } else {
+            out("Signed in as \(user.profile.displayName)")
+            let missing = Set(c.client.configuration.scopes).subtracting(user.grantedScopes)
+            if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
+            if user.refreshToken == nil {
+                let hint = c.client.configuration.isGoogle
+                    ? "add \"prompt\": \"consent\" to extra_authorization_parameters"
+                    : "many providers want the \"offline_access\" scope for that"
+                err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(hint)).")
+            }
+        }
+        return .success
+    }
 
-        // Ctrl-C (or a closed terminal) cancels the sign-in: the listener closes and frees its port, and we exit 4.
-        // Once the code is being exchanged, the sign-in finishes and is saved first.
+    /// Runs an interactive sign-in; Ctrl-C, SIGTERM or a closed terminal cancel it (the listener closes and frees
+    /// its port; exit 4). Once the code is being exchanged, the sign-in finishes and is saved first.
+    static func signIn(_ client: SignInClient, _ opts: SignInOptions) throws(SignInError) -> User {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
-        let task = Task { try await client.signIn(options: opts) }
+        let task = Task { () async throws(SignInError) -> User in try await client.signIn(options: opts) }
         let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             s.setEventHandler { task.cancel() }
             s.resume()
             return s
         }
-        defer { sources.forEach { $0.cancel() } }
-        let user = try await task.value
-        if o.json {
-            out(JSONText.object(["signed_in": .bool(true), "profile": JSONText.profile(user.profile), "granted_scopes": .array(user.grantedScopes.map { .string($0) })]))
-        } else {
-            out("Signed in as \(user.profile.displayName)")
-            let asked = Set(client.configuration.scopes)
-            let missing = asked.subtracting(user.grantedScopes)
-            if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
-            if user.refreshToken == nil {
-                let hint = client.configuration.isGoogle
-                    ? "add \"prompt\": \"consent\" to extra_authorization_parameters"
-                    : "many providers want the \"offline_access\" scope for that"
-                err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(hint)).")
-            }
+        defer {
+            sources.forEach { $0.cancel() }
+            SignalHolding.install()
         }
-        return ExitCode.success
-    }
-
-    /// How `login` reaches a browser, decided once per run.
-    struct Browsing {
-        /// No browser will be opened here: `--no-browser`, or no display, or SSH (an explicit `$BROWSER` wins).
-        let headless: Bool
-        /// The address the browser ended at may be pasted on standard input: always without a local browser,
-        /// otherwise when a person is at a terminal in the foreground (reading a terminal from the background
-        /// would stop the process). Never with `--device`.
-        let paste: Bool
-
-        static let none = Browsing(headless: false, paste: false)
-
-        private init(headless: Bool, paste: Bool) {
-            self.headless = headless
-            self.paste = paste
-        }
-
-        init(_ o: Options, _ env: [String: String]) {
-            headless = o.noBrowser || !Browser.localBrowserLikely(environment: env)
-            paste = !o.device && (headless || (isatty(0) == 1 && tcgetpgrp(0) == getpgrp()))
+        do {
+            return try blockingAwait { try await task.value }
+        } catch let e as SignInError {
+            throw e
+        } catch {
+            throw .canceled(reason: "interrupted")
         }
     }
 
-    static func restore(_ client: SignInClient, _ o: Options) throws -> Int32 {
-        let user = try client.restore(minimumValidity: TimeInterval(o.minTTL), forceRefresh: o.forceRefresh)
-        printProfile(user, json: o.json, verb: "Signed in as")
-        return ExitCode.success
+    static func restore(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
+        printProfile(user, c, verb: "Signed in as")
+        return .success
     }
 
-    static func whoami(_ client: SignInClient, _ o: Options) throws -> Int32 {
-        guard let user = try client.storedUser() else {
-            throw SignInError.noPreviousSignIn(reason: "nothing stored for \(client.configuration.issuer) and this client; run `signin login`")
-        }
+    static func whoami(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try storedUser(c)
         if let ended = user.grantEndedAt { throw SignInError.grantEnded(on: ended) }
-        printProfile(user, json: o.json, verb: nil)
-        return ExitCode.success
+        printProfile(user, c, verb: nil)
+        return .success
     }
 
-    static func token(_ client: SignInClient, _ o: Options) throws -> Int32 {
-        let user = try client.restore(minimumValidity: TimeInterval(o.minTTL), forceRefresh: o.forceRefresh)
+    /// The account a command is about, stored (no network); an error when there is none.
+    static func storedUser(_ c: Context) throws(SignInError) -> User {
+        guard let user = try c.client.storedUser(account: c.account) else { throw noAccount(c.client) }
+        return user
+    }
+
+    static func noAccount(_ client: SignInClient) -> SignInError {
+        let stored = (try? client.accounts()) ?? []
+        if stored.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(client.configuration.issuer) and this client; run `signin login`") }
+        return .noPreviousSignIn(reason: "no account is current (\(stored.count) stored: \(stored.map { $0.profile.email ?? $0.userID }.joined(separator: ", "))); choose one with `signin use ACCOUNT`, or name one with --account")
+    }
+
+    static func token(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
         guard let token = user.accessToken else { throw SignInError.noPreviousSignIn(reason: "no access token stored") }
-        if o.json {
-            out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null, "token_type": .string("Bearer")]))
+        if c.json {
+            out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
+                                 "token_type": .string("Bearer"), "sub": .string(user.userID)]))
         } else {
             out(token.value)
         }
-        return ExitCode.success
+        return .success
     }
 
-    static func status(_ client: SignInClient, _ o: Options) throws -> Int32 {
-        let user = try client.storedUser()
-        let entry = client.store.entryPath(issuer: client.configuration.issuer, clientID: client.configuration.clientID)
-        if o.json {
-            var obj: [String: JSONValueOut] = [
-                "signed_in": .bool(user != nil), "issuer": .string(client.configuration.issuer),
-                "client_id": .string(client.configuration.clientID), "store": .string(entry),
+    static func idToken(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: .id)
+        guard let token = user.idToken else { throw SignInError.noPreviousSignIn(reason: "no ID token stored") }
+        if c.json {
+            out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
+                                 "claims": JSONText.claims(of: token.value)]))
+        } else {
+            out(token.value)
+        }
+        return .success
+    }
+
+    static func status(_ c: Context) throws(SignInError) -> ExitCode {
+        let client = c.client
+        let user = try client.storedUser(account: c.account)
+        let store = client.store.directory
+        if c.json {
+            var obj: [String: JSONValueOut] = user.map { JSONText.user($0, issuer: client.configuration.issuer) } ?? [
+                "signed_in": .bool(false), "issuer": .string(client.configuration.issuer),
             ]
-            if let user {
-                obj["profile"] = JSONText.profile(user.profile)
-                obj["granted_scopes"] = .array(user.grantedScopes.map { .string($0) })
-                obj["access_token_expires_at"] = user.accessToken?.expirationDate.map { .string(iso8601($0)) } ?? .null
-                obj["has_refresh_token"] = .bool(user.refreshToken != nil)
-                obj["grant_ended_at"] = user.grantEndedAt.map { .string(iso8601($0)) } ?? .null
-                if user.grantEndedAt != nil { obj["signed_in"] = .bool(false) }
-            }
+            obj["client_id"] = .string(client.configuration.clientID)
+            obj["store"] = .string(store)
+            obj["key"] = .string(client.store.keyDescription)
+            obj["configuration"] = .string(client.configuration.sourcePath)
             out(JSONText.object(obj))
         } else if let user, let ended = user.grantEndedAt {
-            out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(entry)")
-            return ExitCode.notSignedIn
+            out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(store)")
+            return .notSignedIn
         } else if let user {
-            var lines = ["Signed in as \(user.profile.displayName)", "Issuer: \(client.configuration.issuer)"]
+            var lines = ["Signed in as \(user.profile.displayName)" + (user.isCurrent ? "" : " (not the current account)"), "Issuer: \(client.configuration.issuer)"]
             if let exp = user.accessToken?.expirationDate {
                 let left = Int(exp.timeIntervalSinceNow)
                 lines.append("Access token: " + (left > 0 ? "valid for \(left / 60) min \(left % 60) s (until \(iso8601(exp)))" : "expired (a refresh happens on the next `signin token`)"))
             }
             lines.append("Refresh token: " + (user.refreshToken != nil ? "stored" : "none"))
-            lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " "))")
-            lines.append("Store: \(entry)")
+            lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutTerminalControls)")
+            lines.append("Store: \(store) (key: \(client.store.keyDescription))")
+            lines.append("Configuration: \(client.configuration.sourcePath)")
             out(lines.joined(separator: "\n"))
         } else {
-            out("Not signed in (issuer \(client.configuration.issuer)).\nStore: \(entry)")
-            return ExitCode.notSignedIn
-        }
-        return user == nil || user?.grantEndedAt != nil ? ExitCode.notSignedIn : ExitCode.success
-    }
-
-    static func logout(_ client: SignInClient, _ o: Options) async throws -> Int32 {
-        if o.revoke {
-            do {
-                try await client.disconnect()
-                report(o.json, "Revoked the grant at the provider and removed the local credentials.", revoked: true, removed: true)
-                return ExitCode.success
-            } catch .noPreviousSignIn {
-                report(o.json, "Not signed in; nothing to revoke.", revoked: false, removed: false)
-                return ExitCode.success
-            } catch .revocationFailed(let cause) {
-                err("signin: the local credentials were removed, but revoking the grant at the provider failed: \(cause.description)")
-                if o.json { out(JSONText.object(["revoked": .bool(false), "removed": .bool(true), "error": .string(cause.description)])) }
-                return ExitCode.network
+            out("Not signed in (issuer \(client.configuration.issuer)).\nStore: \(store)")
+            if let others = try? client.accounts(), !others.isEmpty {
+                out("\(others.count) account(s) stored, none current: `signin use ACCOUNT` to choose one.")
             }
         }
-        let removed = try client.signOut()
-        report(o.json, removed ? "Signed out: removed the local credentials (the grant at the provider remains; use --revoke to end it)." : "Not signed in; nothing to remove.", revoked: false, removed: removed)
-        return ExitCode.success
+        return user == nil || user?.grantEndedAt != nil ? .notSignedIn : .success
     }
 
-    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: Bool) {
-        if json { out(JSONText.object(["revoked": .bool(revoked), "removed": .bool(removed)])) } else { out(text) }
+    static func accounts(_ c: Context) throws(SignInError) -> ExitCode {
+        let users = try c.client.accounts()
+        if c.json {
+            out(JSONText.render(.array(users.map { .object(JSONText.user($0, issuer: c.client.configuration.issuer)) })))
+        } else if users.isEmpty {
+            out("No accounts for \(c.client.configuration.issuer) (\(c.client.configuration.sourcePath)); run `signin login`.")
+        } else {
+            out(accountLines(users).joined(separator: "\n"))
+        }
+        return .success
     }
 
-    static func printProfile(_ user: User, json: Bool, verb: String?) {
+    static func accountLines(_ users: [User]) -> [String] {
+        let width = users.map { ($0.profile.email ?? $0.userID).withoutTerminalControls.count }.max() ?? 0
+        return users.map { u in
+            let id = (u.profile.email ?? u.userID).withoutTerminalControls
+            let name = (u.profile.name ?? "").withoutTerminalControls
+            var state: String
+            if let ended = u.grantEndedAt {
+                state = "ended by the provider on \(iso8601(ended))"
+            } else if let exp = u.accessToken?.expirationDate {
+                state = exp > Date() ? "token until \(iso8601(exp))" : "token expired (refreshes when used)"
+                if u.refreshToken == nil { state += ", no refresh token" }
+            } else {
+                state = "no access token"
+            }
+            return "\(u.isCurrent ? "*" : " ") \(id.padding(to: width))  \(name.isEmpty ? "" : name + "  ")\(state)"
+        }
+    }
+
+    /// `signin accounts --all`: every named configuration and its accounts.
+    static func accountsEverywhere(_ a: Arguments, _ env: [String: String]) -> ExitCode {
+        var sections: [String] = []
+        var json: [JSONValueOut] = []
+        for name in Configuration.profileNames(environment: env) {
+            let path = Configuration.directory(environment: env) + "/\(name).json"
+            guard let config = try? Configuration.load(path: path) else {
+                sections.append("\(name) (\(path)): cannot be read; `signin status --profile \(name)` says why")
+                continue
+            }
+            let client = SignInClient(configuration: config, environment: env)
+            let users = (try? client.accounts()) ?? []
+            sections.append("\(name) (\(config.issuer)):\n" + (users.isEmpty ? "  no accounts" : accountLines(users).map { "  " + $0 }.joined(separator: "\n")))
+            for u in users {
+                var o = JSONText.user(u, issuer: config.issuer)
+                o["profile_name"] = .string(name)
+                json.append(.object(o))
+            }
+        }
+        if a.has(.json) { out(JSONText.render(.array(json))) } else {
+            out(sections.isEmpty ? "No configurations in \(Configuration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
+        }
+        return .success
+    }
+
+    static func use(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try c.client.switchAccount(to: c.arguments.positional[0])
+        if c.json { out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer))) } else { out("Now using \(user.profile.displayName)") }
+        return .success
+    }
+
+    /// Signs out the current account, `--account`, or `--all`; asks first on a terminal; `--revoke` ends the grant
+    /// at the provider too (and refuses, changing nothing, when the provider has no revocation endpoint).
+    static func logout(_ c: Context) throws(SignInError) -> ExitCode {
+        let a = c.arguments
+        let client = c.client
+        let targets: [User]
+        let stored: User?
+        do {
+            stored = a.has(Command.all) ? nil : try client.storedUser(account: c.account)
+        } catch .storeUnreadable(let path, let reason) where c.account == nil && !a.has(Command.revoke) {
+            // A damaged or tampered entry: signing out is how it is replaced, and needs no decryption.
+            guard try client.signOut() else { throw .storeUnreadable(path: path, reason: reason) }
+            report(c.json, "Signed out: removed the credentials that could not be read (\(path)).", revoked: false, removed: [])
+            return .success
+        }
+        if a.has(Command.all) {
+            targets = try client.accounts()
+        } else if let user = stored {
+            targets = [user]
+        } else {
+            let others = (try? client.accounts()) ?? []
+            if !others.isEmpty {
+                throw SignInError.configInvalid(file: client.configuration.sourcePath, field: nil,
+                                                reason: "no account is current, so none was signed out (\(others.count) stored); name one with --account, or use --all")
+            }
+            report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [])
+            return .success
+        }
+        if targets.isEmpty {
+            report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [])
+            return .success
+        }
+        let revoke = a.has(Command.revoke)
+        if !a.has(Command.yes) && isatty(0) == 1 && isatty(2) == 1 {
+            let who = targets.map(\.profile.displayName).joined(separator: ", ")
+            let question = "Sign out \(who)?" + (revoke ? " This also ends the grant at the provider (every device signed in with it)." : "")
+            guard confirm(question) else {
+                err("Nothing changed.")
+                return .canceled
+            }
+        }
+        var removed: [User] = []
+        for user in targets {
+            if revoke {
+                do {
+                    try blockingAwaitTyped { () async throws(SignInError) in try await client.disconnect(account: user.userID) }
+                    removed.append(user)
+                } catch .revocationFailed(let cause) {
+                    err("signin: signed out \(user.profile.displayName) here, but revoking the grant at the provider failed: \(cause.description)")
+                    if c.json { out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
+                    return .network
+                }
+            } else {
+                try client.signOut(account: user.userID)
+                removed.append(user)
+            }
+        }
+        let names = removed.map(\.profile.displayName).joined(separator: ", ")
+        var text = revoke ? "Signed out \(names) and revoked the grant at the provider." : "Signed out \(names) (the grant at the provider remains; --revoke ends it)."
+        let remaining = (try? client.accounts()) ?? []
+        if !remaining.isEmpty && (try? client.storedUser()) == nil {
+            text += "\nNo account is current now (\(remaining.count) still stored); `signin use ACCOUNT` or `signin login` chooses one."
+        }
+        report(c.json, text, revoked: revoke, removed: removed)
+        return .success
+    }
+
+    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [User]) {
         if json {
-            out(JSONText.object(["profile": JSONText.profile(user.profile), "granted_scopes": .array(user.grantedScopes.map { .string($0) }), "issuer": .string(user.issuer)]))
+            out(JSONText.object(["revoked": .bool(revoked && !removed.isEmpty), "removed": .array(removed.map { .string($0.userID) }),
+                                 "signed_out": .array(removed.map { JSONText.profile($0.profile) })]))
+        } else {
+            out(text)
+        }
+    }
+
+    static func printProfile(_ user: User, _ c: Context, verb: String?) {
+        if c.json {
+            out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer)))
         } else {
             out(verb.map { "\($0) \(user.profile.displayName)" } ?? user.profile.displayName)
         }
     }
+
+    static func version(_ a: Arguments) -> ExitCode {
+        if a.has(.json) { out(JSONText.object(["version": .string(SignInKitVersion.string)])) } else { out("signin \(SignInKitVersion.string)") }
+        return .success
+    }
+
+    static func help(_ a: Arguments) throws(UsageError) -> ExitCode {
+        if a.has(Command.man) {
+            out(Help.manPage)
+            return .success
+        }
+        guard let name = a.positional.first else {
+            out(Help.general)
+            return .success
+        }
+        guard let command = Command(rawValue: name) else {
+            throw UsageError("no command \"\(name)\"" + (Command.suggestion(for: name).map { " (did you mean `\($0)`?)" } ?? ""))
+        }
+        out(Help.text(for: command))
+        return .success
+    }
+
+    static func completion(_ a: Arguments) throws(UsageError) -> ExitCode {
+        guard let shell = a.positional.first, let script = Completion.script(for: shell) else {
+            throw UsageError("`signin completion` takes bash, zsh or fish")
+        }
+        out(script)
+        return .success
+    }
+}
+
+/// `blockingAwait` for typed-throwing work.
+func blockingAwaitTyped<T: Sendable>(_ body: @escaping @Sendable () async throws(SignInError) -> T) throws(SignInError) -> T {
+    do { return try blockingAwait { try await body() } } catch let e as SignInError { throw e } catch { throw .system(reason: "\(error)") }
 }
 
 func iso8601(_ d: Date) -> String { d.formatted(.iso8601) }
+
+extension String {
+    /// Provider-supplied text made safe for a terminal (control characters removed).
+    var withoutTerminalControls: String { String(String.UnicodeScalarView(unicodeScalars.filter { !($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) })) }
+
+    func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

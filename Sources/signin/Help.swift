@@ -1,71 +1,113 @@
-/// `--help` texts; kept beside the options they describe.
+import SignInKit
+
+/// `--help`, `signin help COMMAND` and the manual page, all from `Command`'s one table, so they cannot drift.
 enum Help {
-    static let exitCodes = """
-        Exit codes (every command):
-          0  success
-          1  unexpected failure (including a credential store that cannot be used safely; the message says why)
-          2  usage or configuration error
-          3  not signed in (nothing stored, or the provider no longer accepts the stored grant)
-          4  canceled (denied in the browser, Ctrl-C)
-          5  network or provider error (nothing changed locally)
-          6  timed out waiting for the browser
+    static let commonOptions: [OptionSpec] = [.config, .profile, .json, .help]
+
+    static var general: String {
+        let width = Command.allCases.map(\.rawValue.count).max()!
+        let commands = Command.allCases.map { "  \($0.rawValue.padding(to: width))  \($0.summary)" }.joined(separator: "\n")
+        return """
+            signin: sign in with Google or any OpenID provider from the terminal, and hand its tokens to scripts,
+            git, kubectl and any command.
+
+            Usage: signin <command> [options]
+
+            Commands:
+            \(commands)
+
+            Options most commands take:
+            \(optionLines(commonOptions + [.account, OptionSpec("--version", "Print the version (--json: as JSON)")]))
+
+            Run `signin help COMMAND` (or `signin COMMAND --help`) for a command's options.
+
+            Files: the configuration is --config PATH, else --profile NAME ($XDG_CONFIG_HOME/signin/NAME.json),
+            else $SIGNIN_CONFIG, else $SIGNIN_PROFILE, else $XDG_CONFIG_HOME/signin/config.json
+            (~/.config/signin/config.json). Credentials are kept encrypted in $XDG_DATA_HOME/signin
+            (~/.local/share/signin). `signin init` writes a first configuration.
+
+            \(ExitCode.table)
+
+            The manual: man signin (installed by scripts/install).
+            """
+    }
+
+    static func text(for command: Command) -> String {
         """
+        Usage: \(command.usage)
 
-    static let general = """
-        signin: sign in with Google or any OpenID provider from the terminal.
+        \(command.details)
 
-        Usage: signin <command> [options]
+        Options:
+        \(optionLines(command.options))
 
-        Commands:
-          login     Sign in through the browser (or --no-browser, --device) and store the credentials
-          restore   Restore the previous sign-in without a browser, refreshing if needed; print who
-          whoami    Print the signed-in profile (no network)
-          token     Print a fresh access token (refreshes only when needed)
-          status    Offline summary: who, token expiry, granted scopes, where the store is
-          logout    Remove the local credentials; --revoke also revokes the grant at the provider
+        Exit codes: see `signin --help`.
+        """
+    }
 
-        Options for every command:
-          -c, --config PATH  Configuration file (default: $SIGNIN_CONFIG, else
-                             $XDG_CONFIG_HOME/signin/config.json, else ~/.config/signin/config.json)
-          --json             Machine-readable output on standard output
-          -h, --help         Help (also `signin <command> --help`)
-          --version          Print the version
+    static func optionLines(_ options: [OptionSpec]) -> String {
+        let width = options.map(\.synopsis.count).max() ?? 0
+        return options.map { "  \($0.synopsis.padding(to: width))  \($0.help)" }.joined(separator: "\n")
+    }
 
-        Credentials are kept encrypted in $XDG_DATA_HOME/signin (default ~/.local/share/signin).
-        Configuration fields, examples and the threat model: README.md.
-
-        """ + "\n" + exitCodes
-
-    static func text(for command: String?) -> String {
-        switch command {
-        case "login":
-            return """
-                Usage: signin login [--no-browser] [--device] [--port N] [--timeout SECONDS] [--login-hint EMAIL] [--json]
-
-                Opens the browser at the provider's sign-in page, receives the answer on http://127.0.0.1:<port>,
-                verifies the ID token and stores the credentials encrypted. Prints "Signed in as NAME <EMAIL>".
-
-                  --no-browser       Do not open a browser; print the address. The address the browser ends at
-                                     may then be pasted on standard input (for a browser on another machine).
-                                     This is also what happens over SSH or without a display.
-                  --device           Sign in with a code on another device (RFC 8628), where the provider allows it
-                  --port N           Listen on this loopback port (default: redirect_port, else any free port)
-                  --timeout SECONDS  Give up waiting after this long (default 300)
-                  --login-hint EMAIL Suggest this account to the provider
-
-                """ + "\n" + exitCodes
-        case "restore":
-            return "Usage: signin restore [--min-ttl SECONDS] [--force-refresh] [--json]\n\nRestores the previous sign-in without a browser; refreshes the tokens if the access token\nexpires within --min-ttl seconds (default 60). Prints the profile.\n\n" + exitCodes
-        case "whoami":
-            return "Usage: signin whoami [--json]\n\nPrints the signed-in profile from the store, without network. --json gives every field.\n\n" + exitCodes
-        case "token":
-            return "Usage: signin token [--min-ttl SECONDS] [--force-refresh] [--json]\n\nPrints only the access token on standard output, refreshed first when it expires within\n--min-ttl seconds (default 60). No network when the stored one is fresh enough.\nParallel calls share one refresh.\n\n" + exitCodes
-        case "status":
-            return "Usage: signin status [--json]\n\nOffline summary: signed in or not, who, access token expiry, granted scopes, store location.\nExits 3 when not signed in.\n\n" + exitCodes
-        case "logout":
-            return "Usage: signin logout [--revoke] [--json]\n\nRemoves the local credentials. --revoke first revokes the grant at the provider (RFC 7009);\nif that fails the local credentials are still removed, the failure is reported and the exit code is 5.\n\n" + exitCodes
-        default:
-            return general
+    /// signin(1) in roff, generated from the same table as `--help`.
+    static var manPage: String {
+        func esc(_ s: String) -> String {
+            s.replacing("\\", with: "\\e").replacing("-", with: "\\-").split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix(".") || $0.hasPrefix("'") ? "\\&" + $0 : String($0) }.joined(separator: "\n")
         }
+        var m = """
+            .TH SIGNIN 1 "" "signin \(SignInKitVersion.string)" "User Commands"
+            .SH NAME
+            signin \\- sign in with Google or any OpenID provider from the terminal
+            .SH SYNOPSIS
+            .B signin
+            .I command
+            [\\fIoptions\\fR]
+            .SH DESCRIPTION
+            signin opens the browser at the provider's sign-in page, receives the answer on a loopback listener,
+            verifies the ID token and keeps the credentials encrypted. Later commands restore the sign-in without a
+            browser and hand out fresh tokens to scripts, git, kubectl and any command.
+            .SH COMMANDS
+
+            """
+        for c in Command.allCases {
+            m += ".SS \(esc(c.usage))\n\(esc(c.details))\n"
+            for o in c.options where !commonOptions.contains(o) && o != .account {
+                m += ".TP\n.B \(esc(o.synopsis))\n\(esc(o.help))\n"
+            }
+        }
+        m += ".SH OPTIONS\n"
+        for o in commonOptions + [.account] { m += ".TP\n.B \(esc(o.synopsis))\n\(esc(o.help))\n" }
+        m += """
+            .SH ENVIRONMENT
+            .TP
+            .B SIGNIN_CONFIG, SIGNIN_PROFILE
+            The configuration file, or the name of one in $XDG_CONFIG_HOME/signin.
+            .TP
+            .B SIGNIN_ACCOUNT
+            The account to use when \\-\\-account is not given.
+            .TP
+            .B BROWSER
+            The browser command (the URL is its last argument, or replaces %s).
+            .SH FILES
+            .TP
+            .I ~/.config/signin/config.json
+            The default configuration ($XDG_CONFIG_HOME/signin).
+            .TP
+            .I ~/.local/share/signin/
+            The encrypted credentials and their key ($XDG_DATA_HOME/signin).
+            .SH EXIT STATUS
+
+            """
+        for line in ExitCode.table.split(separator: "\n").dropFirst() {
+            let t = String(line).trimmingCharacters
+            if let space = t.firstIndex(of: " "), t.first?.isNumber == true {
+                m += ".TP\n.B \(t[..<space])\n\(esc(String(t[space...]).trimmingCharacters))\n"
+            } else {
+                m += ".PP\n\(esc(t))\n"
+            }
+        }
+        return m + ".SH SEE ALSO\ngit\\-credential(1), kubectl(1)\n"
     }
 }

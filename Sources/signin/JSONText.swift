@@ -1,8 +1,21 @@
+import FoundationEssentials
 import SignInKit
 
 /// A minimal JSON writer for `--json` output (keys sorted, strings escaped).
 enum JSONValueOut {
     case string(String), int(Int), bool(Bool), null, array([JSONValueOut]), object([String: JSONValueOut])
+    /// JSON text already encoded (a token's claims, passed through as the provider wrote them).
+    case raw(String)
+}
+
+/// Base64url decoding of a JWT part, for showing claims.
+enum JWTPayload {
+    static func decode(_ part: Substring) -> String? {
+        var s = String(part).replacing("-", with: "+").replacing("_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        guard let data = Data(base64Encoded: s), let text = String(data: data, encoding: .utf8), text.hasPrefix("{") else { return nil }
+        return text
+    }
 }
 
 enum JSONText {
@@ -14,6 +27,7 @@ enum JSONText {
         case .int(let n): return String(n)
         case .bool(let b): return b ? "true" : "false"
         case .null: return "null"
+        case .raw(let text): return text
         case .array(let a): return "[" + a.map(render).joined(separator: ",") + "]"
         case .object(let o): return "{" + o.keys.sorted().map { quote($0) + ":" + render(o[$0]!) }.joined(separator: ",") + "}"
         }
@@ -28,7 +42,7 @@ enum JSONText {
             case "\n": r += "\\n"
             case "\r": r += "\\r"
             case "\t": r += "\\t"
-            case _ where u.value < 0x20:
+            case _ where u.value < 0x20 || (0x7F...0x9F).contains(u.value):
                 let h = String(u.value, radix: 16)
                 r += "\\u" + String(repeating: "0", count: 4 - h.count) + h
             default: r.unicodeScalars.append(u)
@@ -38,6 +52,25 @@ enum JSONText {
     }
 
     static func opt(_ s: String?) -> JSONValueOut { s.map { .string($0) } ?? .null }
+
+    /// One account, in the vocabulary every command's `--json` shares (README lists the fields).
+    static func user(_ u: User, issuer: String) -> [String: JSONValueOut] {
+        [
+            "signed_in": .bool(u.grantEndedAt == nil), "issuer": .string(issuer), "current": .bool(u.isCurrent),
+            "profile": profile(u.profile), "granted_scopes": .array(u.grantedScopes.map { .string($0) }),
+            "access_token_expires_at": u.accessToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
+            "id_token_expires_at": u.idToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
+            "has_refresh_token": .bool(u.refreshToken != nil),
+            "grant_ended_at": u.grantEndedAt.map { .string(iso8601($0)) } ?? .null,
+        ]
+    }
+
+    /// The claims of a JWT, decoded without verification (it was verified when it was stored).
+    static func claims(of jwt: String) -> JSONValueOut {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let raw = JWTPayload.decode(parts[1]) else { return .null }
+        return .raw(raw)
+    }
 
     static func profile(_ p: Profile) -> JSONValueOut {
         .object([

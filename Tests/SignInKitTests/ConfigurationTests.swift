@@ -25,11 +25,38 @@ import Testing
         #expect(c.redirectPort == 0)
     }
 
-    @Test func exampleConfigParses() throws {
+    /// The example is valid in every field, but its placeholder client ID is refused with the console step.
+    @Test func exampleConfigParsesOnceItsClientIDIsReal() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config.example.json")
-        let c = try Configuration.load(path: url.path)
+        do {
+            _ = try Configuration.load(path: url.path)
+            Issue.record("the placeholder client ID was accepted")
+        } catch {
+            guard case .configInvalid(_, "client_id", let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("console.cloud.google.com"))
+        }
+        let text = try String(contentsOf: url, encoding: .utf8).replacing("1234567890-abcdefghijklmnopqrstuvwxyz012345", with: "42-mine")
+        let c = try parse(text)
         #expect(c.isGoogle)
         #expect(c.clientSecret != nil)
+    }
+
+    @Test func invalidJSONSaysWhereAndTypesAreNotCoerced() {
+        #expect(message("{\"client_id\": \"c\",\n  \"scopes\": [\"openid\" \"email\"]\n}")?.contains("line 2, column 23") == true)
+        #expect(message(#"{"client_id": "c" "issuer": "x"}"#)?.contains("line 1, column 19") == true)
+        #expect(message("{\n\"client_id\": \"c,\n\"issuer\": \"x\"}")?.contains("line 2, column 17") == true)
+        #expect(message(#"{"client_id": "c", "redirect_port": "8765"}"#)?.contains("redirect_port") == true)
+        #expect(message(#"{"client_id": "c", "http_timeout": "30"}"#)?.contains("http_timeout") == true)
+        #expect(message(#"["client_id"]"#)?.contains("not a JSON object") == true)
+    }
+
+    func message(_ json: String) -> String? {
+        do {
+            _ = try parse(json)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     @Test func errorsNameTheField() {

@@ -11,9 +11,9 @@ import Testing
         store = CredentialStore(directory: dir)
     }
 
-    func creds(issuer: String = "https://i.example", client: String = "c", refresh: String = "rt-secret") -> StoredCredentials {
+    func creds(issuer: String = "https://i.example", client: String = "c", refresh: String = "rt-secret", sub: String = "alice") -> StoredCredentials {
         StoredCredentials(issuer: issuer, clientID: client, refreshToken: refresh, accessToken: "at-secret", accessTokenExpiry: Date(timeIntervalSince1970: 2_000_000_000),
-                          idToken: "id", idTokenExpiry: nil, profile: Profile(userID: "alice", name: "Alice", email: "alice@example.org"),
+                          idToken: "id", idTokenExpiry: nil, profile: Profile(userID: sub, name: sub.capitalized, email: "\(sub)@example.org"),
                           grantedScopes: ["openid"], endpoints: Endpoints(issuer: issuer, authorization: "https://a", token: "https://t", jwks: "https://j"),
                           savedAt: Date(timeIntervalSince1970: 1_900_000_000))
     }
@@ -28,27 +28,59 @@ import Testing
         } catch { return "other: \(error)" }
     }
 
+    @Test func anotherAccountsFileInPlaceOfThisOnesIsRefused() throws {
+        let alice = creds(), bob = creds(refresh: "rt-bob", sub: "bob")
+        try store.save(alice)
+        try store.save(bob)
+        let pa = store.entryPath(issuer: alice.issuer, clientID: alice.clientID, subject: "alice")
+        let pb = store.entryPath(issuer: bob.issuer, clientID: bob.clientID, subject: "bob")
+        try FileManager.default.removeItem(atPath: pa)
+        try FileManager.default.copyItem(atPath: pb, toPath: pa)
+        #expect(unreadable { _ = try store.load(issuer: alice.issuer, clientID: alice.clientID, subject: "alice") }?.contains("another account") == true)
+    }
+
+    /// A store written by the previous version (one file per configuration) is carried over on first use with
+    /// its tokens intact, and the account becomes current.
+    @Test func aVersion1StoreIsCarriedOver() throws {
+        let old = creds()
+        try writeVersion1(old)
+        let current = try store.current(issuer: old.issuer, clientID: old.clientID)
+        #expect(current == old)
+        #expect(!FileManager.default.fileExists(atPath: store.legacyEntryPath(issuer: old.issuer, clientID: old.clientID)))
+        #expect(try store.accounts(issuer: old.issuer, clientID: old.clientID) == [old])
+    }
+
+    /// What the previous version wrote: format 1, associated data without the account.
+    func writeVersion1(_ c: StoredCredentials) throws {
+        try store.save(creds(client: "make-the-key"))  // creates the folder and the key
+        let key = Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/key")))
+        let enc = JSONEncoder()
+        enc.dateEncodingStrategy = .secondsSince1970
+        let sealed = try Crypto.seal(Array(try enc.encode(c)), key: key, aad: EntryFile.aad(version: 1, issuer: c.issuer, clientID: c.clientID))
+        try Data(EntryFile(version: 1, sealed: sealed).bytes).write(to: URL(fileURLWithPath: store.legacyEntryPath(issuer: c.issuer, clientID: c.clientID)))
+    }
+
     @Test func roundTripEncryptedWithModes() throws {
         let c = creds()
         try store.save(c)
-        #expect(try store.load(issuer: c.issuer, clientID: c.clientID) == c)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: store.entryPath(issuer: c.issuer, clientID: c.clientID)))
+        #expect(try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") == c)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")))
         #expect(!bytes.contains("rt-secret") && !bytes.contains("at-secret") && !bytes.contains("alice"))
         #expect(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int == 0o700)
         #expect(try FileManager.default.attributesOfItem(atPath: dir + "/key")[.posixPermissions] as? Int == 0o600)
-        #expect(try store.load(issuer: c.issuer, clientID: "other") == nil)
+        #expect(try store.load(issuer: c.issuer, clientID: "other", subject: "alice") == nil)
     }
 
     @Test func everyFlippedBitIsAClearErrorAndTheFileStaysUntouched() throws {
         let c = creds()
         try store.save(c)
-        let path = store.entryPath(issuer: c.issuer, clientID: c.clientID)
+        let path = store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
         for i in stride(from: 0, to: original.count * 8, by: 37) {
             var damaged = original
             damaged[i / 8] ^= UInt8(1 << (i % 8))
             try damaged.write(to: URL(fileURLWithPath: path))
-            let reason = unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }
+            let reason = unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }
             #expect(reason != nil && reason?.contains("left as is") == true, "bit \(i): \(reason ?? "accepted")")
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
         }
@@ -58,34 +90,34 @@ import Testing
         let a = creds(client: "a"), b = creds(client: "b", refresh: "rt-b")
         try store.save(a)
         try store.save(b)
-        let pa = store.entryPath(issuer: a.issuer, clientID: a.clientID), pb = store.entryPath(issuer: b.issuer, clientID: b.clientID)
+        let pa = store.entryPath(issuer: a.issuer, clientID: a.clientID, subject: "alice"), pb = store.entryPath(issuer: b.issuer, clientID: b.clientID, subject: "alice")
         let good = try Data(contentsOf: URL(fileURLWithPath: pa))
         var versioned = good
         versioned[4] = 9
         for bad in [Data(), good.prefix(20), good.prefix(good.count - 1), Data((0..<300).map { UInt8($0 % 256) }), versioned] {
             try bad.write(to: URL(fileURLWithPath: pa))
-            #expect(unreadable { _ = try store.load(issuer: a.issuer, clientID: a.clientID) } != nil)
+            #expect(unreadable { _ = try store.load(issuer: a.issuer, clientID: a.clientID, subject: "alice") } != nil)
         }
         // b's file copied over a's: authenticated data binds the entry to its account.
         try FileManager.default.removeItem(atPath: pa)
         try FileManager.default.copyItem(atPath: pb, toPath: pa)
-        #expect(unreadable { _ = try store.load(issuer: a.issuer, clientID: a.clientID) }?.contains("another account") == true)
+        #expect(unreadable { _ = try store.load(issuer: a.issuer, clientID: a.clientID, subject: "alice") }?.contains("another account") == true)
     }
 
     @Test func keyProblemsAreRefusedWithAFix() throws {
         let c = creds()
         try store.save(c)
         chmod(dir + "/key", 0o644)
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }?.contains("chmod 600") == true)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("chmod 600") == true)
         chmod(dir + "/key", 0o600)
         let key = try Data(contentsOf: URL(fileURLWithPath: dir + "/key"))
         try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: dir + "/key"))  // a wrong key
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) } != nil)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") } != nil)
         try FileManager.default.removeItem(atPath: dir + "/key")
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }?.contains("missing") == true)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("missing") == true)
         try key.write(to: URL(fileURLWithPath: dir + "/key"))
         chmod(dir + "/key", 0o600)
-        #expect(try store.load(issuer: c.issuer, clientID: c.clientID) == c)
+        #expect(try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") == c)
     }
 
     @Test func folderOwnedBySomeoneElseIsRefused() throws {
@@ -93,30 +125,30 @@ import Testing
         try store.save(c)
         guard geteuid() == 0 else {
             // Not root: a folder owned by root (and open to all) stands in for one owned by someone else.
-            #expect(unreadable { _ = try CredentialStore(directory: "/tmp").load(issuer: c.issuer, clientID: c.clientID) }?.contains("chown") == true)
+            #expect(unreadable { _ = try CredentialStore(directory: "/tmp").load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("chown") == true)
             return
         }
         chown(dir, 65534, 65534)
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }?.contains("chown") == true)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("chown") == true)
         chown(dir, 0, 0)
-        #expect(try store.load(issuer: c.issuer, clientID: c.clientID) == c)
+        #expect(try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") == c)
     }
 
     @Test func openFolderAndSymlinksAreRefused() throws {
         let c = creds()
         try store.save(c)
         chmod(dir, 0o777)
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }?.contains("chmod 700") == true)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("chmod 700") == true)
         chmod(dir, 0o700)
         // A symlinked folder (someone pointing the store elsewhere) is refused.
         let link = dir + "-link"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: dir)
-        #expect(unreadable { _ = try CredentialStore(directory: link).load(issuer: c.issuer, clientID: c.clientID) }?.contains("symbolic link") == true)
+        #expect(unreadable { _ = try CredentialStore(directory: link).load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("symbolic link") == true)
         // A symlinked entry file is refused, not followed.
-        let path = store.entryPath(issuer: c.issuer, clientID: c.clientID)
+        let path = store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
         try FileManager.default.moveItem(atPath: path, toPath: path + ".real")
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".real")
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID) }?.contains("symbolic link") == true)
+        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("symbolic link") == true)
     }
 }
 

@@ -1,0 +1,122 @@
+/// One option a command accepts: its spelling, its value (if it takes one) and its help line.
+struct OptionSpec: Sendable, Equatable {
+    let long: String
+    let short: String?
+    /// The value's placeholder (`PATH`, `SECONDS`), or nil for a flag.
+    let value: String?
+    let help: String
+
+    init(_ long: String, short: String? = nil, value: String? = nil, _ help: String) {
+        self.long = long
+        self.short = short
+        self.value = value
+        self.help = help
+    }
+
+    /// How it is written in help: `-c, --config PATH`.
+    var synopsis: String { (short.map { "\($0), " } ?? "") + long + (value.map { " \($0)" } ?? "") }
+
+    static let config = OptionSpec("--config", short: "-c", value: "PATH", "Configuration file (default: see FILES)")
+    static let profile = OptionSpec("--profile", value: "NAME", "Use the named configuration $XDG_CONFIG_HOME/signin/NAME.json (also $SIGNIN_PROFILE)")
+    static let account = OptionSpec("--account", value: "ACCOUNT", "The account, by e-mail or sub (also $SIGNIN_ACCOUNT; default: the current one)")
+    static let json = OptionSpec("--json", "Machine-readable output on standard output")
+    static let help = OptionSpec("--help", short: "-h", "Show this help")
+    static let minTTL = OptionSpec("--min-ttl", value: "SECONDS", "Refresh first when the token expires within this many seconds (default 60)")
+    static let forceRefresh = OptionSpec("--force-refresh", "Refresh even when the stored token is fresh")
+}
+
+/// What the command line said, checked against what the command accepts.
+struct Arguments {
+    var values: [String: String] = [:]
+    var flags: Set<String> = []
+    var positional: [String] = []
+    /// Everything after `--` (the command `signin exec` runs).
+    var rest: [String] = []
+
+    func has(_ o: OptionSpec) -> Bool { flags.contains(o.long) }
+    func value(_ o: OptionSpec) -> String? { values[o.long] }
+
+    func int(_ o: OptionSpec, default d: Int, in range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let v = values[o.long] else { return d }
+        guard let n = Int(v), range.contains(n) else {
+            throw UsageError("\(o.long) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(v)\"")
+        }
+        return n
+    }
+
+    /// Parses `args` for `command`: an option the command does not take is refused by name, with the nearest one
+    /// it does take; `--name=value` equals `--name value`.
+    static func parse(_ args: [String], for command: Command) throws(UsageError) -> Arguments {
+        let accepted = command.options
+        var a = Arguments()
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            i += 1
+            if arg == "--" {
+                a.rest = Array(args[i...])
+                break
+            }
+            guard arg.hasPrefix("-"), arg != "-" else {
+                a.positional.append(arg)
+                // `signin exec COMMAND ARGS...` without `--`: the rest belongs to COMMAND.
+                if command.takesCommand {
+                    a.rest = Array(args[(i - 1)...])
+                    a.positional.removeLast()
+                    break
+                }
+                continue
+            }
+            var name = arg, inline: String?
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                name = String(arg[..<eq])
+                inline = String(arg[arg.index(after: eq)...])
+            }
+            guard let spec = accepted.first(where: { $0.long == name || $0.short == name }) else {
+                let known = Command.allCases.flatMap(\.options).contains { $0.long == name || $0.short == name }
+                let hint = Suggest.nearest(name, among: accepted.map(\.long)).map { " (did you mean \($0)?)" } ?? ""
+                throw UsageError(known ? "`signin \(command.rawValue)` does not take \(name)\(hint)" : "unknown option \(name)\(hint)")
+            }
+            if let placeholder = spec.value {
+                if let inline { a.values[spec.long] = inline; continue }
+                guard i < args.count else { throw UsageError("\(spec.long) needs a value (\(placeholder))") }
+                a.values[spec.long] = args[i]
+                i += 1
+            } else {
+                guard inline == nil else { throw UsageError("\(spec.long) takes no value") }
+                a.flags.insert(spec.long)
+            }
+        }
+        return a
+    }
+}
+
+/// A mistake in how signin was called: exit 2, with the message and a pointer to help.
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// "Did you mean": the closest spelling within a small edit distance.
+enum Suggest {
+    static func nearest(_ word: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= max(2, word.count / 3) }
+        return scored.min { $0.1 < $1.1 }?.0 ?? candidates.first { $0.hasPrefix(word) && word.count >= 3 }
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let x = Array(a), y = Array(b)
+        if x.isEmpty { return y.count }
+        var row = Array(0...y.count)
+        for i in 1...x.count {
+            var prev = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: y.count, by: 1) {
+                let cur = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (x[i - 1] == y[j - 1] ? 0 : 1))
+                prev = cur
+            }
+        }
+        return row[y.count]
+    }
+}
