@@ -245,10 +245,11 @@ public struct CredentialStore: Sendable {
     /// first (see `migrateVersion1`).
     func current(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
         guard try checkDirectory(create: false) else { return nil }
-        if let name = try readPointer(issuer: issuer, clientID: clientID) {
+        // One access(2) on the cached path: a version 1 file still there means a carry-over to finish.
+        if access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) != 0 {
+            guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }
             return try load(issuer: issuer, clientID: clientID, accountName: name)
         }
-        guard access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) == 0 else { return nil }
         return try withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> StoredCredentials? in
             try migrateVersion1(issuer: issuer, clientID: clientID)
             guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }

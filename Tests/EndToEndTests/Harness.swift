@@ -139,6 +139,7 @@ enum Subprocess {
 final class Sandbox: @unchecked Sendable {
     let root: URL
     let clientID: String
+    let issuer: String
     var environment: [String: String]
     var configPath: String { root.appendingPathComponent("config.json").path }
     var storeDir: String { root.appendingPathComponent("data/signin").path }
@@ -148,6 +149,7 @@ final class Sandbox: @unchecked Sendable {
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("signin-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         self.clientID = clientID
+        self.issuer = issuer
         environment = [
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": root.path,
@@ -231,5 +233,47 @@ extension Provider {
         let r = try box.signin("login")
         try #require(r.status == 0, "\(r.stderr)")
         return box
+    }
+}
+
+/// A `signin` started now and collected later, to run several at once.
+final class ParallelRun: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<RunResult, Error> = .failure(HarnessError(description: "not run"))
+
+    init(_ box: Sandbox, _ args: [String]) throws {
+        DispatchQueue.global().async {
+            self.result = Result { try box.signin(args) }
+            self.done.signal()
+        }
+    }
+
+    func wait() throws -> RunResult {
+        done.wait()
+        return try result.get()
+    }
+}
+
+@Suite struct DamagedStoreTests {
+    @Test func aTamperedStoreIsReportedLeftAloneAndRemovedOnlyByLogout() throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        #expect(try box.signin("login").status == 0)
+        let entry = try #require(box.entryFile())
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: entry))
+        bytes[bytes.count - 5] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: entry))
+        for cmd in ["whoami", "token", "restore", "status"] {
+            let r = try box.signin(cmd)
+            #expect(r.status == 1, "\(cmd)")
+            #expect(r.stderr.contains(entry) && r.stderr.contains("left as is"), "\(cmd): \(r.stderr)")
+        }
+        let login = try box.signin("login")  // refuses before the browser opens, and overwrites nothing
+        #expect(login.status == 1)
+        #expect(!login.stderr.contains("Opening the browser"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: entry)) == bytes)
+        #expect(try box.signin("logout").status == 0)
+        #expect(try box.signin("login").status == 0)
+        #expect(try box.signin("whoami").status == 0)
     }
 }

@@ -73,7 +73,8 @@ class Client:
         self.access: dict = {}       # access token -> sub
         self.devices: dict = {}      # device_code -> state
         self.stats = {"token_requests": 0, "refreshes": 0, "code_exchanges": 0, "revocations": 0, "device_polls": 0,
-                      "authorize_requests": 0, "last_refresh_auth": None}
+                      "authorize_requests": 0, "last_refresh_auth": None, "refreshes_by_sub": {},
+                      "refreshes_in_flight": 0, "max_refreshes_in_flight": 0}
 
     def c(self, key, default=None):
         return self.control.get(key, default)
@@ -327,6 +328,10 @@ class Handler(BaseHTTPRequestHandler):
                     del cl.refresh[body["refresh_token"]]
                     body.pop("refresh_token")
                 refreshed = body
+                by_sub = cl.stats["refreshes_by_sub"]
+                by_sub[info["sub"]] = by_sub.get(info["sub"], 0) + 1
+                cl.stats["refreshes_in_flight"] += 1
+                cl.stats["max_refreshes_in_flight"] = max(cl.stats["max_refreshes_in_flight"], cl.stats["refreshes_in_flight"])
             if grant == "urn:ietf:params:oauth:grant-type:device_code":
                 cl.stats["device_polls"] += 1
                 d = cl.devices.get(f.get("device_code", ""))
@@ -346,6 +351,8 @@ class Handler(BaseHTTPRequestHandler):
         if grant == "refresh_token" and refreshed is not None:
             # Rotated already (the old refresh token is spent); the answer may be slow to arrive.
             time.sleep(float(cl.c("refresh_delay", 0)))
+            with LOCK:
+                cl.stats["refreshes_in_flight"] -= 1
             return self.send(200, refreshed)
         self.oauth_error("unsupported_grant_type")
 
