@@ -81,7 +81,16 @@ import Testing
         let stats = try strict.stats(box.clientID)
         #expect((stats["refreshes"] as? Int ?? 0) - before == 2)
         #expect(stats["refreshes_by_sub"] as? [String: Int] == ["alice": 1, "bob": 1], "\(stats)")
-        #expect(stats["max_refreshes_in_flight"] as? Int == 2, "the two accounts' refreshes overlapped: \(stats)")
+
+        // While Alice's refresh is in flight (the provider answers after 2 s), Bob's starts and reaches the
+        // provider too: his lock is his own.
+        try strict.control(box.clientID, ["refresh_delay": 2.0])
+        let alice = try ParallelRun(box, ["token", "--force-refresh", "--account", "alice"])
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 1 }, "Alice's refresh reached the provider")
+        let bob = try ParallelRun(box, ["token", "--force-refresh", "--account", "bob"])
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 2 }, "Bob's refresh did not wait for Alice's")
+        #expect(try alice.wait().status == 0)
+        #expect(try bob.wait().status == 0)
     }
 
     /// A store from the previous version is carried over with its tokens intact, and a crash at each step of

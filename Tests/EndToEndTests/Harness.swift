@@ -33,13 +33,13 @@ final class Provider: @unchecked Sendable {
     let port: Int
     var issuer: String { "http://127.0.0.1:\(port)" }
 
-    init(script: String, environment: [String: String] = [:]) throws {
+    init(script: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: Paths.python) else {
             throw HarnessError(description: "no test Python at \(Paths.python): run .ci/run (or python3 -m venv .venv && .venv/bin/pip install -r Tests/Providers/requirements.txt)")
         }
         let out = Pipe()
         process.executableURL = URL(fileURLWithPath: Paths.python)
-        process.arguments = [Paths.providers.appendingPathComponent(script).path]
+        process.arguments = [Paths.providers.appendingPathComponent(script).path] + arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env
@@ -276,4 +276,14 @@ final class ParallelRun: @unchecked Sendable {
         #expect(try box.signin("login").status == 0)
         #expect(try box.signin("whoami").status == 0)
     }
+}
+
+/// Polls `condition` (another process's state, which has no event to wait on) until it holds or `seconds` pass.
+func waitFor(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
 }

@@ -130,8 +130,7 @@ import Testing
         p.standardError = FileHandle.nullDevice
         try p.run()
         // Signal once the provider has the request (it has rotated; its answer comes a second later).
-        let deadline = Date().addingTimeInterval(20)
-        while (try strict.stats(box.clientID)["refreshes"] as? Int ?? 0) < 1 && Date() < deadline {}
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 })
         kill(p.processIdentifier, sig)
         p.waitUntilExit()
         #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == sig,
