@@ -70,8 +70,13 @@ extension Commands {
             err("signin: \(error.description); nothing was written.")
             return ExitCode(error)
         }
-        let dir = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !dir.isEmpty { _ = mkdir(dir, 0o700) }
+        // The folders up to the file, the last one private.
+        var dir = ""
+        let parts = path.split(separator: "/").dropLast()
+        for (i, part) in parts.enumerated() {
+            dir += "/" + part
+            _ = mkdir(dir, i == parts.count - 1 ? 0o700 : 0o755)
+        }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             err("signin: cannot write \(path): \(String(cString: strerror(errno)))")

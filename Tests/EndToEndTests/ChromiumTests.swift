@@ -6,7 +6,7 @@ import Testing
 @Suite struct ChromiumTests {
     @Test func headlessChromiumSignsInAndSeesTheSuccessPage() throws {
         for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"] {
-            try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) missing: run scripts/setup (installs chromium, chromium-driver, python3-selenium)")
+            try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) missing: run scripts/setup --tests (installs chromium, chromium-driver, python3-selenium)")
         }
         let mock = try Shared.mock.get()
         let box = try Sandbox(issuer: mock.issuer, secret: "s")
