@@ -15,7 +15,7 @@ let package = Package(
             name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
         // Signal holding and spawn file actions, which need C (an async-signal-safe handler, a glibc extension).
-        .target(name: "CSystem"),
+        .target(name: "CSystem", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL", "CSystem"]),
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),
         // README's library example, compiled so it cannot drift from the API.

@@ -37,6 +37,10 @@ public struct Configuration: Sendable, Equatable {
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
     /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
     public var listenerSameUserOnly: Bool
+    /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file). Default auto.
+    public var keyStorage: KeyStorage
+    /// Seconds an unlocked key stays in the kernel keyring (`key_cache_seconds`; 0: not at all). Default 8 hours.
+    public var keyCacheSeconds: Int
     /// The user name `signin git-credential` answers (default: the account's e-mail).
     public var gitUsername: String?
     /// The file this configuration came from, named in every error about it.
@@ -80,6 +84,8 @@ public struct Configuration: Sendable, Equatable {
         self.caFile = nil
         self.listenerSameUserOnly = true
         self.gitUsername = nil
+        self.keyStorage = .auto
+        self.keyCacheSeconds = 8 * 3600
         self.sourcePath = "(in code)"
     }
 
@@ -145,7 +151,7 @@ public struct Configuration: Sendable, Equatable {
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "key_storage", "key_cache_seconds", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -226,6 +232,14 @@ public struct Configuration: Sendable, Equatable {
             c.listenerSameUserOnly = b
         }
         c.gitUsername = try string("git_username")
+        if let k = try string("key_storage") {
+            guard let storage = KeyStorage(rawValue: k) else { throw fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }
+            c.keyStorage = storage
+        }
+        if let v = obj["key_cache_seconds"], v != .null {
+            guard case .number = v, let t = v.int, (0...(30 * 86400)).contains(t) else { throw fail("key_cache_seconds", "must be a whole number of seconds from 0 (no cache) to 2592000") }
+            c.keyCacheSeconds = t
+        }
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")
         if let v = obj["extra_authorization_parameters"], v != .null {

@@ -14,11 +14,18 @@ import Glibc
 public struct CredentialStore: Sendable {
     /// The folder holding the key, the entries and their lock files.
     public let directory: String
+    /// Where the key is kept and how it is unlocked.
+    public let custody: KeyCustody
 
     static let formatVersion: UInt8 = 2
 
-    /// A store in `directory` (created 0700 on first write).
-    public init(directory: String) { self.directory = directory }
+    /// A store in `directory` (created 0700 on first write) whose key is kept as `custody` says.
+    public init(directory: String, custody: KeyCustody = KeyCustody()) {
+        self.directory = directory
+        self.custody = custody
+    }
+
+    var key: StoreKey { StoreKey(directory: directory, custody: custody) }
 
     /// `$XDG_DATA_HOME/signin`, else `~/.local/share/signin`.
     public static func defaultDirectory(environment: [String: String]) -> String {
@@ -26,10 +33,18 @@ public struct CredentialStore: Sendable {
         return (environment["HOME"] ?? "/") + "/.local/share/signin"
     }
 
-    var keyPath: String { directory + "/key" }
-
     /// Where the store's key is, in words (`status` shows it).
-    public var keyDescription: String { "file \(keyPath)" }
+    public var keyDescription: String { key.description }
+
+    /// Moves the key to `storage` (`signin key move`); the entries stay as they are. Returns where it was and is.
+    public func moveKey(to storage: KeyStorage) throws(SignInError) -> (from: String, to: String) {
+        guard try checkDirectory(create: false) else { throw .noPreviousSignIn(reason: "the store \(directory) does not exist yet; sign in first") }
+        return try withFileLock(directory + "/key.lock") { () throws(SignInError) -> (from: String, to: String) in try key.move(to: storage) }
+    }
+
+    /// Drops the unlocked key from the kernel keyring (`signin lock`); true when it was there.
+    @discardableResult
+    public func lock() -> Bool { key.lock() }
 
     /// The file prefix of one configuration (issuer and client ID).
     static func configurationName(issuer: String, clientID: String) -> String { hashName("\(issuer)\u{0}\(clientID)") }
@@ -103,33 +118,11 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    private func readKey() throws(SignInError) -> [UInt8]? {
-        var st = stat()
-        if lstat(keyPath, &st) != 0 {
-            guard errno == ENOENT else { throw .storeUnreadable(path: keyPath, reason: FileIO.errnoText()) }
-            return nil
-        }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .storeUnreadable(path: keyPath, reason: "is not a regular file (symbolic links are refused)") }
-        guard st.st_uid == geteuid() else { throw .storeUnreadable(path: keyPath, reason: "is owned by another user") }
-        guard st.st_mode & 0o077 == 0 else {
-            throw .storeUnreadable(path: keyPath, reason: "can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(keyPath), or sign out and in again")
-        }
-        let data: Data
-        do { data = try FileIO.read(path: keyPath, limit: 64, noFollow: true) } catch { throw .storeUnreadable(path: keyPath, reason: error.reason) }
-        guard data.count == 32 else { throw .storeUnreadable(path: keyPath, reason: "is not a 32-byte key (\(data.count) bytes)") }
-        return Array(data)
-    }
+    private func readKey() throws(SignInError) -> [UInt8]? { try key.read() }
 
     private func readOrCreateKey() throws(SignInError) -> [UInt8] {
-        if let key = try readKey() { return key }
-        let key = try Crypto.randomBytes(32)
-        // O_EXCL through a temp name + link: two processes creating the key at once end up sharing one.
-        let tmp = keyPath + ".tmp-\(getpid())"
-        do { try FileIO.writeAtomically(key, to: tmp) } catch { throw .storeUnwritable(path: keyPath, reason: error.reason) }
-        defer { unlink(tmp) }
-        if link(tmp, keyPath) != 0 && errno != EEXIST { throw .storeUnwritable(path: keyPath, reason: FileIO.errnoText()) }
-        guard let stored = try readKey() else { throw .storeUnwritable(path: keyPath, reason: "key vanished after creation") }
-        return stored
+        if let existing = try key.read() { return existing }
+        return try withFileLock(directory + "/key.lock") { () throws(SignInError) -> [UInt8] in try key.readOrCreate() }
     }
 
     // MARK: Entries
@@ -155,7 +148,7 @@ public struct CredentialStore: Sendable {
         guard entry.version == version else {
             throw .storeUnreadable(path: path, reason: "holds format version \(entry.version) where version \(version) belongs; left as is")
         }
-        guard let key = try readKey() else { throw .storeUnreadable(path: keyPath, reason: "the key file is missing, so \(path) cannot be decrypted; left as is") }
+        guard let key = try readKey() else { throw .storeUnreadable(path: directory + "/key", reason: "the key file is missing, so \(path) cannot be decrypted; left as is") }
         guard let plain = Crypto.open(entry.sealed, key: key, aad: EntryFile.aad(version: version, issuer: issuer, clientID: clientID)) else {
             throw .storeUnreadable(path: path, reason: "does not decrypt with this key for this issuer and client (damaged, tampered with, or copied from another account); left as is")
         }
@@ -329,7 +322,8 @@ public struct CredentialStore: Sendable {
     /// the pointers and the lock files go, and so does the folder when it is empty.
     func removeLeftoversIfEmpty() {
         guard let names = try? fileNames(), !names.contains(where: { $0.hasSuffix(".cred") }) else { return }
-        for name in names where name == "key" || name.hasSuffix(".current") || name.hasSuffix(".lock") {
+        key.destroy()
+        for name in names where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
             unlink(directory + "/" + name)
         }
         rmdir(directory)

@@ -29,6 +29,18 @@ enum Crypto {
         return x.withUnsafeBytes { px in y.withUnsafeBytes { py in CRYPTO_memcmp(px.baseAddress, py.baseAddress, x.count) == 0 } }
     }
 
+    /// scrypt (RFC 7914) through OpenSSL: a 32-byte key-encryption key from a passphrase.
+    static func scrypt(passphrase: [UInt8], salt: [UInt8], n: UInt64, r: UInt64, p: UInt64) throws(SignInError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        // OpenSSL caps scrypt's memory at 32 MiB unless told otherwise; allow what these parameters need.
+        let maxmem = 129 * n * r * p + (1 << 20)
+        var pw = passphrase.map { CChar(bitPattern: $0) } + [0]
+        defer { for i in pw.indices { pw[i] = 0 } }
+        let ok = salt.withUnsafeBufferPointer { s in EVP_PBE_scrypt(pw, passphrase.count, s.baseAddress, s.count, n, r, p, maxmem, &out, out.count) }
+        guard ok == 1 else { throw .system(reason: "OpenSSL could not derive a key from the passphrase (scrypt)") }
+        return out
+    }
+
     struct Sealed {
         var nonce: [UInt8]
         var ciphertext: [UInt8]

@@ -13,6 +13,12 @@ enum FileIO {
 
     static func errnoText(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
 
+    /// A one-time notice on standard error (the library's only direct output; never a secret).
+    static func writeStandardError(_ text: String) {
+        var bytes = Array(text.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
     static func read(path: String, limit: Int, noFollow: Bool = false) throws(Failure) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0))
         guard fd >= 0 else {

@@ -16,4 +16,11 @@ public enum ProcessEnvironment {
         }
         return env
     }
+
+    /// One variable, without reading the whole environment; nil when unset or empty.
+    public static func value(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        let s = String(cString: v)
+        return s.isEmpty ? nil : s
+    }
 }

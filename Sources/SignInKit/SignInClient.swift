@@ -23,12 +23,15 @@ public final class SignInClient: Sendable {
     ///   - storeDirectory: defaults to `$XDG_DATA_HOME/signin` (`~/.local/share/signin`).
     ///   - environment: where `$BROWSER`, `$HOME` and friends are read; defaults to the process environment.
     ///   - onEvent: called (on any thread) as a sign-in progresses.
+    ///   - passphrase: asked when the store's key is under a passphrase (`key_storage: passphrase`).
     public init(configuration: Configuration, storeDirectory: String? = nil, environment: [String: String]? = nil,
-                onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
+                onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }, passphrase: PassphraseProvider? = nil) {
         let env = environment ?? ProcessEnvironment.current
         self.configuration = configuration
         self.environment = env
-        self.store = CredentialStore(directory: storeDirectory ?? CredentialStore.defaultDirectory(environment: env))
+        let custody = KeyCustody(storage: configuration.keyStorage, cacheSeconds: configuration.keyCacheSeconds, passphrase: passphrase,
+                                 sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
+        self.store = CredentialStore(directory: storeDirectory ?? CredentialStore.defaultDirectory(environment: env), custody: custody)
         self.onEvent = onEvent
     }
 

@@ -33,6 +33,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case accountNotFound(account: String, known: [String])
     /// `account` names more than one stored account (an e-mail used by two); name one by its `sub`.
     case ambiguousAccount(account: String, matches: [String])
+    /// The store's key is under a passphrase that was wrong, or that could not be asked for.
+    case passphraseRefused(reason: String)
     /// The grant could not be revoked at the provider (`cause` says why); the local credentials were removed anyway.
     indirect case revocationFailed(cause: SignInError)
 
@@ -65,6 +67,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
             return "No stored account is \"\(account)\"" + (known.isEmpty ? "; none is stored for this configuration." : ". Stored: \(known.joined(separator: "; ")).")
         case .ambiguousAccount(let account, let matches):
             return "\"\(account)\" names several accounts: \(matches.joined(separator: "; ")). Name one by its sub."
+        case .passphraseRefused(let reason): return "The store key's passphrase: \(reason)"
         case .revocationFailed(let cause): return "The local credentials were removed, but revoking the grant at the provider failed: \(cause.sentence)"
         }
     }

@@ -47,8 +47,12 @@ enum CLI {
         if command == .gitCredential && (a.positional.count != 1 || !["get", "store", "erase"].contains(a.positional[0])) {
             throw UsageError("`signin git-credential` takes one of get, store, erase (git calls it so)")
         }
+        if command == .key && (a.positional != ["move"] || a.value(Command.to).flatMap(KeyStorage.init(rawValue:)) == nil || a.value(Command.to) == "auto") {
+            throw UsageError("usage: signin key move --to secret-service|passphrase|file")
+        }
+        if let fd = a.value(Command.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
         if command == .exec && a.rest.isEmpty { throw UsageError("`signin exec` needs a command to run: signin exec [--env NAME] -- COMMAND [ARGS...]") }
-        if ![.use, .gitCredential].contains(command), let extra = a.positional.first {
+        if ![.use, .gitCredential, .key].contains(command), let extra = a.positional.first {
             throw UsageError("`signin \(command.rawValue)` takes no argument \"\(extra)\"")
         }
         if a.value(Command.port) != nil { _ = try a.int(Command.port, default: 0, in: 1...65535) }
@@ -68,7 +72,8 @@ enum CLI {
         let client: SignInClient
         do {
             let events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
-            client = SignInClient(configuration: try Configuration.load(path: path), environment: env, onEvent: { events.show($0) })
+            client = SignInClient(configuration: try Configuration.load(path: path), environment: env, onEvent: { events.show($0) },
+                                  passphrase: Passphrase.provider(fd: a.value(Command.passphraseFD).flatMap { Int32($0) }))
         } catch {
             return fail(error, json: json)
         }
@@ -87,6 +92,8 @@ enum CLI {
             case .logout: return try Commands.logout(context)
             case .exec: return try Bridges.exec(context)
             case .gitCredential: return try Bridges.gitCredential(context)
+            case .key: return try Commands.keyMove(context)
+            case .lock: return Commands.lock(context)
             case .kubectlCredential: return try Bridges.kubectlCredential(context)
             case .help, .version, .completion, .`init`: return .usage  // answered above
             }

@@ -7,6 +7,7 @@ enum Command: String, CaseIterable, Sendable {
     case exec
     case gitCredential = "git-credential"
     case kubectlCredential = "kubectl-credential"
+    case key, lock
     case `init`, version, help, completion
 
     /// Reads a configuration (and so takes `--config` and `--profile`).
@@ -29,6 +30,8 @@ enum Command: String, CaseIterable, Sendable {
     static let loginFlag = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
     static let username = OptionSpec("--username", value: "NAME", "git-credential: the user name to answer (default: the account's e-mail)")
     static let man = OptionSpec("--man", "help: print the manual page (roff) instead")
+    static let to = OptionSpec("--to", value: "STORAGE", "Where the key goes: secret-service, passphrase or file")
+    static let passphraseFD = OptionSpec("--passphrase-fd", value: "N", "Read the store's passphrase from file descriptor N (for scripts)")
 
     var options: [OptionSpec] {
         var own: [OptionSpec]
@@ -42,12 +45,14 @@ enum Command: String, CaseIterable, Sendable {
         case .gitCredential: own = [Self.username, .minTTL]
         case .kubectlCredential: own = [.minTTL]
         case .`init`: own = [.config, .profile]
+        case .key: own = [Self.to]
+        case .lock: own = []
         case .version: own = []
         case .help: own = [Self.man]
         case .completion: own = []
         }
         if takesAccount { own.append(.account) }
-        if readsConfiguration { own += [.config, .profile] }
+        if readsConfiguration { own += [.config, .profile, Self.passphraseFD] }
         if ![.exec, .gitCredential, .kubectlCredential, .help, .completion, .`init`].contains(self) { own.append(.json) }
         return own + [.help]
     }
@@ -66,6 +71,8 @@ enum Command: String, CaseIterable, Sendable {
         case .exec: return "Run a command with a fresh token in its environment, never in its arguments"
         case .gitCredential: return "git credential helper: answer git with a fresh token as the password"
         case .kubectlCredential: return "kubectl exec credential plugin: an ExecCredential with the ID token"
+        case .key: return "Where the store's key is: `signin key move --to secret-service|passphrase|file`"
+        case .lock: return "Forget the unlocked store key (the kernel keyring's copy) until the next unlock"
         case .`init`: return "Write a first configuration, interactively"
         case .version: return "Print the version"
         case .help: return "Help for a command (signin help COMMAND)"
@@ -80,6 +87,7 @@ enum Command: String, CaseIterable, Sendable {
         case .use: tail = " ACCOUNT"
         case .exec: tail = " [--] COMMAND [ARGS...]"
         case .gitCredential: tail = " get|store|erase"
+        case .key: tail = " move"
         case .help: tail = " [COMMAND]"
         case .completion: tail = " bash|zsh|fish"
         default: tail = ""
@@ -127,6 +135,14 @@ enum Command: String, CaseIterable, Sendable {
                 ID token and its expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says
                 the session is interactive.
                 """
+        case .key:
+            return """
+                `signin key move --to STORAGE` moves the store's key to the Secret Service (GNOME Keyring, KWallet,
+                KeePassXC), under a passphrase (scrypt), or into a file beside the entries. The entries are not
+                rewritten; the old key material is removed only after the new one is read back. `status` says where
+                the key is now.
+                """
+        case .lock: return "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase)."
         case .`init`: return "Asks for a client ID and secret (Google) or an issuer (any OpenID provider, checked by discovery) and\nwrites the configuration file, mode 0600. Never overwrites a file without asking."
         case .version: return "Prints the version (--json: as JSON)."
         case .help: return "Prints help for COMMAND, or the list of commands."

@@ -294,6 +294,27 @@ enum Commands {
         }
     }
 
+    /// `signin key move --to STORAGE`: the key changes place, the entries stay.
+    static func keyMove(_ c: Context) throws(SignInError) -> ExitCode {
+        let target = KeyStorage(rawValue: c.arguments.value(Command.to)!)!
+        let (from, to) = try c.client.store.moveKey(to: target)
+        if c.json { out(JSONText.object(["from": .string(from), "to": .string(to)])) } else if from == to {
+            out("The key is already there: \(to)")
+        } else {
+            out("Moved the store key.\n  from: \(from)\n  to:   \(to)")
+        }
+        return .success
+    }
+
+    /// `signin lock`: the kernel keyring forgets the unlocked key.
+    static func lock(_ c: Context) -> ExitCode {
+        let dropped = c.client.store.lock()
+        if c.json { out(JSONText.object(["locked": .bool(dropped)])) } else {
+            out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
+        }
+        return .success
+    }
+
     static func version(_ a: Arguments) -> ExitCode {
         if a.has(.json) { out(JSONText.object(["version": .string(SignInKitVersion.string)])) } else { out("signin \(SignInKitVersion.string)") }
         return .success

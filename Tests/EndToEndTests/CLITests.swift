@@ -124,11 +124,11 @@ import Testing
         let bin = "\(prefix)/bin"
         let bash = try Subprocess.run("/bin/bash", ["-c", "source \(prefix)/share/bash-completion/completions/signin; COMP_WORDS=(signin lo); COMP_CWORD=1; _signin; echo \"${COMPREPLY[*]}\"; COMP_WORDS=(signin token --m); COMP_CWORD=2; _signin; echo \"${COMPREPLY[*]}\""],
                                       env: ["PATH": "\(bin):/usr/bin:/bin"])
-        #expect(bash.stdout == "login logout\n--min-ttl\n", "\(bash.stdout) \(bash.stderr)")
+        #expect(bash.stdout == "login logout lock\n--min-ttl\n", "\(bash.stdout) \(bash.stderr)")
         let zsh = try Subprocess.run("/usr/bin/zsh", ["-c", "autoload -U compinit; compinit -u; source \(prefix)/share/zsh/site-functions/_signin; setopt ksharrays; COMP_WORDS=(signin lo); COMP_CWORD=1; _signin; echo \"${(M)COMPREPLY[@]:#lo*}\""],
                                      env: ["PATH": "\(bin):/usr/bin:/bin", "HOME": prefix])
         // zsh's own matcher then keeps what starts with the word typed (bashcompinit's compgen leaves that to it).
-        #expect(zsh.stdout.hasSuffix("login logout\n"), "\(zsh.stdout) \(zsh.stderr)")
+        #expect(zsh.stdout.hasSuffix("login logout lock\n"), "\(zsh.stdout) \(zsh.stderr)")
         let fish = try Subprocess.run("/usr/bin/fish", ["-N", "-c", "source \(prefix)/share/fish/vendor_completions.d/signin.fish; complete -C 'signin lo'; complete -C 'signin logout --re'"],
                                       env: ["PATH": "\(bin):/usr/bin:/bin", "HOME": prefix])
         #expect(fish.stdout.contains("login\t") && fish.stdout.contains("logout\t") && fish.stdout.contains("--revoke\t"), "\(fish.stdout) \(fish.stderr)")

@@ -201,6 +201,17 @@ final class Sandbox: @unchecked Sendable {
         return steps
     }
 
+    /// The browser's last step ("final", or "error"), waiting for it: the browser reports after reading the
+    /// result page, which may be after signin has exited.
+    func finalStandinStep(seconds: Double = 30) -> [String: Any]? {
+        var last: [String: Any]?
+        _ = waitFor(seconds: seconds) {
+            last = standinSteps().last { ["final", "error"].contains($0["step"] as? String ?? "") }
+            return last != nil
+        }
+        return last
+    }
+
     /// Every byte of every file in the store folder (to prove nothing changed, or no plaintext is in it).
     func storeSnapshot() -> [String: Data] {
         var out: [String: Data] = [:]

@@ -11,7 +11,7 @@ import Testing
         #expect(login.stdout == "Signed in as Alice Example <alice@example.org>\n")
         #expect(login.stderr.contains("If the browser did not open, visit:"))
         // The browser ended on the success page, reached by a redirect (no code left in the address bar).
-        let final = try #require(box.standinSteps().last)
+        let final = try #require(box.finalStandinStep())
         #expect((final["url"] as? String)?.contains("code=") == false)
         #expect((final["page"] as? String)?.contains("You are signed in") == true)
         #expect((final["page"] as? String)?.contains("Alice Example") == true)
@@ -73,7 +73,7 @@ import Testing
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("token endpoint (\(strict.issuer)/token)"))
         #expect(box.entryFile() == nil)
-        let final = try #require(box.standinSteps().last)
+        let final = try #require(box.finalStandinStep())
         #expect((final["page"] as? String)?.contains("Sign-in not completed") == true)
     }
 

@@ -18,6 +18,27 @@ void signin_signals_hold_end(void);
 /* The signal that arrived during a held section and is still pending, or 0. */
 int signin_signals_pending(void);
 
+/*
+ * The freedesktop Secret Service through libsecret, loaded (dlopen) only when a store keeps its key there, as
+ * libcurl is loaded only for the network. Items are found by the attribute "store" = `store_id`. Each call returns
+ * 0 on success; on failure -1 with a message in `error` (free with signin_secret_free). A lookup that finds
+ * nothing returns 0 with *secret NULL, and 1 when the item is there but its collection is locked. Secrets are text (the key in base64); free them with signin_secret_free,
+ * which wipes them first.
+ */
+int signin_secret_store(const char *store_id, const char *label, const char *secret, char **error);
+int signin_secret_lookup(const char *store_id, char **secret, char **error);
+int signin_secret_clear(const char *store_id, char **error);
+void signin_secret_free(char *s);
+
+/*
+ * The Linux kernel keyring, by raw system calls (no libkeyutils): a "user" key in the session keyring, readable
+ * only by its possessor, that expires by itself. Each returns -1 with errno set on failure.
+ */
+long signin_kernel_key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds);
+long signin_kernel_key_find(const char *description);
+long signin_kernel_key_read(long id, void *buffer, unsigned long length);
+long signin_kernel_key_remove(long id);
+
 /* posix_spawn_file_actions_addclosefrom_np (glibc 2.34 and later). */
 int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 #endif

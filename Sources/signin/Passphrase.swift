@@ -1,0 +1,60 @@
+import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the store's passphrase comes from: a script's file descriptor (`--passphrase-fd N`, one line, read
+/// once), else the terminal (`/dev/tty`, without echo; a new one is asked twice), else nowhere.
+enum Passphrase {
+    static func provider(fd: Int32?) -> PassphraseProvider {
+        let cache = PassphraseCache()
+        return { purpose in
+            if let fd {
+                if let known = cache.value { return purpose == .unlock(attempt: 1) || purpose == .create ? known : nil }
+                guard let line = readLine(fd: fd) else { return nil }
+                cache.value = line
+                return line
+            }
+            return fromTerminal(purpose)
+        }
+    }
+
+    static func fromTerminal(_ purpose: PassphrasePurpose) -> String? {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return nil }
+        defer { close(tty) }
+        func ask(_ prompt: String) -> String? {
+            writeAll(tty, prompt)
+            var saved = termios()
+            let echoOff = tcgetattr(tty, &saved) == 0
+            if echoOff {
+                var quiet = saved
+                quiet.c_lflag &= ~tcflag_t(ECHO)
+                tcsetattr(tty, TCSAFLUSH, &quiet)
+            }
+            let line = readLine(fd: tty)
+            if echoOff { tcsetattr(tty, TCSAFLUSH, &saved) }
+            writeAll(tty, "\n")
+            return line
+        }
+        switch purpose {
+        case .create:
+            for _ in 0..<3 {
+                guard let first = ask("New passphrase for signin's store key: "), !first.isEmpty else { continue }
+                guard let again = ask("The same passphrase again: ") else { return nil }
+                if first == again { return first }
+                writeAll(tty, "They differ; once more.\n")
+            }
+            return nil
+        case .unlock(let attempt):
+            if attempt > 1 { writeAll(tty, "That passphrase does not unlock the key.\n") }
+            return ask("Passphrase for signin's store key: ")
+        }
+    }
+}
+
+/// The descriptor's line, kept for the second question of the same run (read only once).
+final class PassphraseCache: @unchecked Sendable {
+    var value: String?
+}
