@@ -45,12 +45,17 @@ enum Bridges {
         // What signin changed for itself goes back to the defaults COMMAND expects.
         for sig in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
         let argv = a.rest
+        // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
+        guard argv[0].contains("/") || (c.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains(where: { access("\($0)/\(argv[0])", F_OK) == 0 }) else {
+            unsetenv(name)
+            err("signin: \(argv[0].withoutTerminalControls): command not found")
+            return ExitCode(rawValue: 127)
+        }
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         execvp(argv[0], &cargs)
         let e = errno
         unsetenv(name)
         err("signin: cannot run \(argv[0].withoutTerminalControls): \(String(cString: strerror(e)))")
-        // As shells do: 127 when the command is not found, 126 when it cannot be run.
         return ExitCode(rawValue: e == ENOENT ? 127 : 126)
     }
 

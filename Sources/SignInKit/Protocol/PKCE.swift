@@ -1,22 +1,25 @@
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` is never sent.
-public struct PKCE: Sendable {
+struct PKCE: Sendable, CustomStringConvertible {
     /// 43 characters of base64url from 32 random bytes (256 bits).
-    public let verifier: String
+    let verifier: String
     /// `BASE64URL(SHA256(verifier))`.
-    public var challenge: String { PKCE.challenge(for: verifier) }
+    var challenge: String { PKCE.challenge(for: verifier) }
     /// The only method signin sends.
-    public static let method = "S256"
+    static let method = "S256"
 
     /// A fresh verifier from OpenSSL's CSPRNG.
-    public init() throws(SignInError) {
+    init() throws(SignInError) {
         verifier = Base64URL.encode(try Crypto.randomBytes(32))
     }
 
     /// A known verifier (tests, RFC 7636 appendix B).
-    public init(verifier: String) { self.verifier = verifier }
+    init(verifier: String) { self.verifier = verifier }
+
+    /// Never the verifier.
+    var description: String { "PKCE(S256)" }
 
     /// The S256 challenge for a verifier.
-    public static func challenge(for verifier: String) -> String {
+    static func challenge(for verifier: String) -> String {
         Base64URL.encode(Crypto.sha256(Array(verifier.utf8)))
     }
 }

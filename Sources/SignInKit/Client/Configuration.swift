@@ -9,7 +9,7 @@ import Glibc
 /// { "client_id": "123.apps.googleusercontent.com", "client_secret": "GOCSPX-...",
 ///   "scopes": ["openid", "email", "profile"] }
 /// ```
-public struct Configuration: Sendable, Equatable {
+public struct Configuration: Sendable, Equatable, CustomStringConvertible {
     /// The OAuth client ID (required).
     public var clientID: String
     /// The client secret, for clients that have one (Google desktop clients do; it is not secret there).
@@ -45,6 +45,11 @@ public struct Configuration: Sendable, Equatable {
     public var gitUsername: String?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
+
+    /// The configuration without its client secret, for logs and test failures.
+    public var description: String {
+        "Configuration(\(sourcePath): client \(clientID)\(clientSecret == nil ? "" : ", secret set"), issuer \(issuer), scopes \(scopes.joined(separator: " ")))"
+    }
 
     /// Google's issuer, the default.
     public static let googleIssuer = Issuer.google

@@ -1,11 +1,14 @@
 /// One authorization request (RFC 6749 4.1 with PKCE): the URL to open, and the secrets to check the answer with.
-struct AuthorizationRequest: Sendable {
+struct AuthorizationRequest: Sendable, CustomStringConvertible {
     let state: String
     let nonce: String
     let pkce: PKCE
     let redirectURI: String
     let url: String
     let scopes: [String]
+
+    /// Never the state, nonce or verifier.
+    var description: String { "AuthorizationRequest(redirect \(redirectURI), scopes \(scopes.joined(separator: " ")))" }
 
     init(config: Configuration, endpoints: Endpoints, redirectURI: String, scopes: [String], loginHint: String?) throws(SignInError) {
         state = Base64URL.encode(try Crypto.randomBytes(32))

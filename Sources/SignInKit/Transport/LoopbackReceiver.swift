@@ -4,8 +4,10 @@ import Glibc
 #endif
 
 /// What arrived at the redirect URI (or was pasted back): a code to exchange.
-struct AuthorizationResponse: Sendable {
+struct AuthorizationResponse: Sendable, CustomStringConvertible {
     let code: String
+    /// Never the code.
+    var description: String { "AuthorizationResponse(code: \(code.count) characters, via \(viaBrowser ? "browser" : "paste"))" }
     /// True when it came through the listener, so the browser waits for a result page.
     let viaBrowser: Bool
 }

@@ -1,0 +1,12 @@
+import FoundationEssentials
+
+/// A token and when it stops being valid (nil when the provider did not say).
+public struct Token: Sendable, Equatable, CustomStringConvertible {
+    /// The token itself. Treat it as a password: do not log it.
+    public let value: String
+    /// When it stops being valid, if known.
+    public let expirationDate: Date?
+
+    /// Never the token itself, so a stray `print` cannot leak it; use `value` on purpose.
+    public var description: String { "Token(\(value.count) characters, expires \(expirationDate.map { "\($0)" } ?? "unknown"))" }
+}
