@@ -2,6 +2,8 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static struct {
     CURLcode (*global_init)(long);
@@ -65,3 +67,29 @@ CURLcode signin_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { return api
 CURLcode signin_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return api.easy_setopt(h, o, v); }
 CURLcode signin_curl_setopt_write(CURL *h, CURLoption o, signin_curl_write_cb v) { return api.easy_setopt(h, o, v); }
 CURLcode signin_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return api.easy_getinfo(h, i, v); }
+
+static _Atomic(signin_curl_socket_hook) socket_hook;
+
+static curl_socket_t open_socket(void *context, curlsocktype purpose, struct curl_sockaddr *a) {
+    (void)purpose;
+    int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd >= 0 && socket_hook && socket_hook(context, fd, 1) != 0) {
+        close(fd);
+        return CURL_SOCKET_BAD;
+    }
+    return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
+static int close_socket(void *context, curl_socket_t fd) {
+    if (socket_hook) socket_hook(context, fd, 0);
+    return close(fd);
+}
+
+CURLcode signin_curl_watch_sockets(CURL *h, void *context, signin_curl_socket_hook hook) {
+    socket_hook = hook;
+    CURLcode rc = api.easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    if (rc == CURLE_OK) rc = api.easy_setopt(h, CURLOPT_OPENSOCKETDATA, context);
+    if (rc == CURLE_OK) rc = api.easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    if (rc == CURLE_OK) rc = api.easy_setopt(h, CURLOPT_CLOSESOCKETDATA, context);
+    return rc;
+}

@@ -298,3 +298,14 @@ func waitFor(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
     }
     return condition()
 }
+
+/// `waitFor` for async tests: polls without blocking a thread of the cooperative pool (blocking one could starve
+/// the very task being waited for).
+func eventually(seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}

@@ -26,4 +26,11 @@ CURLcode signin_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
 typedef size_t (*signin_curl_write_cb)(char *, size_t, size_t, void *);
 CURLcode signin_curl_setopt_write(CURL *h, CURLoption o, signin_curl_write_cb v);
 CURLcode signin_curl_getinfo_long(CURL *h, CURLINFO i, long *v);
+/*
+ * signin opens and closes the transfer's sockets itself: close-on-exec (no child process inherits one), and
+ * reported to `hook(context, fd, opened)` on open (opened = 1; a non-zero answer refuses the socket) and before
+ * close (opened = 0), so that a canceller can shut a waiting transfer down at once.
+ */
+typedef int (*signin_curl_socket_hook)(void *context, int fd, int opened);
+CURLcode signin_curl_watch_sockets(CURL *h, void *context, signin_curl_socket_hook hook);
 #endif

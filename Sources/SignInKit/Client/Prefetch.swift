@@ -7,7 +7,11 @@ final class Prefetch<T: Sendable>: @unchecked Sendable {
     private var result: T?
 
     init(_ work: @escaping @Sendable () throws(SignInError) -> T) {
+        // The caller's cancellation reaches the prefetch's transfer too.
+        let canceller = CurrentCanceller.value
         DispatchQueue.global().async {
+            CurrentCanceller.set(canceller)
+            defer { CurrentCanceller.set(nil) }
             self.result = try? work()
             self.done.signal()
         }

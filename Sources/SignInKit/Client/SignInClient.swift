@@ -154,7 +154,7 @@ public final class SignInClient: Sendable {
     /// within `minimumValidity` seconds (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
     public func restorePreviousSignIn(account: String? = nil, minimumValidity: TimeInterval = 60, forceRefresh: Bool = false,
                                       token: TokenKind = .access) async throws(SignInError) -> User {
-        try await offPool { () throws(SignInError) -> User in
+        try await offPool { (_) throws(SignInError) -> User in
             try self.restore(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
         }
     }
@@ -247,22 +247,15 @@ public final class SignInClient: Sendable {
     // MARK: Interactive sign-in
 
     /// Signs in through the browser (or the device flow), verifies the ID token and stores the credentials.
-    /// Cancel the surrounding task to stop waiting (the listener is closed and its port freed).
+    /// Cancel the surrounding task to stop at once, wherever it waits (the browser, discovery, the code
+    /// exchange): it throws `.canceled`, the listener is closed and its port freed.
     public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws(SignInError) -> User {
-        let canceller = Canceller()
         var opts = options
         if let hint { opts.loginHint = hint }
         let o = opts
-        let result: Result<User, SignInError> = await withTaskCancellationHandler {
-            do throws(SignInError) {
-                return .success(try await offPool { () throws(SignInError) -> User in try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller) })
-            } catch {
-                return .failure(error)
-            }
-        } onCancel: {
-            canceller.cancel()
+        return try await offPool { (canceller) throws(SignInError) -> User in
+            try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller)
         }
-        return try result.get()
     }
 
     func scopes(adding extra: [String]) -> [String] {
@@ -415,7 +408,7 @@ public final class SignInClient: Sendable {
     /// Revokes the grant at the provider (RFC 7009), then removes the local credentials of the current account,
     /// or of `account`. See `disconnectBlocking`.
     public func disconnect(account: String? = nil) async throws(SignInError) {
-        try await offPool { () throws(SignInError) in try self.disconnectBlocking(account: account) }
+        try await offPool { (_) throws(SignInError) in try self.disconnectBlocking(account: account) }
     }
 
     /// Sign-out with revocation:
@@ -424,8 +417,8 @@ public final class SignInClient: Sendable {
     /// 2. The revocation endpoint: the configuration's, else the one discovery gave at sign-in, else RFC 8414
     ///    metadata. None: `.unsupported`, and nothing changed (the person can still sign out without revoking).
     /// 3. Revoke the refresh token (which ends the whole grant), else the access token.
-    /// 4. Remove the local credentials whatever the revocation's outcome; a failed revocation is then thrown as
-    ///    `.revocationFailed`.
+    /// 4. Remove the local credentials whatever the revocation's outcome (a failed revocation is then thrown as
+    ///    `.revocationFailed`), except when the caller cancelled: then nothing is removed and `.canceled` is thrown.
     func disconnectBlocking(account: String? = nil) throws(SignInError) {
         guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: "nothing stored to revoke") }
         let http = HTTPClient(configuration: configuration)
@@ -441,6 +434,8 @@ public final class SignInClient: Sendable {
             } else if let at = c.accessToken {
                 try tokens.revoke(token: at, hint: "access_token", accessToken: at, at: url)
             }
+        } catch .canceled(let reason) {
+            throw .canceled(reason: reason)  // the caller stopped it: nothing is removed
         } catch {
             failure = error
         }

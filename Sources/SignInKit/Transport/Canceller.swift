@@ -8,6 +8,8 @@ final class Canceller: Sendable {
     private let readFD: Int32
     private let writeFD: Int32
     private let flag = Atomic<Bool>(false)
+    /// Sockets of transfers in flight: shut down at cancellation, so a waiting transfer ends at once.
+    private let sockets = Mutex<Set<Int32>>([])
 
     init() {
         var fds: [Int32] = [-1, -1]
@@ -32,8 +34,18 @@ final class Canceller: Sendable {
     /// A descriptor that becomes readable once `cancel()` was called, for `poll`.
     var pollFD: Int32 { readFD }
 
+    /// Registers a transfer's socket; true when already canceled (the caller should give up).
+    func watch(socket fd: Int32) -> Bool {
+        sockets.withLock { _ = $0.insert(fd) }
+        if isCanceled { shutdown(fd, Int32(SHUT_RDWR)); return true }
+        return false
+    }
+
+    func unwatch(socket fd: Int32) { sockets.withLock { _ = $0.remove(fd) } }
+
     func cancel() {
         flag.store(true, ordering: .releasing)
+        sockets.withLock { for fd in $0 { shutdown(fd, Int32(SHUT_RDWR)) } }
         var b: UInt8 = 1
         _ = write(writeFD, &b, 1)
     }

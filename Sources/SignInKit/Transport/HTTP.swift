@@ -36,7 +36,11 @@ struct HTTPClient: Sendable {
         var data = Data()
         let limit: Int
         var overflow = false
-        init(limit: Int) { self.limit = limit }
+        let canceller: Canceller?
+        init(limit: Int, canceller: Canceller?) {
+            self.limit = limit
+            self.canceller = canceller
+        }
     }
 
     private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
@@ -44,10 +48,15 @@ struct HTTPClient: Sendable {
         if let problem = EndpointURL.problem(url) { throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: problem) }
         guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
         guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }
-        defer { signin_curl_easy_cleanup(h) }
-        let sink = Sink(limit: maxResponseBytes)
+        let canceller = CurrentCanceller.value
+        if canceller?.isCanceled == true { throw .canceled(reason: "canceled before contacting the \(endpoint)") }
+        let sink = Sink(limit: maxResponseBytes, canceller: canceller)
         let ctx = Unmanaged.passRetained(sink)
-        defer { ctx.release() }
+        // The handle first: its cleanup closes the connection, which calls back with `ctx`.
+        defer {
+            signin_curl_easy_cleanup(h)
+            ctx.release()
+        }
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for header in headers + ["Accept: application/json", "User-Agent: signin/\(SignInKitVersion.string)"] {
             list = signin_curl_slist_append(list, header)
@@ -79,11 +88,22 @@ struct HTTPClient: Sendable {
             if let ptr { sink.data.append(UnsafeRawPointer(ptr).assumingMemoryBound(to: UInt8.self), count: count) }
             return count
         }
+        // Each socket of the transfer is known to the canceller, which shuts it down so that a cancelled transfer
+        // ends at once rather than at the timeout.
+        _ = signin_curl_watch_sockets(h, ctx.toOpaque()) { context, fd, opened in
+            guard let context, let canceller = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue().canceller else { return 0 }
+            if opened == 0 {
+                canceller.unwatch(socket: fd)
+                return 0
+            }
+            return canceller.watch(socket: fd) ? 1 : 0
+        }
         if let form {
             _ = signin_curl_setopt_long(h, CURLOPT_POSTFIELDSIZE, form.utf8.count)
             _ = signin_curl_setopt_string(h, CURLOPT_COPYPOSTFIELDS, form)
         }
         let rc = signin_curl_easy_perform(h)
+        if canceller?.isCanceled == true { throw .canceled(reason: "canceled while waiting for the \(endpoint)") }
         if sink.overflow {
             throw .providerError(endpoint: endpoint, code: "response_too_large", detail: "more than \(maxResponseBytes) bytes")
         }

@@ -1,0 +1,102 @@
+import Foundation
+import SignInKit  // the public API only
+import Testing
+
+/// Cancelling a task stops SignInKit at once wherever it waits on the network, with `.canceled`, changing nothing.
+/// (Before, each network wait ran to `http_timeout` and then threw `.networkUnavailable`.)
+@Suite struct CancellationTests {
+    func client(_ box: Sandbox, issuer: String) -> SignInClient {
+        var config = Configuration(clientID: box.clientID, issuer: issuer)
+        config.httpTimeout = 30
+        return SignInClient(configuration: config, storeDirectory: box.storeDir, environment: box.environment)
+    }
+
+    /// Starts `work`, waits until `inFlight` says the request reached the server, cancels, and returns the error
+    /// and how long the cancelled call took to return.
+    func cancelInFlight<T: Sendable>(_ work: @escaping @Sendable () async throws(SignInError) -> T, inFlight: () -> Bool) async -> (SignInError?, TimeInterval) {
+        let task = Task { () async throws(SignInError) -> T in try await work() }
+        let reached = await eventually(inFlight)
+        #expect(reached, "the request reached the server")
+        let start = Date()
+        task.cancel()
+        let result = await task.result
+        let elapsed = Date().timeIntervalSince(start)
+        if case .failure(let error) = result { return (error as? SignInError, elapsed) }
+        return (nil, elapsed)
+    }
+
+    func expectCanceledAtOnce(_ outcome: (SignInError?, TimeInterval), _ what: String) {
+        guard case .canceled? = outcome.0 else { Issue.record("\(what): \(String(describing: outcome.0))"); return }
+        #expect(outcome.1 < 5, "\(what) returned \(outcome.1) s after the cancel (http_timeout is 30 s)")
+    }
+
+    @Test func duringDiscovery() async throws {
+        let silent = try SilentServer()
+        let box = try Sandbox(issuer: silent.url)
+        let c = client(box, issuer: silent.url)
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> User in try await c.signIn() }, inFlight: { silent.hasPendingConnection })
+        expectCanceledAtOnce(outcome, "discovery")
+    }
+
+    @Test func duringTheCodeExchange() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(["token_fault": "slow", "slow_seconds": 25])
+        let c = client(box, issuer: strict.issuer)
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> User in try await c.signIn() },
+                                           inFlight: { (try? strict.stats(box.clientID)["token_requests"] as? Int) == 1 })
+        expectCanceledAtOnce(outcome, "code exchange")
+        #expect(!c.hasPreviousSignIn)
+    }
+
+    @Test func duringARefreshAndNothingIsLost() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let c = client(box, issuer: strict.issuer)
+        let before = box.storeSnapshot()
+        try strict.control(box.clientID, ["token_fault": "slow", "slow_seconds": 25])
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> User in try await c.restorePreviousSignIn(forceRefresh: true) },
+                                           inFlight: { (try? strict.stats(box.clientID)["refreshes"] as? Int) == 1 })
+        expectCanceledAtOnce(outcome, "refresh")
+        #expect(box.storeSnapshot() == before)
+    }
+
+    @Test func duringARevocationAndNothingIsRemoved() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let c = client(box, issuer: strict.issuer)
+        try strict.control(box.clientID, ["revoke_fault": "slow", "slow_seconds": 25])
+        let outcome = await cancelInFlight({ () async throws(SignInError) in try await c.disconnect() },
+                                           inFlight: { (try? strict.stats(box.clientID)["revocations"] as? Int) == 1 })
+        expectCanceledAtOnce(outcome, "revocation")
+        #expect(c.hasPreviousSignIn)
+    }
+}
+
+/// A TCP server on loopback that accepts nothing and answers nothing: a provider that never answers.
+final class SilentServer: @unchecked Sendable {
+    let fd: Int32
+    let port: Int
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw HarnessError(description: "silent server: \(errno)") }
+        port = Int(UInt16(bigEndian: a.sin_port))
+    }
+
+    /// A connection waits in the backlog (the listening socket is readable).
+    var hasPendingConnection: Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) == 1
+    }
+
+    deinit { close(fd) }
+}
