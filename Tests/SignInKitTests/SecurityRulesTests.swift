@@ -64,6 +64,26 @@ import Testing
         #expect(LoopbackPeer.owner(in: data, client: "0100007F:C002", server: "0100007F:2235") == nil)
     }
 
+    @Test func theKernelNamesTheOwnerOfAnAcceptedConnection() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &len) == 0 }
+        }
+        #expect(bound)
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        let connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(connected == 0)
+        let accepted = accept(listener, nil, nil)
+        defer { close(accepted) }
+        #expect(LoopbackPeer.owner(ofAccepted: accepted) == .uid(geteuid()))
+    }
+
     @Test func theOwnerOfARealConnectionIsThisProcessesUser() throws {
         let receiver = try LoopbackReceiver(port: 0, path: "/callback")
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

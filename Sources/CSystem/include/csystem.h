@@ -39,6 +39,15 @@ long signin_kernel_key_find(const char *description);
 long signin_kernel_key_read(long id, void *buffer, unsigned long length);
 long signin_kernel_key_remove(long id);
 
+/*
+ * The owner (uid) of a local TCP socket, asked of the kernel by its exact address and port (NETLINK_SOCK_DIAG,
+ * as `ss` does), without reading the whole /proc/net/tcp table. `family` is AF_INET or AF_INET6; addresses are
+ * in network byte order (4 or 16 bytes), ports in host order. Returns 0 and sets *uid when found, 1 when no
+ * such socket exists, -1 (errno set) when the kernel cannot be asked.
+ */
+int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short local_port,
+                          const void *remote_addr, unsigned short remote_port, unsigned int *uid);
+
 /* posix_spawn_file_actions_addclosefrom_np (glibc 2.34 and later). */
 int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 #endif

@@ -1,3 +1,4 @@
+import CSystem
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -5,10 +6,12 @@ import Glibc
 
 /// Which local user opened a loopback TCP connection, so the listener answers only the person signing in.
 ///
-/// Linux has no `SO_PEERCRED` for TCP, but every socket is listed in `/proc/net/tcp` (IPv4) and
-/// `/proc/net/tcp6` with its owner's uid. The client's end of an accepted connection is the line whose local
-/// address is our peer's and whose remote address is ours. The client's end keeps its uid while we hold our end
-/// open (even after the client closes, its socket waits in FIN_WAIT2 until we close), so the answer is stable.
+/// Linux has no `SO_PEERCRED` for TCP, but the kernel knows each socket's owner. The client's end of an accepted
+/// connection is the socket whose local address is our peer's and whose remote address is ours; it keeps its uid
+/// while we hold our end open (even after the client closes, it waits in FIN_WAIT2 until we close), so the
+/// answer is stable. It is asked of the kernel by that exact identity (NETLINK_SOCK_DIAG, a few microseconds),
+/// and found in `/proc/net/tcp` (IPv4) or `/proc/net/tcp6`, whose `uid` column names the owner, where netlink
+/// is refused (reading that table costs milliseconds on a busy machine).
 enum LoopbackPeer {
     /// The verdict for one accepted connection.
     enum Owner: Equatable {
@@ -22,6 +25,12 @@ enum LoopbackPeer {
     static func owner(ofAccepted fd: Int32) -> Owner {
         guard let peer = address(fd, peer: true), let local = address(fd, peer: false) else {
             return .unknown(reason: "the connection's addresses could not be read")
+        }
+        var uid: UInt32 = 0
+        switch signin_tcp_socket_uid(peer.isIPv6 ? AF_INET6 : AF_INET, peer.raw, peer.port, local.raw, local.port, &uid) {
+        case 0: return .uid(uid)
+        case 1: return .unknown(reason: "the client's socket is not known to this network namespace (another namespace?)")
+        default: break  // netlink refused (a seccomp profile): the table
         }
         let table = peer.isIPv6 ? "/proc/net/tcp6" : "/proc/net/tcp"
         guard let data = try? FileIO.readStream(path: table, limit: 1 << 24) else {
@@ -46,6 +55,9 @@ enum LoopbackPeer {
 
     struct Address {
         let isIPv6: Bool
+        /// The address bytes in network order (4 or 16) and the port, for the kernel query.
+        let raw: [UInt8]
+        let port: UInt16
         /// The address as `/proc/net/tcp*` prints it: each 32-bit word of the address in host byte order as
         /// eight hex digits, a colon, the port as four hex digits.
         let procText: String
@@ -64,7 +76,9 @@ enum LoopbackPeer {
             case AF_INET:
                 return p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
                     let word = a.pointee.sin_addr.s_addr  // network order in memory, printed as a host-order integer
-                    return Address(isIPv6: false, procText: hex(UInt32(word), 8) + ":" + hex(UInt32(UInt16(bigEndian: a.pointee.sin_port)), 4))
+                    let port = UInt16(bigEndian: a.pointee.sin_port)
+                    return Address(isIPv6: false, raw: withUnsafeBytes(of: a.pointee.sin_addr) { Array($0) }, port: port,
+                                   procText: hex(UInt32(word), 8) + ":" + hex(UInt32(port), 4))
                 }
             case AF_INET6:
                 return p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
@@ -72,7 +86,9 @@ enum LoopbackPeer {
                     withUnsafeBytes(of: a.pointee.sin6_addr) { raw in
                         for i in 0..<4 { words += hex(raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self), 8) }
                     }
-                    return Address(isIPv6: true, procText: words + ":" + hex(UInt32(UInt16(bigEndian: a.pointee.sin6_port)), 4))
+                    let port = UInt16(bigEndian: a.pointee.sin6_port)
+                    return Address(isIPv6: true, raw: withUnsafeBytes(of: a.pointee.sin6_addr) { Array($0) }, port: port,
+                                   procText: words + ":" + hex(UInt32(port), 4))
                 }
             default:
                 return nil
