@@ -97,10 +97,10 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
     public var isGoogle: Bool { Issuer.isGoogle(issuer) }
 
-    /// The folder of named configurations: `$XDG_CONFIG_HOME/signin`, else `~/.config/signin`.
-    public static func directory(environment: [String: String]) -> String {
-        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/signin" }
-        return (environment["HOME"] ?? "/") + "/.config/signin"
+    /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>`.
+    public static func directory(environment: [String: String], appName: String = "signin") -> String {
+        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/" + appName }
+        return (environment["HOME"] ?? "/") + "/.config/" + appName
     }
 
     /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
@@ -131,9 +131,14 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
         return names.sorted()
     }
 
-    /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment.
-    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil) throws(SignInError) -> Configuration {
-        try load(path: defaultPath(explicit: explicitPath, profile: profile, environment: ProcessEnvironment.current))
+    /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;
+    /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
+    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> Configuration {
+        let env = ProcessEnvironment.current
+        if let appName, explicitPath == nil {
+            return try load(path: directory(environment: env, appName: appName) + "/\(profile ?? "config").json")
+        }
+        return try load(path: defaultPath(explicit: explicitPath, profile: profile, environment: env))
     }
 
     /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.

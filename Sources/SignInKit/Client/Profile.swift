@@ -30,8 +30,26 @@ public struct Profile: Codable, Sendable, Equatable {
         self.hostedDomain = hostedDomain
     }
 
-    /// `Alice Example <alice@example.org>`, or whatever of it is known, without control characters (the
-    /// provider chose these strings; printing them must not rewrite a terminal).
+    /// The person's name alone, for a UI: `name`, else given and family name, else nil (see `displayName` for
+    /// a line that always says who).
+    public var fullName: String? {
+        let n = name ?? [givenName, familyName].compactMap { $0 }.joined(separator: " ")
+        return n.isEmpty ? nil : n.withoutControlCharacters
+    }
+
+    /// The profile picture at about `dimension` pixels square, where the provider allows asking (Google's photo
+    /// URLs take a size suffix, as GIDProfileData's `imageURL(withDimension:)`); else the picture as it is.
+    public func imageURL(dimension: Int) -> String? {
+        guard let picture = pictureURL else { return nil }
+        guard picture.hasPrefix("https://lh3.googleusercontent.com/") || picture.hasPrefix("https://lh4.googleusercontent.com/")
+                || picture.hasPrefix("https://lh5.googleusercontent.com/") || picture.hasPrefix("https://lh6.googleusercontent.com/") else { return picture }
+        let base = picture.firstIndex(of: "=").map { String(picture[..<$0]) } ?? picture
+        return base + "=s\(max(1, dimension))-c"
+    }
+
+    /// A line that always says who, for logs and terminals: `Alice Example <alice@example.org>`, or whatever of it
+    /// is known (the e-mail alone, the `sub` alone), without control characters (the provider chose these strings;
+    /// printing them must not rewrite a terminal). For the name alone, use `fullName`.
     public var displayName: String { composedName.withoutControlCharacters }
 
     private var composedName: String {

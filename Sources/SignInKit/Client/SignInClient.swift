@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,20 +19,24 @@ public final class SignInClient: Sendable {
     public let store: CredentialStore
     let environment: [String: String]
     let onEvent: @Sendable (SignInEvent) -> Void
+    let observers = CurrentUserObservers()
 
     /// - Parameters:
     ///   - storeDirectory: defaults to `$XDG_DATA_HOME/signin` (`~/.local/share/signin`).
     ///   - environment: where `$BROWSER`, `$HOME` and friends are read; defaults to the process environment.
     ///   - onEvent: called (on any thread) as a sign-in progresses.
     ///   - passphrase: asked when the store's key is under a passphrase (`key_storage: passphrase`).
+    ///   - appName: a program's own name: its credentials then live in `$XDG_DATA_HOME/<appName>` (apart from the
+    ///     `signin` command's and other programs'), unless `storeDirectory` says otherwise.
     public init(configuration: Configuration, storeDirectory: String? = nil, environment: [String: String]? = nil,
-                onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }, passphrase: PassphraseProvider? = nil) {
+                onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }, passphrase: PassphraseProvider? = nil, appName: String? = nil) {
         let env = environment ?? ProcessEnvironment.current
         self.configuration = configuration
         self.environment = env
         let custody = KeyCustody(storage: configuration.keyStorage, cacheSeconds: configuration.keyCacheSeconds, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
-        self.store = CredentialStore(directory: storeDirectory ?? CredentialStore.defaultDirectory(environment: env), custody: custody)
+        let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? "signin")
+        self.store = CredentialStore(directory: directory, custody: custody)
         self.onEvent = onEvent
     }
 
@@ -44,6 +49,56 @@ public final class SignInClient: Sendable {
     public func discoverEndpoints() throws(SignInError) -> Endpoints {
         try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
     }
+
+    /// The provider's userinfo for an access token (see `User.userInfo()`).
+    func userInfo(accessToken: String) async throws(SignInError) -> [String: String] {
+        try await offPool { (_) throws(SignInError) -> [String: String] in
+            let endpoints = try self.discoverEndpoints()
+            guard let url = endpoints.userinfo else { throw .unsupported(reason: "The provider \(self.issuer) has no userinfo endpoint.") }
+            let r = try HTTPClient(configuration: self.configuration).get(url, endpoint: "userinfo endpoint (\(url))", headers: ["Authorization: Bearer \(accessToken)"])
+            guard r.status == 200, let o = JSONValue.object(from: r.body) else { throw OAuthError.from(r, endpoint: "userinfo endpoint (\(url))") }
+            var out: [String: String] = [:]
+            for (k, v) in o {
+                switch v {
+                case .string(let x): out[k] = x
+                case .bool(let b): out[k] = b ? "true" : "false"
+                case .number(let n): out[k] = n.rounded() == n && abs(n) < 1e15 ? String(Int(n)) : String(n)
+                default: continue
+                }
+            }
+            return out
+        }
+    }
+
+    /// A sign-in whose progress arrives as an `AsyncSequence`, in order, ending when the sign-in ends; iterate it
+    /// from any actor (a `@MainActor` UI included). `user` is the sign-in itself: await its value (or cancel it).
+    public func signInWithEvents(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions())
+        -> (events: AsyncStream<SignInEvent>, user: Task<User, any Error>) {
+        let (stream, continuation) = AsyncStream<SignInEvent>.makeStream(bufferingPolicy: .unbounded)
+        let observed = SignInClient(configuration: configuration, storeDirectory: store.directory, environment: environment,
+                                    onEvent: { event in
+                                        self.onEvent(event)
+                                        continuation.yield(event)
+                                    }, passphrase: store.custody.passphrase)
+        let task = Task { () async throws -> User in
+            defer { continuation.finish() }
+            let user = try await observed.signIn(hint: hint, additionalScopes: additionalScopes, options: options)
+            self.currentUserChanged()  // the sign-in went through another instance: tell this one's observers
+            return user
+        }
+        return (stream, task)
+    }
+
+    /// The current user now, then again each time it changes through this client: a sign-in, a sign-out, a
+    /// switch of account (nil: no one is signed in). For a UI that shows who is signed in without re-reading.
+    public func currentUserUpdates() -> AsyncStream<User?> {
+        let (stream, continuation) = AsyncStream<User?>.makeStream(bufferingPolicy: .bufferingNewest(8))
+        continuation.yield(currentUser)
+        observers.add(continuation)
+        return stream
+    }
+
+    func currentUserChanged() { observers.send(currentUser) }
 
     // MARK: Accounts (offline)
 
@@ -81,6 +136,7 @@ public final class SignInClient: Sendable {
             try store.migrateVersion1(issuer: issuer, clientID: clientID)
             try store.setCurrent(issuer: issuer, clientID: clientID, subject: c.profile.userID)
         }
+        currentUserChanged()
         return User(c, client: self, isCurrent: true)
     }
 
@@ -340,6 +396,7 @@ public final class SignInClient: Sendable {
         try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
             try store.setCurrent(issuer: issuer, clientID: clientID, subject: subject)
         }
+        currentUserChanged()
         return User(creds, client: self, isCurrent: true)
     }
 
@@ -371,6 +428,7 @@ public final class SignInClient: Sendable {
             return removed
         }
         store.removeLeftoversIfEmpty()
+        currentUserChanged()
         return removed
     }
 
@@ -403,6 +461,7 @@ public final class SignInClient: Sendable {
             }
         }
         store.removeLeftoversIfEmpty()
+        currentUserChanged()
     }
 
     /// Revokes the grant at the provider (RFC 7009), then removes the local credentials of the current account,
@@ -448,5 +507,21 @@ extension SignInError {
     /// The provider refused the stored grant on `date` (revoked, expired, or a reused refresh token).
     public static func grantEnded(on date: Date) -> SignInError {
         .noPreviousSignIn(reason: "the provider ended this sign-in on \(date.formatted(.iso8601)) (it no longer accepts the stored grant); run `signin login`")
+    }
+}
+
+/// Who watches `currentUserUpdates()`.
+final class CurrentUserObservers: Sendable {
+    private let continuations = Mutex<[AsyncStream<User?>.Continuation]>([])
+
+    func add(_ c: AsyncStream<User?>.Continuation) { continuations.withLock { $0.append(c) } }
+
+    func send(_ user: User?) {
+        continuations.withLock { list in
+            list.removeAll { c in
+                if case .terminated = c.yield(user) { return true }
+                return false
+            }
+        }
     }
 }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Every failure `SignInKit` reports. Each case is something a caller can act on, and each
 /// `message` is safe to show a person: no token, code or secret is ever part of it.
 public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -71,4 +73,9 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .revocationFailed(let cause): return "The local credentials were removed, but revoking the grant at the provider failed: \(cause.sentence)"
         }
     }
+}
+
+extension SignInError: LocalizedError {
+    /// The same sentence as `description`, for code that shows `localizedDescription`.
+    public var errorDescription: String? { description }
 }

@@ -51,6 +51,27 @@ public struct User: Sendable {
         return token
     }
 
+    /// The access token with its expiry, valid for at least `minimumValidity` seconds (refreshed only when needed).
+    public func freshToken(minimumValidity: TimeInterval = 60) async throws(SignInError) -> Token {
+        let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
+        guard let token = user.accessToken else { throw .noPreviousSignIn(reason: "no access token stored") }
+        return token
+    }
+
+    /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for
+    /// at least `minimumValidity` seconds; set it on a `URLRequest` or any HTTP client's request. This is
+    /// GIDSignIn's fetcher authorizer without tying you to one HTTP stack.
+    public func authorizationHeaderValue(minimumValidity: TimeInterval = 60) async throws(SignInError) -> String {
+        "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
+    }
+
+    /// The provider's userinfo (OpenID Core 5.3) for this user, with a fresh token; the claims as the provider
+    /// sent them, strings, numbers and booleans as text.
+    public func userInfo() async throws(SignInError) -> [String: String] {
+        let token = try await freshToken()
+        return try await client.userInfo(accessToken: token.value)
+    }
+
     /// This user with tokens refreshed if the access token expires within `minimumValidity` seconds.
     public func refreshTokensIfNeeded(minimumValidity: TimeInterval = 60) async throws(SignInError) -> User {
         try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity)

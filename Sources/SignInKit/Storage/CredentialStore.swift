@@ -1,7 +1,35 @@
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Entries already decrypted by this process, with what their file looked like then: a file that has not changed
+/// (same inode, size and modification time) is not decrypted again (`currentUser`, `hasPreviousSignIn`).
+final class DecryptedEntries: Sendable {
+    struct FileIdentity: Equatable {
+        let inode: UInt64
+        let size: Int64
+        let modified: Int64
+        let modifiedNanoseconds: Int64
+    }
+
+    private let entries = Mutex<[String: (FileIdentity, StoredCredentials)]>([:])
+
+    static func identity(_ path: String) -> FileIdentity? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return FileIdentity(inode: UInt64(st.st_ino), size: Int64(st.st_size), modified: Int64(st.st_mtim.tv_sec), modifiedNanoseconds: Int64(st.st_mtim.tv_nsec))
+    }
+
+    func lookup(_ path: String, _ id: FileIdentity) -> StoredCredentials? {
+        entries.withLock { $0[path].flatMap { $0.0 == id ? $0.1 : nil } }
+    }
+
+    func remember(_ path: String, _ id: FileIdentity, _ creds: StoredCredentials) {
+        entries.withLock { $0[path] = (id, creds) }
+    }
+}
 
 /// Encrypted, atomic, locked storage of credentials under `$XDG_DATA_HOME/signin/` (default `~/.local/share/signin/`).
 ///
@@ -16,6 +44,7 @@ public struct CredentialStore: Sendable {
     public let directory: String
     /// Where the key is kept and how it is unlocked.
     public let custody: KeyCustody
+    let decrypted = DecryptedEntries()
 
     static let formatVersion: UInt8 = 2
 
@@ -27,10 +56,10 @@ public struct CredentialStore: Sendable {
 
     var key: StoreKey { StoreKey(directory: directory, custody: custody) }
 
-    /// `$XDG_DATA_HOME/signin`, else `~/.local/share/signin`.
-    public static func defaultDirectory(environment: [String: String]) -> String {
-        if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/signin" }
-        return (environment["HOME"] ?? "/") + "/.local/share/signin"
+    /// `$XDG_DATA_HOME/<appName>`, else `~/.local/share/<appName>` (`signin` for the command).
+    public static func defaultDirectory(environment: [String: String], appName: String = "signin") -> String {
+        if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/" + appName }
+        return (environment["HOME"] ?? "/") + "/.local/share/" + appName
     }
 
     /// Where the store's key is, in words (`status` shows it).
@@ -131,6 +160,8 @@ public struct CredentialStore: Sendable {
     /// A version 2 file must hold the account its name was derived from: the content is authenticated, so a file
     /// copied over another account's is refused.
     private func read(path: String, issuer: String, clientID: String, accountName: String?, version: UInt8) throws(SignInError) -> StoredCredentials? {
+        let identity = DecryptedEntries.identity(path)
+        if let identity, let known = decrypted.lookup(path, identity) { return known }
         let data: Data
         do { data = try FileIO.read(path: path, limit: 1 << 20, noFollow: true) } catch {
             if error.notFound { return nil }
@@ -160,6 +191,7 @@ public struct CredentialStore: Sendable {
         if let accountName, Self.accountName(subject: creds.profile.userID) != accountName {
             throw .storeUnreadable(path: path, reason: "holds another account than its name says (copied from another account?); left as is")
         }
+        if let identity { decrypted.remember(path, identity, creds) }
         return creds
     }
 
