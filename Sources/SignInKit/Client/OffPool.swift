@@ -3,15 +3,16 @@ import Dispatch
 import Glibc
 #endif
 
-/// Runs blocking work (sockets, libcurl, file locks) on a Dispatch thread, off Swift's cooperative pool, whose
-/// few threads (two here) must never wait on the network or a person. Cancelling the calling task cancels the
+/// Runs blocking work (sockets, libcurl, file locks) on a thread of its own, off Swift's cooperative pool, whose
+/// few threads (two here) must never wait on the network or a person, and off Dispatch's pool, which a host
+/// program may have filled with blocked work of its own. Cancelling the calling task cancels the
 /// work at once: the listener's wait ends, and every transfer in flight has its socket shut down (`HTTPClient`
 /// finds the canceller through `CurrentCanceller`).
 func offPool<T: Sendable>(_ body: @escaping @Sendable (Canceller) throws(SignInError) -> T) async throws(SignInError) -> T {
     let canceller = Canceller()
     let result: Result<T, SignInError> = await withTaskCancellationHandler {
         await withCheckedContinuation { k in
-            DispatchQueue.global().async {
+            DedicatedThread.start {
                 CurrentCanceller.set(canceller)
                 defer { CurrentCanceller.set(nil) }
                 do throws(SignInError) { k.resume(returning: .success(try body(canceller))) } catch { k.resume(returning: .failure(error)) }
@@ -39,5 +40,33 @@ enum CurrentCanceller {
 
     static var value: Canceller? {
         pthread_getspecific(key).map { Unmanaged<Canceller>.fromOpaque($0).takeUnretainedValue() }
+    }
+}
+
+/// A detached thread for one piece of blocking work.
+enum DedicatedThread {
+    private final class Work {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    static func start(_ body: @escaping @Sendable () -> Void) {
+        let work = Unmanaged.passRetained(Work(body)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        defer { pthread_attr_destroy(&attributes) }
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, &attributes, { context in
+            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+            work.body()
+            return nil
+        }, work)
+        if rc != 0 {
+            // No thread to be had: run it on Dispatch's pool rather than not at all.
+            let w = Unmanaged<Work>.fromOpaque(work).takeRetainedValue()
+            nonisolated(unsafe) let run = w.body
+            DispatchQueue.global().async { run() }
+        }
     }
 }

@@ -9,7 +9,7 @@ final class Prefetch<T: Sendable>: @unchecked Sendable {
     init(_ work: @escaping @Sendable () throws(SignInError) -> T) {
         // The caller's cancellation reaches the prefetch's transfer too.
         let canceller = CurrentCanceller.value
-        DispatchQueue.global().async {
+        DedicatedThread.start {
             CurrentCanceller.set(canceller)
             defer { CurrentCanceller.set(nil) }
             self.result = try? work()
