@@ -20,6 +20,8 @@ let package = Package(
         .executableTarget(name: "signin", dependencies: ["SignInKit"]),
         // README's library example, compiled so it cannot drift from the API.
         .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),
+        // README's library tasks, compiled for the same reason.
+        .executableTarget(name: "signin-tasks", dependencies: ["SignInKit"], path: "Examples/tasks"),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL"]),
         .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "SignInKit"]),
     ],
