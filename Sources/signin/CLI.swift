@@ -129,8 +129,28 @@ enum CLI {
     static func fail(_ e: SignInError, json: Bool) -> ExitCode {
         let code = ExitCode(e)
         if json { out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code.rawValue))])) }
-        err("signin: \(e.description)")
+        err("signin: \(e.description)" + (advice(for: e).map { "\n\($0)" } ?? ""))
         return code
+    }
+
+    /// What to run next: the library's messages speak to any program's user; the command line adds its own commands.
+    static func advice(for e: SignInError) -> String? {
+        switch e {
+        case .noPreviousSignIn(let reason) where reason.hasPrefix("no account is current"):
+            return "Run `signin use ACCOUNT` (see `signin accounts`), or name one with --account."
+        case .noPreviousSignIn:
+            return "Run `signin login` to sign in."
+        case .configInvalid(_, nil, let reason) where reason == "file not found":
+            return "Write one with `signin init`, or copy config.example.json there and fill in your client ID."
+        case .configInvalid(_, "client_id", let reason) where reason.contains("placeholder"):
+            return "`signin init` writes a configuration for your own client."
+        case .passphraseRefused(let reason) where reason.contains("no way to ask"):
+            return "Run it on a terminal, or give the passphrase on a file descriptor: --passphrase-fd N."
+        case .storeUnreadable(_, let reason) where reason.contains("left as is"):
+            return "`signin logout` removes credentials that cannot be read; `signin status` says where the store and its key are."
+        default:
+            return nil
+        }
     }
 }
 

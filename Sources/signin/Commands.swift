@@ -85,8 +85,8 @@ enum Commands {
 
     static func noAccount(_ client: SignInClient) -> SignInError {
         let stored = (try? client.accounts()) ?? []
-        if stored.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(client.configuration.issuer) and this client; run `signin login`") }
-        return .noPreviousSignIn(reason: "no account is current (\(stored.count) stored: \(stored.map { $0.profile.email ?? $0.userID }.joined(separator: ", "))); choose one with `signin use ACCOUNT`, or name one with --account")
+        if stored.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(client.configuration.issuer) and this client") }
+        return .noPreviousSignIn(reason: "no account is current (\(stored.count) stored: \(stored.map { $0.profile.email ?? $0.userID }.joined(separator: ", ")))")
     }
 
     static func token(_ c: Context) throws(SignInError) -> ExitCode {

@@ -309,3 +309,46 @@ func eventually(seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
     }
     return condition()
 }
+
+/// Lets a test wait until an event handler has fired.
+final class Waiter: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func signal() { semaphore.signal() }
+    func wait() async {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.semaphore.wait()
+                k.resume()
+            }
+        }
+    }
+}
+
+/// A TCP server on loopback that accepts nothing and answers nothing: a provider that never answers.
+final class SilentServer: @unchecked Sendable {
+    let fd: Int32
+    let port: Int
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw HarnessError(description: "silent server: \(errno)") }
+        port = Int(UInt16(bigEndian: a.sin_port))
+    }
+
+    /// A connection waits in the backlog (the listening socket is readable).
+    var hasPendingConnection: Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) == 1
+    }
+
+    deinit { close(fd) }
+}

@@ -106,20 +106,6 @@ import Testing
     }
 }
 
-/// Lets a test wait until an event handler has fired.
-final class Waiter: @unchecked Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    func signal() { semaphore.signal() }
-    func wait() async {
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                self.semaphore.wait()
-                k.resume()
-            }
-        }
-    }
-}
-
 @Suite struct ReadmeExampleTests {
     @Test func theReadmeProgramSignsInThenRestores() throws {
         let strict = try Shared.strict.get()

@@ -148,7 +148,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
             data = try FileIO.read(path: path, limit: 1 << 20)
         } catch let e {
             if e.notFound {
-                throw .configInvalid(file: path, field: nil, reason: "file not found. Write one with `signin init`, or copy config.example.json there and fill in your client ID")
+                throw .configInvalid(file: path, field: nil, reason: "file not found")
             }
             throw .configInvalid(file: path, field: nil, reason: e.reason)
         }
@@ -190,7 +190,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
         }
         guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
         if clientID == placeholderClientID {
-            throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here, or run `signin init`")
+            throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here")
         }
         var c = Configuration(clientID: clientID)
         c.sourcePath = sourcePath

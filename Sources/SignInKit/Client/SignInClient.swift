@@ -175,8 +175,8 @@ public final class SignInClient: Sendable {
     /// Why there is no account to use: nothing stored, or accounts stored but none current.
     func noAccount() -> SignInError {
         let others = (try? allCredentials()) ?? []
-        if others.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(issuer) and this client; run `signin login`") }
-        return .noPreviousSignIn(reason: "no account is current (\(others.count) stored: \(others.map { $0.profile.email ?? $0.profile.userID }.joined(separator: ", "))); choose one with `signin use ACCOUNT`, or name one with --account")
+        if others.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(issuer) and this client") }
+        return .noPreviousSignIn(reason: "no account is current (\(others.count) stored: \(others.map { $0.profile.email ?? $0.profile.userID }.joined(separator: ", ")))")
     }
 
     func isFresh(_ c: StoredCredentials, minimumValidity: TimeInterval, token: TokenKind = .access) -> Bool {
@@ -263,7 +263,7 @@ public final class SignInClient: Sendable {
     /// 6. The new tokens are saved.
     private func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
         guard let refreshToken = current.refreshToken else {
-            throw .noPreviousSignIn(reason: "cannot refresh: no refresh token is stored (the provider issued none); run `signin login`")
+            throw .noPreviousSignIn(reason: "cannot refresh: no refresh token is stored (the provider issued none); sign in again")
         }
         let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
@@ -506,7 +506,7 @@ public final class SignInClient: Sendable {
 extension SignInError {
     /// The provider refused the stored grant on `date` (revoked, expired, or a reused refresh token).
     public static func grantEnded(on date: Date) -> SignInError {
-        .noPreviousSignIn(reason: "the provider ended this sign-in on \(date.formatted(.iso8601)) (it no longer accepts the stored grant); run `signin login`")
+        .noPreviousSignIn(reason: "the provider ended this sign-in on \(date.formatted(.iso8601)) (it no longer accepts the stored grant); sign in again")
     }
 }
 

@@ -171,7 +171,7 @@ public struct CredentialStore: Sendable {
         do { entry = try EntryFile.parse(Array(data)) } catch {
             switch error {
             case .notAnEntry:
-                throw .storeUnreadable(path: path, reason: "not a signin credential file (truncated or damaged); left as is. Run `signin logout` then `signin login` to replace it")
+                throw .storeUnreadable(path: path, reason: "not a signin credential file (truncated or damaged); left as is; signing out removes it, and signing in again replaces it")
             case .unknownVersion(let v):
                 throw .storeUnreadable(path: path, reason: "written in format version \(v), this signin reads versions 1 and 2; left as is")
             }
@@ -293,7 +293,7 @@ public struct CredentialStore: Sendable {
         do throws(FileIO.Failure) {
             let text = String(decoding: try FileIO.read(path: path, limit: 256, noFollow: true), as: UTF8.self).trimmingWhitespace
             guard text.count == 32, text.allSatisfy({ $0.isHexDigit }) else {
-                throw FileIO.Failure(reason: "does not name an account; left as is. Run `signin use ACCOUNT` to choose one")
+                throw FileIO.Failure(reason: "does not name an account; left as is (choosing an account replaces it)")
             }
             return text
         } catch {

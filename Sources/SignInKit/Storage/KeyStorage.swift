@@ -176,7 +176,7 @@ struct StoreKey {
         for attempt in 1...3 {
             guard let passphrase = custody.passphrase?(.unlock(attempt: attempt)) else {
                 if attempt > 1 { break }  // a script's descriptor gives one passphrase, and it was wrong
-                throw .passphraseRefused(reason: "the store's key (\(descriptorPath)) is under a passphrase and there is no way to ask for it here; run on a terminal, or give it with --passphrase-fd N")
+                throw .passphraseRefused(reason: "the store's key (\(descriptorPath)) is under a passphrase and there is no way to ask for it here (no terminal, and no passphrase given)")
             }
             let kek = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
             if let key = Crypto.open(sealed, key: kek, aad: Array("signin-key-v1\u{0}\(d.id)".utf8)) { return key }
@@ -222,7 +222,7 @@ struct StoreKey {
             try writeDescriptor(Descriptor(storage: "secret-service", id: id, kdf: nil, wrapped: nil))
         case .passphrase:
             guard let passphrase = custody.passphrase?(.create), !passphrase.isEmpty else {
-                throw .passphraseRefused(reason: "one is needed for the new key (key_storage is passphrase); run on a terminal, or give it with --passphrase-fd N")
+                throw .passphraseRefused(reason: "one is needed for the new key (key_storage is passphrase), and there is no way to ask for it here (no terminal, and no passphrase given)")
             }
             let id = try newID()
             let salt = try Crypto.randomBytes(16)
@@ -321,7 +321,7 @@ enum SecretService {
             throw .storeUnreadable(path: descriptorPath, reason: (locked ? "the keyring is locked: unlock it (in your keyring app, or by signing in to the desktop) and try again" : "the Secret Service is not available: \(reason)") + "; the credentials are untouched")
         }
         guard let secret, let key = Data(base64Encoded: String(cString: secret)), key.count == 32 else {
-            throw .storeUnreadable(path: descriptorPath, reason: "the keyring has no item \"signin store key\" for this store (store \(storeID)); it was removed or the keyring was reset. The credentials are untouched but cannot be decrypted without it; `signin logout` removes them")
+            throw .storeUnreadable(path: descriptorPath, reason: "the keyring has no item \"signin store key\" for this store (store \(storeID)); it was removed or the keyring was reset. The credentials are untouched but cannot be decrypted without it; signing out removes them")
         }
         return Array(key)
     }
