@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -512,7 +511,7 @@ extension SignInError {
 
 /// Who watches `currentUserUpdates()`.
 final class CurrentUserObservers: Sendable {
-    private let continuations = Mutex<[AsyncStream<User?>.Continuation]>([])
+    private let continuations = Locked<[AsyncStream<User?>.Continuation]>([])
 
     func add(_ c: AsyncStream<User?>.Continuation) { continuations.withLock { $0.append(c) } }
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +13,7 @@ final class DecryptedEntries: Sendable {
         let modifiedNanoseconds: Int64
     }
 
-    private let entries = Mutex<[String: (FileIdentity, StoredCredentials)]>([:])
+    private let entries = Locked<[String: (FileIdentity, StoredCredentials)]>([:])
 
     static func identity(_ path: String) -> FileIdentity? {
         var st = stat()

@@ -9,7 +9,7 @@ final class Canceller: Sendable {
     private let writeFD: Int32
     private let flag = Atomic<Bool>(false)
     /// Sockets of transfers in flight: shut down at cancellation, so a waiting transfer ends at once.
-    private let sockets = Mutex<Set<Int32>>([])
+    private let sockets = Locked<Set<Int32>>([])
 
     init() {
         var fds: [Int32] = [-1, -1]
