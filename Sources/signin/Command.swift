@@ -87,11 +87,11 @@ enum Command: String, CaseIterable, Sendable {
         case .use: tail = " ACCOUNT"
         case .exec: tail = " [--] COMMAND [ARGS...]"
         case .gitCredential: tail = " get|store|erase"
-        case .key: tail = " move"
         case .help: tail = " [COMMAND]"
         case .completion: tail = " bash|zsh|fish"
         default: tail = ""
         }
+        if self == .key { return "signin key move --to secret-service|passphrase|file [--passphrase-fd N]" }
         return "signin \(rawValue)" + (opts.isEmpty ? "" : " " + opts) + tail
     }
 

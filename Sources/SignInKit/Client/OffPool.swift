@@ -14,8 +14,12 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable (Canceller) throws(SignInE
         await withCheckedContinuation { k in
             DedicatedThread.start {
                 CurrentCanceller.set(canceller)
-                defer { CurrentCanceller.set(nil) }
-                do throws(SignInError) { k.resume(returning: .success(try body(canceller))) } catch { k.resume(returning: .failure(error)) }
+                let result: Result<T, SignInError>
+                do throws(SignInError) { result = .success(try body(canceller)) } catch { result = .failure(error) }
+                CurrentCanceller.set(nil)
+                // The thread ends right after: its OpenSSL state goes now, not in a race with the process's exit.
+                Crypto.releaseThreadState()
+                k.resume(returning: result)
             }
         }
     } onCancel: {

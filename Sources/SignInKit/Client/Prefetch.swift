@@ -1,20 +1,35 @@
 import Dispatch
 
-/// Work started now on a Dispatch thread whose result is collected later; a failure reads as nil (the caller
+/// Work started now on a thread of its own whose result is collected later; a failure reads as nil (the caller
 /// then does the work itself and reports its error).
+///
+/// The worker thread never owns the result: it holds this object unretained, so the result (OpenSSL keys, for
+/// the JWKS) is freed by its consumer, never by a thread still winding down while the process exits and
+/// OpenSSL's exit handlers run.
 final class Prefetch<T: Sendable>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
     private var result: T?
 
     init(_ work: @escaping @Sendable () throws(SignInError) -> T) {
         // The caller's cancellation reaches the prefetch's transfer too.
         let canceller = CurrentCanceller.value
+        let unowned = Unmanaged.passUnretained(self)
         DedicatedThread.start {
             CurrentCanceller.set(canceller)
-            defer { CurrentCanceller.set(nil) }
-            self.result = try? work()
-            self.done.signal()
+            let value = try? work()
+            CurrentCanceller.set(nil)
+            Crypto.releaseThreadState()
+            let me = unowned.takeUnretainedValue()
+            me.result = value
+            me.done.signal()
+            me.finished.signal()  // the last touch: after this the thread holds nothing of ours
         }
+    }
+
+    deinit {
+        // Never free this while the worker may still touch it.
+        finished.wait()
     }
 
     /// Waits for the work to finish.

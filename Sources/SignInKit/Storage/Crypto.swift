@@ -21,6 +21,10 @@ enum Crypto {
         return digest
     }
 
+    /// Frees the calling thread's OpenSSL state (its random generators): called by a thread of signin's own just
+    /// before it hands its result over and ends, so nothing of OpenSSL's outlives it while the process exits.
+    static func releaseThreadState() { OPENSSL_thread_stop() }
+
     /// Compares two secrets in time that depends on their lengths only.
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
