@@ -71,22 +71,10 @@ enum Commands {
     }
 
     static func whoami(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try storedUser(c)
+        let user = try c.client.signedInUser(account: c.account)
         if let ended = user.grantEndedAt { throw SignInError.grantEnded(on: ended) }
         printProfile(user, c, verb: nil)
         return .success
-    }
-
-    /// The account a command is about, stored (no network); an error when there is none.
-    static func storedUser(_ c: Context) throws(SignInError) -> User {
-        guard let user = try c.client.storedUser(account: c.account) else { throw noAccount(c.client) }
-        return user
-    }
-
-    static func noAccount(_ client: SignInClient) -> SignInError {
-        let stored = (try? client.accounts()) ?? []
-        if stored.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(client.configuration.issuer) and this client") }
-        return .noPreviousSignIn(reason: "no account is current (\(stored.count) stored: \(stored.map { $0.profile.email ?? $0.userID }.joined(separator: ", ")))")
     }
 
     static func token(_ c: Context) throws(SignInError) -> ExitCode {

@@ -52,10 +52,7 @@ public final class SignInClient: Sendable {
     /// The provider's userinfo for an access token (see `User.userInfo()`).
     func userInfo(accessToken: String) async throws(SignInError) -> [String: String] {
         try await offPool { (_) throws(SignInError) -> [String: String] in
-            let endpoints = try self.discoverEndpoints()
-            guard let url = endpoints.userinfo else { throw .unsupported(reason: "The provider \(self.issuer) has no userinfo endpoint.") }
-            let r = try HTTPClient(configuration: self.configuration).get(url, endpoint: "userinfo endpoint (\(url))", headers: ["Authorization: Bearer \(accessToken)"])
-            guard r.status == 200, let o = JSONValue.object(from: r.body) else { throw OAuthError.from(r, endpoint: "userinfo endpoint (\(url))") }
+            let o = try TokenClient(config: self.configuration, endpoints: try self.discoverEndpoints()).userinfo(accessToken: accessToken)
             var out: [String: String] = [:]
             for (k, v) in o {
                 switch v {
@@ -74,16 +71,9 @@ public final class SignInClient: Sendable {
     public func signInWithEvents(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions())
         -> (events: AsyncStream<SignInEvent>, user: Task<User, any Error>) {
         let (stream, continuation) = AsyncStream<SignInEvent>.makeStream(bufferingPolicy: .unbounded)
-        let observed = SignInClient(configuration: configuration, storeDirectory: store.directory, environment: environment,
-                                    onEvent: { event in
-                                        self.onEvent(event)
-                                        continuation.yield(event)
-                                    }, passphrase: store.custody.passphrase)
         let task = Task { () async throws -> User in
             defer { continuation.finish() }
-            let user = try await observed.signIn(hint: hint, additionalScopes: additionalScopes, options: options)
-            self.currentUserChanged()  // the sign-in went through another instance: tell this one's observers
-            return user
+            return try await self.signIn(hint: hint, additionalScopes: additionalScopes, options: options) { continuation.yield($0) }
         }
         return (stream, task)
     }
@@ -107,6 +97,13 @@ public final class SignInClient: Sendable {
     public func storedUser(account: String? = nil) throws(SignInError) -> User? {
         guard let c = try credentials(account: account) else { return nil }
         return User(c, client: self, isCurrent: account == nil || c.profile.userID == (try? currentSubject()))
+    }
+
+    /// `storedUser(account:)`, but no user is an error that says why: nothing stored, or accounts stored and
+    /// none current (the same error `restorePreviousSignIn()` throws).
+    public func signedInUser(account: String? = nil) throws(SignInError) -> User {
+        guard let user = try storedUser(account: account) else { throw noAccount() }
+        return user
     }
 
     /// The current user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
@@ -305,11 +302,21 @@ public final class SignInClient: Sendable {
     /// Cancel the surrounding task to stop at once, wherever it waits (the browser, discovery, the code
     /// exchange): it throws `.canceled`, the listener is closed and its port freed.
     public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws(SignInError) -> User {
+        try await signIn(hint: hint, additionalScopes: additionalScopes, options: options) { _ in }
+    }
+
+    /// `signIn` whose events also go to `alsoTo` (besides the client's `onEvent`): one sign-in's own observer.
+    func signIn(hint: String?, additionalScopes: [String], options: SignInOptions,
+                alsoTo extra: @escaping @Sendable (SignInEvent) -> Void) async throws(SignInError) -> User {
         var opts = options
         if let hint { opts.loginHint = hint }
         let o = opts
+        let emit: @Sendable (SignInEvent) -> Void = { event in
+            self.onEvent(event)
+            extra(event)
+        }
         return try await offPool { (canceller) throws(SignInError) -> User in
-            try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller)
+            try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller, emit: emit)
         }
     }
 
@@ -330,7 +337,8 @@ public final class SignInClient: Sendable {
     ///    Both end in a token response.
     /// 4. `complete`: the ID token must verify and, for incremental consent, name the required account; then the
     ///    account is added (or updated) and made current. The browser, when it brought the code, is shown how it ended.
-    func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller) throws(SignInError) -> User {
+    func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller,
+                        emit: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> User {
         _ = try allCredentials()
         let http = HTTPClient(configuration: configuration)
         let endpoints = try Discovery.endpoints(for: configuration, http: http)
@@ -345,14 +353,14 @@ public final class SignInClient: Sendable {
         }
         if options.useDeviceFlow {
             let device = DeviceAuthorization(tokens: tokens, scopes: scopes)
-            let response = try device.run(canceller: canceller, timeout: options.timeout) { onEvent(.deviceCode($0)) }
+            let response = try device.run(canceller: canceller, timeout: options.timeout) { emit(.deviceCode($0)) }
             return try CriticalSection.run { () throws(SignInError) -> User in try done(response, nil) }
         }
         let grant = try LoopbackAuthorization(configuration: configuration, endpoints: endpoints, scopes: scopes, options: options)
         do {
             let answer = try grant.awaitCode(configuration: configuration, endpoints: endpoints, options: options,
-                                             environment: environment, canceller: canceller, onEvent: onEvent)
-            onEvent(.exchangingCode)
+                                             environment: environment, canceller: canceller, onEvent: emit)
+            emit(.exchangingCode)
             let user = try CriticalSection.run { () throws(SignInError) -> User in
                 try done(try grant.exchange(answer, tokens: tokens), grant.request.nonce)
             }
