@@ -81,7 +81,11 @@ public struct CredentialStore: Sendable {
 
     /// The entry file of one account.
     public func entryPath(issuer: String, clientID: String, subject: String) -> String {
-        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(Self.accountName(subject: subject)).cred"
+        entryPath(issuer: issuer, clientID: clientID, accountName: Self.accountName(subject: subject))
+    }
+
+    func entryPath(issuer: String, clientID: String, accountName: String) -> String {
+        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(accountName).cred"
     }
 
     func legacyEntryPath(issuer: String, clientID: String) -> String {
@@ -196,15 +200,13 @@ public struct CredentialStore: Sendable {
 
     /// The stored credentials of one account, or nil when there are none.
     func load(issuer: String, clientID: String, subject: String) throws(SignInError) -> StoredCredentials? {
-        guard try checkDirectory(create: false) else { return nil }
-        return try read(path: entryPath(issuer: issuer, clientID: clientID, subject: subject), issuer: issuer, clientID: clientID,
-                        accountName: Self.accountName(subject: subject), version: Self.formatVersion)
+        try load(issuer: issuer, clientID: clientID, accountName: Self.accountName(subject: subject))
     }
 
     /// The stored credentials of the account whose file name part is `accountName`.
     func load(issuer: String, clientID: String, accountName: String) throws(SignInError) -> StoredCredentials? {
         guard try checkDirectory(create: false) else { return nil }
-        let path = directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(accountName).cred"
+        let path = entryPath(issuer: issuer, clientID: clientID, accountName: accountName)
         return try read(path: path, issuer: issuer, clientID: clientID, accountName: accountName, version: Self.formatVersion)
     }
 
@@ -255,7 +257,7 @@ public struct CredentialStore: Sendable {
     @discardableResult
     func remove(issuer: String, clientID: String, accountName: String) throws(SignInError) -> Bool {
         guard try checkDirectory(create: false) else { return false }
-        let path = directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(accountName).cred"
+        let path = entryPath(issuer: issuer, clientID: clientID, accountName: accountName)
         if unlink(path) != 0 {
             if errno == ENOENT { return false }
             throw .storeUnwritable(path: path, reason: FileIO.errnoText())
