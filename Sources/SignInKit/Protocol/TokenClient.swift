@@ -25,10 +25,7 @@ struct TokenClient: Sendable {
     /// A refresh (RFC 6749 6). A 400 with an empty body is how some providers refuse a dead refresh token: it is
     /// reported as `invalid_grant`, which is what it means.
     func refresh(_ refreshToken: String) throws(SignInError) -> TokenResponse {
-        var form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
-        var headers: [String] = []
-        client.apply(.basicHeader, form: &form, headers: &headers)
-        let r = try http.postForm(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
+        let r = try post([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], style: .basicHeader)
         if r.status == 400 && r.body.isEmpty {
             throw OAuthError.make(code: "invalid_grant", description: "HTTP 400 with an empty body (this provider's way of refusing a refresh token)", endpoint: tokenEndpointName)
         }
@@ -36,11 +33,15 @@ struct TokenClient: Sendable {
     }
 
     func tokenRequest(_ form: [(String, String)], style: ClientAuthentication.Style = .basicHeader) throws(SignInError) -> TokenResponse {
+        try TokenResponse.parse(try post(form, style: style), endpoint: tokenEndpointName)
+    }
+
+    /// POSTs a form to the token endpoint with the client's credentials.
+    private func post(_ form: [(String, String)], style: ClientAuthentication.Style) throws(SignInError) -> HTTPResponse {
         var form = form
         var headers: [String] = []
         client.apply(style, form: &form, headers: &headers)
-        let r = try http.postForm(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
-        return try TokenResponse.parse(r, endpoint: tokenEndpointName)
+        return try http.postForm(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
     }
 
     /// RFC 7009 at `url`. Google and most providers take the refresh token (which revokes the whole grant).
@@ -55,10 +56,13 @@ struct TokenClient: Sendable {
         guard r.status == 200 else { throw OAuthError.from(r, endpoint: name) }
     }
 
-    func userinfo(accessToken: String) throws(SignInError) -> [String: JSONValue]? {
-        guard let url = endpoints.userinfo else { return nil }
-        let r = try http.get(url, endpoint: "userinfo endpoint (\(url))", headers: ["Authorization: Bearer \(accessToken)"])
-        guard r.status == 200 else { return nil }
-        return JSONValue.object(from: r.body)
+    /// The userinfo endpoint's claims (OpenID Core 5.3); an error when the provider has no such endpoint or
+    /// does not answer with them.
+    func userinfo(accessToken: String) throws(SignInError) -> [String: JSONValue] {
+        guard let url = endpoints.userinfo else { throw .unsupported(reason: "The provider \(config.issuer) has no userinfo endpoint.") }
+        let name = "userinfo endpoint (\(url))"
+        let r = try http.get(url, endpoint: name, headers: ["Authorization: Bearer \(accessToken)"])
+        guard r.status == 200, let claims = JSONValue.object(from: r.body) else { throw OAuthError.from(r, endpoint: name) }
+        return claims
     }
 }
