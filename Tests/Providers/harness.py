@@ -32,3 +32,36 @@ def launch_detached(work) -> None:
         work(url)
     finally:
         os._exit(0)
+
+
+def self_signed_context(key, cert_out: str | None = None):
+    """A TLS server context with a fresh self-signed certificate for 127.0.0.1 under `key`, which no client trusts
+    unless told to (`cert_out` receives the certificate in PEM for such a client)."""
+    import datetime
+    import ipaddress
+    import ssl
+    import tempfile
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import NameOID
+
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .sign(key, hashes.SHA256()))
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    folder = tempfile.mkdtemp()
+    with open(f"{folder}/cert.pem", "wb") as f:
+        f.write(pem)
+    if cert_out:
+        with open(cert_out, "wb") as f:
+            f.write(pem)
+    with open(f"{folder}/key.pem", "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(f"{folder}/cert.pem", f"{folder}/key.pem")
+    return ctx

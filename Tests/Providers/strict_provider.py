@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from harness import serve_until_stdin_closes
+from harness import self_signed_context, serve_until_stdin_closes
 
 LOCK = threading.Lock()
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -405,42 +405,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send(404, {"error": "unknown user_code"})
 
 
-def self_signed_context():
-    """A TLS context with a fresh self-signed certificate for 127.0.0.1, which no client should trust."""
-    import datetime
-    import ipaddress
-    import ssl
-    import tempfile
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.x509.oid import NameOID
-
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(RSA_KEY.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .sign(RSA_KEY, hashes.SHA256()))
-    folder = tempfile.mkdtemp()
-    with open(f"{folder}/cert.pem", "wb") as f:
-        f.write(cert.public_bytes(serialization.Encoding.PEM))
-    if os.environ.get("STRICT_TLS_CERT_OUT"):  # for a test that trusts this certificate explicitly
-        with open(os.environ["STRICT_TLS_CERT_OUT"], "wb") as f:
-            f.write(cert.public_bytes(serialization.Encoding.PEM))
-    with open(f"{folder}/key.pem", "wb") as f:
-        f.write(RSA_KEY.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(f"{folder}/cert.pem", f"{folder}/key.pem")
-    return ctx
-
-
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     if os.environ.get("STRICT_TLS"):
-        server.socket = self_signed_context().wrap_socket(server.socket, server_side=True)
+        # STRICT_TLS_CERT_OUT: for a test that trusts this certificate explicitly.
+        context = self_signed_context(RSA_KEY, os.environ.get("STRICT_TLS_CERT_OUT"))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     serve_until_stdin_closes(server)
 
 
