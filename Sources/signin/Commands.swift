@@ -223,8 +223,7 @@ enum Commands {
                 throw SignInError.configInvalid(file: client.configuration.sourcePath, field: nil,
                                                 reason: "no account is current, so none was signed out (\(others.count) stored); name one with --account, or use --all")
             }
-            report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [])
-            return .success
+            targets = []
         }
         if targets.isEmpty {
             report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [])
@@ -240,8 +239,10 @@ enum Commands {
             }
         }
         var removed: [User] = []
-        for user in targets {
-            if revoke {
+        if !revoke {
+            removed = a.has(Command.all) ? try client.signOutAll() : [try client.signOut(account: targets[0].userID)]
+        } else {
+            for user in targets {
                 do {
                     try blockingAwaitTyped { () async throws(SignInError) in try await client.disconnect(account: user.userID) }
                     removed.append(user)
@@ -250,9 +251,6 @@ enum Commands {
                     if c.json { out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
                     return .network
                 }
-            } else {
-                try client.signOut(account: user.userID)
-                removed.append(user)
             }
         }
         let names = removed.map(\.profile.displayName).joined(separator: ", ")
