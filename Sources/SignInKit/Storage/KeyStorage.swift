@@ -6,7 +6,7 @@ import Glibc
 
 /// Where a store's key is kept (`key_storage` in the configuration). Decided once, when the key is created;
 /// an existing store keeps its key where it is until `StoreKey.move(to:)`.
-public enum KeyStorage: String, Sendable, CaseIterable {
+public enum KeyStorage: String, Sendable, CaseIterable, Codable {
     /// The Secret Service when a session bus offers it, else a file.
     case auto
     /// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC), as an item labelled "signin store key".
@@ -62,7 +62,8 @@ struct StoreKey {
 
     /// What `key.json` holds.
     struct Descriptor: Codable, Equatable {
-        var storage: String
+        /// `secretService` or `passphrase` (a file key has no descriptor).
+        var storage: KeyStorage
         /// Names the key in the Secret Service and in the kernel keyring.
         var id: String
         var kdf: KDF?
@@ -95,7 +96,7 @@ struct StoreKey {
         do {
             let data = try FileIO.read(path: descriptorPath, limit: 64 * 1024, noFollow: true)
             try checkPrivate(descriptorPath)
-            guard let d = try? JSONDecoder().decode(Descriptor.self, from: data), ["secret-service", "passphrase"].contains(d.storage) else {
+            guard let d = try? JSONDecoder().decode(Descriptor.self, from: data), [.secretService, .passphrase].contains(d.storage) else {
                 throw SignInError.storeUnreadable(path: descriptorPath, reason: "does not describe a key this signin knows; left as is")
             }
             return .described(d)
@@ -117,7 +118,7 @@ struct StoreKey {
         switch (try? location()) ?? .none {
         case .none: return "none yet (a new key goes to \(custody.storage.rawValue))"
         case .file: return "file \(filePath)"
-        case .described(let d) where d.storage == "secret-service": return "Secret Service item \"signin store key\" (store \(d.id))" + cacheNote
+        case .described(let d) where d.storage == .secretService: return "Secret Service item \"signin store key\" (store \(d.id))" + cacheNote
         case .described: return "under a passphrase (\(descriptorPath))" + cacheNote
         }
     }
@@ -157,7 +158,7 @@ struct StoreKey {
     private func unwrap(_ d: Descriptor) throws(SignInError) -> [UInt8] {
         if let cached = KernelKeyring.read("signin:\(d.id)") { return cached }
         let key: [UInt8]
-        if d.storage == "secret-service" {
+        if d.storage == .secretService {
             key = try SecretService.lookup(storeID: d.id, descriptorPath: descriptorPath)
         } else {
             key = try unwrapWithPassphrase(d)
@@ -219,7 +220,7 @@ struct StoreKey {
         case .secretService:
             let id = try newID()
             try SecretService.store(storeID: id, key: key, directory: directory)
-            try writeDescriptor(Descriptor(storage: "secret-service", id: id, kdf: nil, wrapped: nil))
+            try writeDescriptor(Descriptor(storage: .secretService, id: id, kdf: nil, wrapped: nil))
         case .passphrase:
             guard let passphrase = custody.passphrase?(.create), !passphrase.isEmpty else {
                 throw .passphraseRefused(reason: "one is needed for the new key (key_storage is passphrase), and there is no way to ask for it here (no terminal, and no passphrase given)")
@@ -229,7 +230,7 @@ struct StoreKey {
             let kek = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: salt, n: Self.scryptN, r: Self.scryptR, p: Self.scryptP)
             let sealed = try Crypto.seal(key, key: kek, aad: Array("signin-key-v1\u{0}\(id)".utf8))
             let kdf = Descriptor.KDF(name: "scrypt", n: Self.scryptN, r: Self.scryptR, p: Self.scryptP, salt: Data(salt).base64EncodedString())
-            try writeDescriptor(Descriptor(storage: "passphrase", id: id, kdf: kdf, wrapped: Data(sealed.nonce + sealed.tag + sealed.ciphertext).base64EncodedString()))
+            try writeDescriptor(Descriptor(storage: .passphrase, id: id, kdf: kdf, wrapped: Data(sealed.nonce + sealed.tag + sealed.ciphertext).base64EncodedString()))
         }
     }
 
@@ -251,7 +252,7 @@ struct StoreKey {
         let from = description
         switch (before, target) {
         case (.file, .file): return (from, from)
-        case (.described(let d), _) where d.storage == target.rawValue: return (from, from)
+        case (.described(let d), _) where d.storage == target: return (from, from)
         default: break
         }
         if target == .file { unlink(filePath) }  // a stale file from an interrupted move must not win over the new one
@@ -261,8 +262,8 @@ struct StoreKey {
         let check: [UInt8]?
         switch try location() {
         case _ where target == .file: check = try readFile()  // the descriptor still wins until it is removed below
-        case .described(let d) where d.storage == target.rawValue:
-            check = d.storage == "secret-service" ? try SecretService.lookup(storeID: d.id, descriptorPath: descriptorPath) : try unwrapWithPassphrase(d)
+        case .described(let d) where d.storage == target:
+            check = d.storage == .secretService ? try SecretService.lookup(storeID: d.id, descriptorPath: descriptorPath) : try unwrapWithPassphrase(d)
         default: check = nil
         }
         guard check == key else { throw .storeUnwritable(path: directory, reason: "the key could not be read back from its new place; the old one is kept") }
@@ -271,7 +272,7 @@ struct StoreKey {
         case .file where target != .file: unlink(filePath)
         case .described(let d):
             KernelKeyring.remove("signin:\(d.id)")
-            if d.storage == "secret-service" { try? SecretService.clear(storeID: d.id) }
+            if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
             if target == .file { unlink(descriptorPath) }
         default: break
         }
@@ -289,7 +290,7 @@ struct StoreKey {
     func destroy() {
         if case .described(let d)? = try? location() {
             KernelKeyring.remove("signin:\(d.id)")
-            if d.storage == "secret-service" { try? SecretService.clear(storeID: d.id) }
+            if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
             unlink(descriptorPath)
         }
         unlink(filePath)
