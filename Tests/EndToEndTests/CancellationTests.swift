@@ -5,10 +5,14 @@ import Testing
 /// Cancelling a task stops SignInKit at once wherever it waits on the network, with `.canceled`, changing nothing.
 /// (Before, each network wait ran to `http_timeout` and then threw `.networkUnavailable`.)
 @Suite struct CancellationTests {
+    /// What the sign-in reported, for the failure message when the request never reached the server.
+    let events = EventLog()
+
     func client(_ box: Sandbox, issuer: String) -> SignInClient {
         var config = Configuration(clientID: box.clientID, issuer: issuer)
         config.httpTimeout = 30
-        return SignInClient(configuration: config, storeDirectory: box.storeDir, environment: box.environment)
+        let log = events
+        return SignInClient(configuration: config, storeDirectory: box.storeDir, environment: box.environment) { log.add("\($0)") }
     }
 
     /// Starts `work`, waits until `inFlight` says the request reached the server, cancels, and returns the error
@@ -18,7 +22,7 @@ import Testing
         // Generous: on a busy run the other suites' synchronous tests can hold the cooperative pool's threads for
         // a while before this task even starts.
         let reached = await eventually(seconds: 120, inFlight)
-        #expect(reached, "the request reached the server")
+        #expect(reached, "the request reached the server; events so far: \(events.all)")
         let start = Date()
         task.cancel()
         let result = await task.result
@@ -72,4 +76,12 @@ import Testing
         expectCanceledAtOnce(outcome, "revocation")
         #expect(c.hasPreviousSignIn)
     }
+}
+
+/// Events a client reported, collected from any thread.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ s: String) { lock.lock(); items.append(s); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
 }
