@@ -9,7 +9,7 @@ import SignInKit
 @main struct Tasks {
     static func main() async throws {
         // Its own configuration and store: $XDG_CONFIG_HOME/my-tool/config.json, $XDG_DATA_HOME/my-tool/.
-        let client = SignInClient(configuration: try Configuration.loadDefault(appName: "my-tool"), appName: "my-tool")
+        let client = SignInClient(configuration: try SignInConfiguration.loadDefault(appName: "my-tool"), appName: "my-tool")
 
         // Sign in, or restore silently.
         let user = client.hasPreviousSignIn ? try await client.restorePreviousSignIn() : try await client.signIn()
@@ -17,7 +17,7 @@ import SignInKit
         // Authorize your own request (URLSession, AsyncHTTPClient, anything): a fresh token, refreshed only when needed.
         var request = URLRequest(url: URL(string: "https://www.googleapis.com/drive/v3/files")!)
         request.setValue(try await user.authorizationHeaderValue(), forHTTPHeaderField: "Authorization")
-        let token: Token = try await user.freshToken()          // the value and its expirationDate
+        let token: SignInToken = try await user.freshToken()          // the value and its expirationDate
         let info = try await user.userInfo()                    // the provider's userinfo endpoint
         print(token.expirationDate as Any, info["email"] ?? "")
 

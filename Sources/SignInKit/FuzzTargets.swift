@@ -20,7 +20,7 @@ import FoundationEssentials
         _ = try? TokenResponse.parse(HTTPResponse(status: 200, body: data), endpoint: "fuzz")
         _ = OAuthError.from(HTTPResponse(status: 400, body: data), endpoint: "fuzz")
         let jwks = try? JWKS.parse(data, endpoint: "fuzz")
-        _ = try? Configuration.parse(data, sourcePath: "fuzz")
+        _ = try? SignInConfiguration.parse(data, sourcePath: "fuzz")
         let text = String(decoding: bytes, as: UTF8.self)
         let expect = IDToken.Expectations(issuer: "https://issuer.example", clientID: "c", nonce: "n", hostedDomain: nil)
         _ = try? IDToken.verify(text, jwks: jwks ?? JWKS(keys: []), refetch: { () throws(SignInError) -> JWKS in JWKS(keys: []) }, expect: expect)

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SignInKit
+@_spi(CLI) import SignInKit
 
 #if canImport(Glibc)
 import Glibc
@@ -14,9 +14,9 @@ enum Bridges {
     /// 1. Restore (no browser): a fresh token, refreshed when it expires within `--min-ttl`.
     /// 2. Not signed in (exit 3): with `interactive`, say so on standard error and sign in through the browser,
     ///    then use the new sign-in's token; otherwise throw, so a script is never stopped by a browser.
-    static func freshUser(_ c: Context, token: TokenKind, interactive: Bool) throws(SignInError) -> User {
+    static func freshUser(_ c: Context, token: TokenKind, interactive: Bool) throws(SignInError) -> SignInUser {
         do {
-            return try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: token)
+            return try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: token)
         } catch .noPreviousSignIn(let reason) {
             guard interactive else { throw .noPreviousSignIn(reason: reason) }
             err("signin: signing in is needed first (\(reason.withoutTerminalControls)).")
@@ -24,7 +24,7 @@ enum Bridges {
             opts.openBrowser = !c.browsing.headless
             opts.loginHint = c.account
             _ = try Commands.signIn(c.client, opts)
-            return try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), token: token)
+            return try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), token: token)
         }
     }
 

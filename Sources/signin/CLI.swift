@@ -1,4 +1,4 @@
-import SignInKit
+@_spi(CLI) import SignInKit
 
 #if canImport(Glibc)
 import Glibc
@@ -36,7 +36,7 @@ enum CLI {
         default: break
         }
         if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
-        if let p = a.value(.profile), !Configuration.isValidProfileName(p) {
+        if let p = a.value(.profile), !SignInConfiguration.isValidProfileName(p) {
             throw UsageError("--profile \"\(p)\" is not a configuration name (letters, digits, . _ -)")
         }
         if command == .login && a.has(Command.device) && a.has(Command.noBrowser) {
@@ -63,7 +63,7 @@ enum CLI {
         }
         if command == .accounts && a.has(Command.all) { return Commands.accountsEverywhere(a, env) }
 
-        let path = Configuration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
+        let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         let json = a.has(.json)
         let login = command == .login || (command == .exec && a.has(Command.loginFlag))
             || (command == .kubectlCredential && KubectlCredential.interactive(env))
@@ -72,7 +72,7 @@ enum CLI {
         let client: SignInClient
         do {
             let events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
-            client = SignInClient(configuration: try Configuration.load(path: path), environment: env, onEvent: { events.show($0) },
+            client = SignInClient(configuration: try SignInConfiguration.load(path: path), environment: env, onEvent: { events.show($0) },
                                   passphrase: Passphrase.provider(fd: a.value(Command.passphraseFD).flatMap { Int32($0) }))
         } catch {
             return fail(error, json: json)

@@ -1,6 +1,6 @@
 import Dispatch
 import FoundationEssentials
-import SignInKit
+@_spi(CLI) import SignInKit
 
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +15,7 @@ enum Commands {
             err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
         }
         var opts = SignInOptions()
-        opts.timeout = (try? a.int(Command.timeout, default: 300, in: 1...86400)) ?? 300
+        opts.timeout = .seconds((try? a.int(Command.timeout, default: 300, in: 1...86400)) ?? 300)
         opts.port = a.value(Command.port).flatMap { Int($0) }
         opts.loginHint = a.value(Command.loginHint) ?? c.account
         opts.useDeviceFlow = a.has(Command.device)
@@ -40,11 +40,11 @@ enum Commands {
 
     /// Runs an interactive sign-in; Ctrl-C, SIGTERM or a closed terminal cancel it (the listener closes and frees
     /// its port; exit 4). Once the code is being exchanged, the sign-in finishes and is saved first.
-    static func signIn(_ client: SignInClient, _ opts: SignInOptions) throws(SignInError) -> User {
+    static func signIn(_ client: SignInClient, _ opts: SignInOptions) throws(SignInError) -> SignInUser {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
-        let task = Task { () async throws(SignInError) -> User in try await client.signIn(options: opts) }
+        let task = Task { () async throws(SignInError) -> SignInUser in try await client.signIn(options: opts) }
         let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             s.setEventHandler { task.cancel() }
@@ -65,7 +65,7 @@ enum Commands {
     }
 
     static func restore(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
+        let user = try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
         printProfile(user, c, verb: "Signed in as")
         return .success
     }
@@ -78,7 +78,7 @@ enum Commands {
     }
 
     static func token(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
+        let user = try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
         guard let token = user.accessToken else { throw SignInError.noPreviousSignIn(reason: "no access token stored") }
         if c.json {
             out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
@@ -90,7 +90,7 @@ enum Commands {
     }
 
     static func idToken(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.client.restore(account: c.account, minimumValidity: TimeInterval(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: .id)
+        let user = try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: .id)
         guard let token = user.idToken else { throw SignInError.noPreviousSignIn(reason: "no ID token stored") }
         if c.json {
             out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
@@ -149,7 +149,7 @@ enum Commands {
         return .success
     }
 
-    static func accountLines(_ users: [User]) -> [String] {
+    static func accountLines(_ users: [SignInUser]) -> [String] {
         let width = users.map { ($0.profile.email ?? $0.userID).withoutTerminalControls.count }.max() ?? 0
         return users.map { u in
             let id = (u.profile.email ?? u.userID).withoutTerminalControls
@@ -171,9 +171,9 @@ enum Commands {
     static func accountsEverywhere(_ a: Arguments, _ env: [String: String]) -> ExitCode {
         var sections: [String] = []
         var json: [JSONValueOut] = []
-        for name in Configuration.profileNames(environment: env) {
-            let path = Configuration.directory(environment: env) + "/\(name).json"
-            guard let config = try? Configuration.load(path: path) else {
+        for name in SignInConfiguration.profileNames(environment: env) {
+            let path = SignInConfiguration.directory(environment: env) + "/\(name).json"
+            guard let config = try? SignInConfiguration.load(path: path) else {
                 sections.append("\(name) (\(path)): cannot be read; `signin status --profile \(name)` says why")
                 continue
             }
@@ -187,7 +187,7 @@ enum Commands {
             }
         }
         if a.has(.json) { out(JSONText.render(.array(json))) } else {
-            out(sections.isEmpty ? "No configurations in \(Configuration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
+            out(sections.isEmpty ? "No configurations in \(SignInConfiguration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
         }
         return .success
     }
@@ -203,8 +203,8 @@ enum Commands {
     static func logout(_ c: Context) throws(SignInError) -> ExitCode {
         let a = c.arguments
         let client = c.client
-        let targets: [User]
-        let stored: User?
+        let targets: [SignInUser]
+        let stored: SignInUser?
         do {
             stored = a.has(Command.all) ? nil : try client.storedUser(account: c.account)
         } catch .storeUnreadable(let path, let reason) where c.account == nil && !a.has(Command.revoke) {
@@ -238,7 +238,7 @@ enum Commands {
                 return .canceled
             }
         }
-        var removed: [User] = []
+        var removed: [SignInUser] = []
         if !revoke {
             removed = a.has(Command.all) ? try client.signOutAll() : [try client.signOut(account: targets[0].userID)]
         } else {
@@ -263,7 +263,7 @@ enum Commands {
         return .success
     }
 
-    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [User]) {
+    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [SignInUser]) {
         if json {
             out(JSONText.object(["revoked": .bool(revoked && !removed.isEmpty), "removed": .array(removed.map { .string($0.userID) }),
                                  "signed_out": .array(removed.map { JSONText.profile($0.profile) })]))
@@ -272,7 +272,7 @@ enum Commands {
         }
     }
 
-    static func printProfile(_ user: User, _ c: Context, verb: String?) {
+    static func printProfile(_ user: SignInUser, _ c: Context, verb: String?) {
         if c.json {
             out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer)))
         } else {

@@ -1,4 +1,4 @@
-import SignInKit
+@_spi(CLI) import SignInKit
 
 /// What the person sees on standard error while a sign-in runs.
 struct Events: Sendable {
@@ -12,9 +12,9 @@ struct Events: Sendable {
         switch e {
         case .authorizationURL(let url, _, let port, let browser):
             switch browser {
-            case .launched?: err("Opening the browser to sign in. If the browser did not open, visit:\n\n  \(url)\n")
-            case .unavailable(let reason)?: err("Could not open a browser (\(reason)). To sign in, visit:\n\n  \(url)\n")
-            case nil: err("To sign in, visit:\n\n  \(url)\n")
+            case .launched?: err("Opening the browser to sign in. If the browser did not open, visit:\n\n  \(url.absoluteString)\n")
+            case .unavailable(let reason)?: err("Could not open a browser (\(reason)). To sign in, visit:\n\n  \(url.absoluteString)\n")
+            case nil: err("To sign in, visit:\n\n  \(url.absoluteString)\n")
             }
             Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: { if case .launched? = browser { return true } else { return false } }())
             err("Waiting for the sign-in to finish in the browser (Ctrl-C to cancel)...")
@@ -25,9 +25,9 @@ struct Events: Sendable {
         case .refusedPaste(let reason):
             err("That address was refused: \(reason). Paste the address the browser ended at, or keep waiting.")
         case .deviceCode(let c):
-            err("To sign in, visit \(c.verificationURI) on any device and enter the code:\n\n  \(c.userCode)\n")
-            if let complete = c.verificationURIComplete { err("Or open: \(complete)\n") }
-            err("Waiting up to \(c.expiresIn / 60) min for the approval (Ctrl-C to cancel)...")
+            err("To sign in, visit \(c.verificationURI.absoluteString) on any device and enter the code:\n\n  \(c.userCode)\n")
+            if let complete = c.verificationURIComplete { err("Or open: \(complete.absoluteString)\n") }
+            err("Waiting up to \(c.expiresIn.components.seconds / 60) min for the approval (Ctrl-C to cancel)...")
         case .exchangingCode:
             err("Received the answer from the browser; completing the sign-in...")
         case .browserFailed(let reason, let port):

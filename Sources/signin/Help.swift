@@ -1,4 +1,4 @@
-import SignInKit
+@_spi(CLI) import SignInKit
 
 /// `--help`, `signin help COMMAND` and the manual page, all from `Command`'s one table, so they cannot drift.
 enum Help {

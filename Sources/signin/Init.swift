@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SignInKit
+@_spi(CLI) import SignInKit
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +10,7 @@ extension Commands {
     /// file without a yes. Google: the console steps, then the client ID and secret. Another provider: its
     /// issuer, checked by fetching its discovery document, then the client.
     static func initialize(_ a: Arguments, _ env: [String: String]) -> ExitCode {
-        let path = Configuration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
+        let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         func ask(_ question: String, default d: String? = nil) -> String? {
             writeAll(2, question + (d.map { " [\($0)]" } ?? "") + ": ")
             guard let line = readLine() else { return nil }
@@ -38,9 +38,9 @@ extension Commands {
             config["issuer"] = .string("https://accounts.google.com")
         } else {
             guard let issuer = ask("Issuer URL (for example https://login.example.com/realms/main)") else { return .usage }
-            var probe = Configuration(clientID: "probe", issuer: issuer)
+            var probe = SignInConfiguration(clientID: "probe", issuer: issuer)
             probe.sourcePath = path
-            if let problem = try? Configuration.parse(Data(JSONText.object(["client_id": .string("probe"), "issuer": .string(issuer)]).utf8), sourcePath: "the issuer you gave") {
+            if let problem = try? SignInConfiguration.parse(Data(JSONText.object(["client_id": .string("probe"), "issuer": .string(issuer)]).utf8), sourcePath: "the issuer you gave") {
                 probe = problem
             } else {
                 err("signin: \"\(issuer)\" is not an https URL (plain http only to this machine).")
@@ -48,7 +48,7 @@ extension Commands {
             }
             do {
                 let endpoints = try SignInClient(configuration: probe, environment: env).discoverEndpoints()
-                err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorization).")
+                err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
             } catch {
                 err("signin: could not use \(issuer) as an OpenID provider: \(error.description)")
                 return ExitCode(error)
@@ -65,7 +65,7 @@ extension Commands {
         config["scopes"] = .array(scopes.split(separator: " ").map { .string(String($0)) })
         let text = JSONText.object(config) + "\n"
         do {
-            _ = try Configuration.parse(Data(text.utf8), sourcePath: path)
+            _ = try SignInConfiguration.parse(Data(text.utf8), sourcePath: path)
         } catch {
             err("signin: \(error.description); nothing was written.")
             return ExitCode(error)

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SignInKit
+@_spi(CLI) import SignInKit
 
 /// A minimal JSON writer for `--json` output (keys sorted, strings escaped).
 enum JSONValueOut {
@@ -54,7 +54,7 @@ enum JSONText {
     static func opt(_ s: String?) -> JSONValueOut { s.map { .string($0) } ?? .null }
 
     /// One account, in the vocabulary every command's `--json` shares (README lists the fields).
-    static func user(_ u: User, issuer: String) -> [String: JSONValueOut] {
+    static func user(_ u: SignInUser, issuer: String) -> [String: JSONValueOut] {
         [
             "signed_in": .bool(u.grantEndedAt == nil), "issuer": .string(issuer), "current": .bool(u.isCurrent),
             "profile": profile(u.profile), "granted_scopes": .array(u.grantedScopes.map { .string($0) }),
@@ -72,10 +72,10 @@ enum JSONText {
         return .raw(raw)
     }
 
-    static func profile(_ p: Profile) -> JSONValueOut {
+    static func profile(_ p: SignInProfile) -> JSONValueOut {
         .object([
             "sub": .string(p.userID), "name": opt(p.name), "given_name": opt(p.givenName), "family_name": opt(p.familyName),
-            "email": opt(p.email), "email_verified": p.emailVerified.map { .bool($0) } ?? .null, "picture": opt(p.pictureURL),
+            "email": opt(p.email), "email_verified": p.emailVerified.map { .bool($0) } ?? .null, "picture": opt(p.picture),
             "hd": opt(p.hostedDomain),
         ])
     }

@@ -1,4 +1,4 @@
-import SignInKit
+@_spi(CLI) import SignInKit
 
 #if canImport(Glibc)
 import Glibc

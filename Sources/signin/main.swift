@@ -1,5 +1,5 @@
 // The `signin` command line: argv, text, JSON and exit codes over SignInKit. No protocol logic lives here.
-import SignInKit
+@_spi(CLI) import SignInKit
 
 #if canImport(Glibc)
 import Glibc

@@ -135,7 +135,7 @@ import Testing
 
     func rewriteAsVersion1(_ box: Sandbox) throws {
         let store = CredentialStore(directory: box.storeDir)
-        let c = Configuration(clientID: box.clientID, issuer: box.issuer)
+        let c = SignInConfiguration(clientID: box.clientID, issuer: box.issuer)
         let creds = try #require(try store.current(issuer: c.issuer, clientID: c.clientID))
         let key = Array(try Data(contentsOf: URL(fileURLWithPath: box.storeDir + "/key")))
         let enc = JSONEncoder()

@@ -9,8 +9,8 @@ import Testing
     let events = EventLog()
 
     func client(_ box: Sandbox, issuer: String) -> SignInClient {
-        var config = Configuration(clientID: box.clientID, issuer: issuer)
-        config.httpTimeout = 30
+        var config = SignInConfiguration(clientID: box.clientID, issuer: issuer)
+        config.httpTimeout = .seconds(30)
         let log = events
         return SignInClient(configuration: config, storeDirectory: box.storeDir, environment: box.environment) { log.add("\($0)") }
     }
@@ -40,7 +40,7 @@ import Testing
         let silent = try SilentServer()
         let box = try Sandbox(issuer: silent.url)
         let c = client(box, issuer: silent.url)
-        let outcome = await cancelInFlight({ () async throws(SignInError) -> User in try await c.signIn() }, inFlight: { silent.hasPendingConnection })
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.signIn() }, inFlight: { silent.hasPendingConnection })
         expectCanceledAtOnce(outcome, "discovery")
     }
 
@@ -48,7 +48,7 @@ import Testing
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(["token_fault": "slow", "slow_seconds": 25])
         let c = client(box, issuer: strict.issuer)
-        let outcome = await cancelInFlight({ () async throws(SignInError) -> User in try await c.signIn() },
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.signIn() },
                                            inFlight: { (try? strict.stats(box.clientID)["token_requests"] as? Int) == 1 })
         expectCanceledAtOnce(outcome, "code exchange")
         #expect(!c.hasPreviousSignIn)
@@ -60,7 +60,7 @@ import Testing
         let c = client(box, issuer: strict.issuer)
         let before = box.storeSnapshot()
         try strict.control(box.clientID, ["token_fault": "slow", "slow_seconds": 25])
-        let outcome = await cancelInFlight({ () async throws(SignInError) -> User in try await c.restorePreviousSignIn(forceRefresh: true) },
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.restorePreviousSignIn(forceRefresh: true) },
                                            inFlight: { (try? strict.stats(box.clientID)["refreshes"] as? Int) == 1 })
         expectCanceledAtOnce(outcome, "refresh")
         #expect(box.storeSnapshot() == before)

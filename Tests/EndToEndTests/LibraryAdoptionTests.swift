@@ -8,9 +8,9 @@ import Testing
 /// What a Swift program needs beyond GoogleSignIn's surface: errors it can switch on, a token for its own HTTP
 /// requests, its own store, progress it can iterate, and the current user it can watch.
 @Suite struct LibraryAdoptionTests {
-    func config(_ box: Sandbox, _ provider: Provider) -> Configuration {
-        var c = Configuration(clientID: box.clientID, issuer: provider.issuer)
-        c.httpTimeout = 10
+    func config(_ box: Sandbox, _ provider: Provider) -> SignInConfiguration {
+        var c = SignInConfiguration(clientID: box.clientID, issuer: provider.issuer)
+        c.httpTimeout = .seconds(10)
         return c
     }
 
@@ -84,11 +84,12 @@ import Testing
     }
 
     @Test func profileNamesAndPictures() {
-        let p = Profile(userID: "1", name: "Alice Example", email: "alice@example.org", pictureURL: "https://lh3.googleusercontent.com/a/abc=s96-c")
+        let p = SignInProfile(userID: "1", name: "Alice Example", email: "alice@example.org", picture: "https://lh3.googleusercontent.com/a/abc=s96-c")
         #expect(p.fullName == "Alice Example")
         #expect(p.displayName == "Alice Example <alice@example.org>")
-        #expect(p.imageURL(dimension: 256) == "https://lh3.googleusercontent.com/a/abc=s256-c")
-        #expect(Profile(userID: "2", pictureURL: "https://idp.example/me.png").imageURL(dimension: 64) == "https://idp.example/me.png")
-        #expect(Profile(userID: "3", email: "x@example.org").fullName == nil)
+        #expect(p.imageURL(dimension: 256)?.absoluteString == "https://lh3.googleusercontent.com/a/abc=s256-c")
+        #expect(SignInProfile(userID: "2", picture: "https://idp.example/me.png").imageURL(dimension: 64)?.absoluteString == "https://idp.example/me.png")
+        #expect(SignInProfile(userID: "3", picture: "javascript:alert(1)").imageURL(dimension: 64) == nil)
+        #expect(SignInProfile(userID: "3", email: "x@example.org").fullName == nil)
     }
 }

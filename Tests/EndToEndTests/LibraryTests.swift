@@ -5,8 +5,8 @@ import Testing
 /// SignInKit as a Swift program uses it: GoogleSignIn's surface against the strict provider.
 @Suite struct LibraryTests {
     func client(_ box: Sandbox, provider: Provider, scopes: [String] = ["openid", "email", "profile"], env: [String: String] = [:]) throws -> SignInClient {
-        var config = Configuration(clientID: box.clientID, scopes: scopes, issuer: provider.issuer)
-        config.httpTimeout = 10
+        var config = SignInConfiguration(clientID: box.clientID, scopes: scopes, issuer: provider.issuer)
+        config.httpTimeout = .seconds(10)
         var environment = box.environment
         environment.merge(env) { $1 }
         return SignInClient(configuration: config, storeDirectory: box.storeDir, environment: environment)

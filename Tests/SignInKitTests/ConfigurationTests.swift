@@ -3,8 +3,8 @@ import Testing
 @testable import SignInKit
 
 @Suite struct ConfigurationTests {
-    func parse(_ json: String) throws(SignInError) -> Configuration {
-        try Configuration.parse(Data(json.utf8), sourcePath: "/etc/test.json")
+    func parse(_ json: String) throws(SignInError) -> SignInConfiguration {
+        try SignInConfiguration.parse(Data(json.utf8), sourcePath: "/etc/test.json")
     }
 
     func error(_ json: String) -> (field: String?, reason: String)? {
@@ -29,7 +29,7 @@ import Testing
     @Test func exampleConfigParsesOnceItsClientIDIsReal() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config.example.json")
         do {
-            _ = try Configuration.load(path: url.path)
+            _ = try SignInConfiguration.load(path: url.path)
             Issue.record("the placeholder client ID was accepted")
         } catch {
             guard case .configInvalid(_, "client_id", let reason) = error else { Issue.record("\(error)"); return }
@@ -78,16 +78,16 @@ import Testing
     }
 
     @Test func pathResolution() {
-        #expect(Configuration.defaultPath(explicit: "/a", environment: ["SIGNIN_CONFIG": "/b"]) == "/a")
-        #expect(Configuration.defaultPath(explicit: nil, environment: ["SIGNIN_CONFIG": "/b"]) == "/b")
-        #expect(Configuration.defaultPath(explicit: nil, environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/h"]) == "/x/signin/config.json")
-        #expect(Configuration.defaultPath(explicit: nil, environment: ["HOME": "/h"]) == "/h/.config/signin/config.json")
+        #expect(SignInConfiguration.defaultPath(explicit: "/a", environment: ["SIGNIN_CONFIG": "/b"]) == "/a")
+        #expect(SignInConfiguration.defaultPath(explicit: nil, environment: ["SIGNIN_CONFIG": "/b"]) == "/b")
+        #expect(SignInConfiguration.defaultPath(explicit: nil, environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/h"]) == "/x/signin/config.json")
+        #expect(SignInConfiguration.defaultPath(explicit: nil, environment: ["HOME": "/h"]) == "/h/.config/signin/config.json")
     }
 
     @Test func googleAuthorizationRequestAsksForOfflineAccess() throws {
         var c = try parse(#"{"client_id": "cid", "login_hint": "a@b.c", "hosted_domain": "b.c"}"#)
         c.extraAuthorizationParameters = ["prompt": "consent"]
-        let e = Endpoints(issuer: c.issuer, authorization: "https://accounts.google.com/o/oauth2/v2/auth", token: "https://t", jwks: "https://j")
+        let e = ProviderEndpoints(issuer: c.issuer, authorization: "https://accounts.google.com/o/oauth2/v2/auth", token: "https://t", jwks: "https://j")
         let r = try AuthorizationRequest(config: c, endpoints: e, redirectURI: "http://127.0.0.1:1234/callback", scopes: c.scopes, loginHint: nil)
         for part in ["access_type=offline", "include_granted_scopes=true", "code_challenge_method=S256", "login_hint=a%40b.c", "hd=b.c",
                      "prompt=consent", "redirect_uri=http%3A%2F%2F127.0.0.1%3A1234%2Fcallback"] {

@@ -13,8 +13,8 @@ import Testing
 
     func creds(issuer: String = "https://i.example", client: String = "c", refresh: String = "rt-secret", sub: String = "alice") -> StoredCredentials {
         StoredCredentials(issuer: issuer, clientID: client, refreshToken: refresh, accessToken: "at-secret", accessTokenExpiry: Date(timeIntervalSince1970: 2_000_000_000),
-                          idToken: "id", idTokenExpiry: nil, profile: Profile(userID: sub, name: sub.capitalized, email: "\(sub)@example.org"),
-                          grantedScopes: ["openid"], endpoints: Endpoints(issuer: issuer, authorization: "https://a", token: "https://t", jwks: "https://j"),
+                          idToken: "id", idTokenExpiry: nil, profile: SignInProfile(userID: sub, name: sub.capitalized, email: "\(sub)@example.org"),
+                          grantedScopes: ["openid"], endpoints: ProviderEndpoints(issuer: issuer, authorization: "https://a", token: "https://t", jwks: "https://j"),
                           savedAt: Date(timeIntervalSince1970: 1_900_000_000))
     }
 

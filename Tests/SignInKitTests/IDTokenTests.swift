@@ -49,7 +49,7 @@ import Testing
 
     @Test func acceptsGoogleIssuerWithoutScheme() throws {
         var e = expect
-        e.issuer = Configuration.googleIssuer
+        e.issuer = SignInConfiguration.googleIssuer
         _ = try verify(Self.rsa.sign(claims(["iss": "accounts.google.com"])), expect: e)
         #expect(refusal(Self.rsa.sign(claims(["iss": "accounts.google.com"]))) != nil)  // only for Google
     }

@@ -19,9 +19,9 @@ import Testing
 
     @Test func aNonLoopbackHTTPEndpointInTheConfigurationIsAConfigurationError() {
         let json = #"{"client_id": "c", "issuer": "http://127.evil.example"}"#
-        #expect(throws: SignInError.self) { try Configuration.parse(Data(json.utf8), sourcePath: "/c.json") }
+        #expect(throws: SignInError.self) { try SignInConfiguration.parse(Data(json.utf8), sourcePath: "/c.json") }
         do {
-            _ = try Configuration.parse(Data(json.utf8), sourcePath: "/c.json")
+            _ = try SignInConfiguration.parse(Data(json.utf8), sourcePath: "/c.json")
         } catch {
             guard case .configInvalid(let file, let field, _) = error else { Issue.record("\(error)"); return }
             #expect(file == "/c.json")
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func controlCharactersNeverReachTheTerminal() {
-        let p = Profile(userID: "u", name: "Mallory\u{1B}[1A\u{1B}[2K\rAlice", email: "a\u{9B}31m@example.org\n")
+        let p = SignInProfile(userID: "u", name: "Mallory\u{1B}[1A\u{1B}[2K\rAlice", email: "a\u{9B}31m@example.org\n")
         #expect(p.displayName == "Mallory[1A[2KAlice <a31m@example.org>")
         let e = SignInError.providerError(endpoint: "token endpoint", code: "x\u{1B}]0;owned\u{07}", detail: "line1\r\nline2\u{1B}[31m")
         #expect(!e.description.unicodeScalars.contains { $0.isControl })

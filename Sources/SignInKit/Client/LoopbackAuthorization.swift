@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// The authorization code grant with PKCE through the system browser and the loopback listener (RFC 6749 4.1,
 /// RFC 7636, RFC 8252 7.3): bind the listener, build the request, open the browser, wait for the code (from the
 /// listener or pasted), exchange it, and show the browser how it ended.
@@ -6,7 +8,7 @@ final class LoopbackAuthorization {
     let request: AuthorizationRequest
     private var answeredViaBrowser = false
 
-    init(configuration: Configuration, endpoints: Endpoints, scopes: [String], options: SignInOptions) throws(SignInError) {
+    init(configuration: SignInConfiguration, endpoints: ProviderEndpoints, scopes: [String], options: SignInOptions) throws(SignInError) {
         receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
                                         sameUserOnly: configuration.listenerSameUserOnly)
         request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: receiver.redirectURI,
@@ -14,16 +16,17 @@ final class LoopbackAuthorization {
     }
 
     /// Opens the browser (unless told not to) and waits for a valid answer until `options.timeout` or cancellation.
-    func awaitCode(configuration: Configuration, endpoints: Endpoints, options: SignInOptions, environment: [String: String],
+    func awaitCode(configuration: SignInConfiguration, endpoints: ProviderEndpoints, options: SignInOptions, environment: [String: String],
                    canceller: Canceller, onEvent: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> AuthorizationResponse {
         let port = receiver.port
         let outcome = options.openBrowser
             ? Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) } : nil
-        onEvent(.authorizationURL(url: request.url, redirectURI: receiver.redirectURI, port: port, browser: outcome))
+        // Built from a validated endpoint and encoded parameters, and from a loopback address and port.
+        onEvent(.authorizationURL(url: URL(string: request.url)!, redirectURI: URL(string: receiver.redirectURI)!, port: port, browser: outcome))
         var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)
         validator.issuerRequired = endpoints.issuerParameterSupported == true
-        let answer = try receiver.waitForCode(validator: validator, deadline: LoopbackReceiver.now() + Double(options.timeout),
-                                              timeoutSeconds: options.timeout, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
+        let answer = try receiver.waitForCode(validator: validator, deadline: LoopbackReceiver.now() + Double(options.timeoutSeconds),
+                                              timeoutSeconds: options.timeoutSeconds, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
             switch notice {
             case .refusedCallback(let reason): onEvent(.refusedCallback(reason: reason.withoutControlCharacters))
             case .refusedPaste(let reason): onEvent(.refusedPaste(reason: reason.withoutControlCharacters))

@@ -4,7 +4,7 @@ import Glibc
 
 /// The process environment as a dictionary, read from `environ` (FoundationEssentials has no ProcessInfo
 /// environment on every platform, and this avoids loading more of Foundation).
-public enum ProcessEnvironment {
+@_spi(CLI) public enum ProcessEnvironment {
     /// The current environment variables.
     public static var current: [String: String] {
         var env: [String: String] = [:]

@@ -7,13 +7,13 @@ import Glibc
 /// sign-in silently, hand out fresh access tokens, sign out and disconnect.
 ///
 /// ```swift
-/// let client = SignInClient(configuration: try Configuration.load(path: "config.json"))
+/// let client = SignInClient(configuration: try SignInConfiguration.load(path: "config.json"))
 /// let user = client.hasPreviousSignIn ? try await client.restorePreviousSignIn() : try await client.signIn()
 /// print(user.profile.displayName)
 /// ```
 public final class SignInClient: Sendable {
     /// The client and provider this instance signs in with.
-    public let configuration: Configuration
+    public let configuration: SignInConfiguration
     /// Where credentials are kept.
     public let store: CredentialStore
     let environment: [String: String]
@@ -27,12 +27,12 @@ public final class SignInClient: Sendable {
     ///   - passphrase: asked when the store's key is under a passphrase (`key_storage: passphrase`).
     ///   - appName: a program's own name: its credentials then live in `$XDG_DATA_HOME/<appName>` (apart from the
     ///     `signin` command's and other programs'), unless `storeDirectory` says otherwise.
-    public init(configuration: Configuration, storeDirectory: String? = nil, environment: [String: String]? = nil,
+    public init(configuration: SignInConfiguration, storeDirectory: String? = nil, environment: [String: String]? = nil,
                 onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }, passphrase: PassphraseProvider? = nil, appName: String? = nil) {
         let env = environment ?? ProcessEnvironment.current
         self.configuration = configuration
         self.environment = env
-        let custody = KeyCustody(storage: configuration.keyStorage, cacheSeconds: configuration.keyCacheSeconds, passphrase: passphrase,
+        let custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
         let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? "signin")
         self.store = CredentialStore(directory: directory, custody: custody)
@@ -45,11 +45,11 @@ public final class SignInClient: Sendable {
     // MARK: The provider
 
     /// The provider's endpoints, from discovery (or the configuration's overrides). Blocks on the network.
-    public func discoverEndpoints() throws(SignInError) -> Endpoints {
+    public func discoverEndpoints() throws(SignInError) -> ProviderEndpoints {
         try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
     }
 
-    /// The provider's userinfo for an access token (see `User.userInfo()`).
+    /// The provider's userinfo for an access token (see `SignInUser.userInfo()`).
     func userInfo(accessToken: String) async throws(SignInError) -> [String: String] {
         try await offPool { (_) throws(SignInError) -> [String: String] in
             let o = try TokenClient(config: self.configuration, endpoints: try self.discoverEndpoints()).userinfo(accessToken: accessToken)
@@ -69,9 +69,9 @@ public final class SignInClient: Sendable {
     /// A sign-in whose progress arrives as an `AsyncSequence`, in order, ending when the sign-in ends; iterate it
     /// from any actor (a `@MainActor` UI included). `user` is the sign-in itself: await its value (or cancel it).
     public func signInWithEvents(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions())
-        -> (events: AsyncStream<SignInEvent>, user: Task<User, any Error>) {
+        -> (events: AsyncStream<SignInEvent>, user: Task<SignInUser, any Error>) {
         let (stream, continuation) = AsyncStream<SignInEvent>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task { () async throws -> User in
+        let task = Task { () async throws -> SignInUser in
             defer { continuation.finish() }
             return try await self.signIn(hint: hint, additionalScopes: additionalScopes, options: options) { continuation.yield($0) }
         }
@@ -80,8 +80,8 @@ public final class SignInClient: Sendable {
 
     /// The current user now, then again each time it changes through this client: a sign-in, a sign-out, a
     /// switch of account (nil: no one is signed in). For a UI that shows who is signed in without re-reading.
-    public func currentUserUpdates() -> AsyncStream<User?> {
-        let (stream, continuation) = AsyncStream<User?>.makeStream(bufferingPolicy: .bufferingNewest(8))
+    public func currentUserUpdates() -> AsyncStream<SignInUser?> {
+        let (stream, continuation) = AsyncStream<SignInUser?>.makeStream(bufferingPolicy: .bufferingNewest(8))
         continuation.yield(currentUser)
         observers.add(continuation)
         return stream
@@ -92,48 +92,48 @@ public final class SignInClient: Sendable {
     // MARK: Accounts (offline)
 
     /// The current account's stored user, without network (also when the provider has ended its grant: see
-    /// `User.grantEndedAt`); with `account` (an e-mail or `sub`), that account's. Nil when nothing is stored or no
+    /// `SignInUser.grantEndedAt`); with `account` (an e-mail or `sub`), that account's. Nil when nothing is stored or no
     /// account is current. Throws when the store cannot be trusted, or `account` names no account or several.
-    public func storedUser(account: String? = nil) throws(SignInError) -> User? {
+    public func storedUser(account: String? = nil) throws(SignInError) -> SignInUser? {
         guard let c = try credentials(account: account) else { return nil }
-        return User(c, client: self, isCurrent: account == nil || c.profile.userID == (try? currentSubject()))
+        return SignInUser(c, client: self, isCurrent: account == nil || c.profile.userID == (try? currentSubject()))
     }
 
     /// `storedUser(account:)`, but no user is an error that says why: nothing stored, or accounts stored and
     /// none current (the same error `restorePreviousSignIn()` throws).
-    public func signedInUser(account: String? = nil) throws(SignInError) -> User {
+    public func signedInUser(account: String? = nil) throws(SignInError) -> SignInUser {
         guard let user = try storedUser(account: account) else { throw noAccount() }
         return user
     }
 
     /// The current user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
-    public var currentUser: User? { try? storedUser() }
+    public var currentUser: SignInUser? { try? storedUser() }
 
     /// Whether a previous sign-in of the current account is stored that `restorePreviousSignIn()` can use without
     /// a browser: false when nothing is stored, no account is current, the store cannot be read, or the provider
     /// has ended the grant.
     public var hasPreviousSignIn: Bool {
         guard let c = try? store.current(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
-        return c.refreshToken != nil || isFresh(c, minimumValidity: 0)
+        return c.refreshToken != nil || isFresh(c, minimumValidity: .zero)
     }
 
-    /// Every account signed in with this configuration, the current one marked (`User.isCurrent`).
-    public func accounts() throws(SignInError) -> [User] {
+    /// Every account signed in with this configuration, the current one marked (`SignInUser.isCurrent`).
+    public func accounts() throws(SignInError) -> [SignInUser] {
         let current = try currentSubject()
-        return try allCredentials().map { User($0, client: self, isCurrent: $0.profile.userID == current) }
+        return try allCredentials().map { SignInUser($0, client: self, isCurrent: $0.profile.userID == current) }
     }
 
     /// Makes `account` (an e-mail or `sub`) the current account: the one `restorePreviousSignIn()`, `currentUser`
     /// and the CLI's commands use when no account is named.
     @discardableResult
-    public func switchAccount(to account: String) throws(SignInError) -> User {
+    public func switchAccount(to account: String) throws(SignInError) -> SignInUser {
         let c = try resolve(account)
         try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
             try store.migrateVersion1(issuer: issuer, clientID: clientID)
             try store.setCurrent(issuer: issuer, clientID: clientID, subject: c.profile.userID)
         }
         currentUserChanged()
-        return User(c, client: self, isCurrent: true)
+        return SignInUser(c, client: self, isCurrent: true)
     }
 
     func currentSubject() throws(SignInError) -> String? {
@@ -175,7 +175,8 @@ public final class SignInClient: Sendable {
         return .noPreviousSignIn(reason: "no account is current (\(others.count) stored: \(others.map { $0.profile.email ?? $0.profile.userID }.joined(separator: ", ")))")
     }
 
-    func isFresh(_ c: StoredCredentials, minimumValidity: TimeInterval, token: TokenKind = .access) -> Bool {
+    func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
+        let minimumValidity = minimumValidity.timeInterval
         switch token {
         case .access:
             guard c.accessToken != nil, let exp = c.accessTokenExpiry else { return false }
@@ -203,10 +204,10 @@ public final class SignInClient: Sendable {
     // MARK: Restore and refresh
 
     /// Restores the previous sign-in without a browser, refreshing the tokens when the access token expires
-    /// within `minimumValidity` seconds (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
-    public func restorePreviousSignIn(account: String? = nil, minimumValidity: TimeInterval = 60, forceRefresh: Bool = false,
-                                      token: TokenKind = .access) async throws(SignInError) -> User {
-        try await offPool { (_) throws(SignInError) -> User in
+    /// within `minimumValidity` (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
+    public func restorePreviousSignIn(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
+                                      token: TokenKind = .access) async throws(SignInError) -> SignInUser {
+        try await offPool { (_) throws(SignInError) -> SignInUser in
             try self.restore(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
         }
     }
@@ -217,34 +218,34 @@ public final class SignInClient: Sendable {
     ///    account current: `.noPreviousSignIn`.
     /// 2. The provider ended the grant (remembered from an earlier refresh): `.noPreviousSignIn` at once, no request.
     /// 3. The token asked for (`token`: the access token, or the ID token) is valid for `minimumValidity` more
-    ///    seconds and no refresh is forced: the stored user, with no network and no lock.
+    ///    and no refresh is forced: the stored user, with no network and no lock.
     /// 4. Otherwise, under this account's lock (other accounts do not wait), read again: another process may have
     ///    refreshed meanwhile (with a rotating provider, the refresh token we read first is already spent). Its
     ///    fresh result is used as is; else this process refreshes (`refreshLocked`). Many parallel callers so
     ///    cause one refresh. When the ID token was asked for and the refresh brought none, that is an error
     ///    (`.noPreviousSignIn`: only a new sign-in gives one), after the refreshed tokens are saved.
-    public func restore(account: String? = nil, minimumValidity: TimeInterval = 60, forceRefresh: Bool = false,
-                        token: TokenKind = .access) throws(SignInError) -> User {
+    public func restore(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
+                        token: TokenKind = .access) throws(SignInError) -> SignInUser {
         guard let cached = try credentials(account: account) else { throw noAccount() }
         let isCurrent = account == nil || cached.profile.userID == (try? currentSubject())
         if let ended = cached.grantEndedAt { throw .grantEnded(on: ended) }
-        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return User(cached, client: self, isCurrent: isCurrent) }
+        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return SignInUser(cached, client: self, isCurrent: isCurrent) }
         let seen = cached.accessToken
         let subject = cached.profile.userID
-        return try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> User in
+        return try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> SignInUser in
             guard let current = try store.load(issuer: issuer, clientID: clientID, subject: subject) else {
                 throw .noPreviousSignIn(reason: "signed out meanwhile")
             }
             if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
             let someoneElseRefreshed = current.accessToken != seen
             if isFresh(current, minimumValidity: minimumValidity, token: token) && (!forceRefresh || someoneElseRefreshed) {
-                return User(current, client: self, isCurrent: isCurrent)
+                return SignInUser(current, client: self, isCurrent: isCurrent)
             }
             let next = try refreshLocked(current)
             if token == .id && next.idToken == current.idToken {
                 throw .noPreviousSignIn(reason: "the provider sent no new ID token with the refresh (it issues one only at sign-in), and the stored one expires \(next.idTokenExpiry.map { $0.formatted(.iso8601) } ?? "at an unknown time"); sign in again for a fresh one")
             }
-            return User(next, client: self, isCurrent: isCurrent)
+            return SignInUser(next, client: self, isCurrent: isCurrent)
         }
     }
 
@@ -301,13 +302,13 @@ public final class SignInClient: Sendable {
     /// Signs in through the browser (or the device flow), verifies the ID token and stores the credentials.
     /// Cancel the surrounding task to stop at once, wherever it waits (the browser, discovery, the code
     /// exchange): it throws `.canceled`, the listener is closed and its port freed.
-    public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws(SignInError) -> User {
+    public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws(SignInError) -> SignInUser {
         try await signIn(hint: hint, additionalScopes: additionalScopes, options: options) { _ in }
     }
 
     /// `signIn` whose events also go to `alsoTo` (besides the client's `onEvent`): one sign-in's own observer.
     func signIn(hint: String?, additionalScopes: [String], options: SignInOptions,
-                alsoTo extra: @escaping @Sendable (SignInEvent) -> Void) async throws(SignInError) -> User {
+                alsoTo extra: @escaping @Sendable (SignInEvent) -> Void) async throws(SignInError) -> SignInUser {
         var opts = options
         if let hint { opts.loginHint = hint }
         let o = opts
@@ -315,7 +316,7 @@ public final class SignInClient: Sendable {
             self.onEvent(event)
             extra(event)
         }
-        return try await offPool { (canceller) throws(SignInError) -> User in
+        return try await offPool { (canceller) throws(SignInError) -> SignInUser in
             try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller, emit: emit)
         }
     }
@@ -338,7 +339,7 @@ public final class SignInClient: Sendable {
     /// 4. `complete`: the ID token must verify and, for incremental consent, name the required account; then the
     ///    account is added (or updated) and made current. The browser, when it brought the code, is shown how it ended.
     func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller,
-                        emit: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> User {
+                        emit: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> SignInUser {
         _ = try allCredentials()
         let http = HTTPClient(configuration: configuration)
         let endpoints = try Discovery.endpoints(for: configuration, http: http)
@@ -347,21 +348,21 @@ public final class SignInClient: Sendable {
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
         // Never return while it still runs: a program that exits then would tear down OpenSSL under it.
         defer { _ = jwks.value }
-        let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> User in
+        let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> SignInUser in
             try self.complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
                               requireUserID: options.requireUserID, jwks: jwks.value)
         }
         if options.useDeviceFlow {
             let device = DeviceAuthorization(tokens: tokens, scopes: scopes)
-            let response = try device.run(canceller: canceller, timeout: options.timeout) { emit(.deviceCode($0)) }
-            return try CriticalSection.run { () throws(SignInError) -> User in try done(response, nil) }
+            let response = try device.run(canceller: canceller, timeout: options.timeoutSeconds) { emit(.deviceCode($0)) }
+            return try CriticalSection.run { () throws(SignInError) -> SignInUser in try done(response, nil) }
         }
         let grant = try LoopbackAuthorization(configuration: configuration, endpoints: endpoints, scopes: scopes, options: options)
         do {
             let answer = try grant.awaitCode(configuration: configuration, endpoints: endpoints, options: options,
                                              environment: environment, canceller: canceller, onEvent: emit)
             emit(.exchangingCode)
-            let user = try CriticalSection.run { () throws(SignInError) -> User in
+            let user = try CriticalSection.run { () throws(SignInError) -> SignInUser in
                 try done(try grant.exchange(answer, tokens: tokens), grant.request.nonce)
             }
             grant.finish(.success(account: user.profile.displayName, provider: issuer))
@@ -373,8 +374,8 @@ public final class SignInClient: Sendable {
     }
 
     /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
-    private func complete(_ response: TokenResponse, endpoints: Endpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
-                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> User {
+    private func complete(_ response: TokenResponse, endpoints: ProviderEndpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
+                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> SignInUser {
         guard let raw = response.idToken else {
             throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
         }
@@ -384,7 +385,7 @@ public final class SignInClient: Sendable {
         }
         var profile = verified.profile
         if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) {
-            profile.fillMissing(from: Profile(claims: info))
+            profile.fillMissing(from: SignInProfile(claims: info))
         }
         let subject = verified.subject
         let creds = try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> StoredCredentials in
@@ -404,10 +405,10 @@ public final class SignInClient: Sendable {
             try store.setCurrent(issuer: issuer, clientID: clientID, subject: subject)
         }
         currentUserChanged()
-        return User(creds, client: self, isCurrent: true)
+        return SignInUser(creds, client: self, isCurrent: true)
     }
 
-    func verifyIDToken(_ raw: String, endpoints: Endpoints, nonce: String?, prefetched: JWKS? = nil) throws(SignInError) -> IDToken {
+    func verifyIDToken(_ raw: String, endpoints: ProviderEndpoints, nonce: String?, prefetched: JWKS? = nil) throws(SignInError) -> IDToken {
         let http = HTTPClient(configuration: configuration)
         let jwks: JWKS
         if let prefetched { jwks = prefetched } else { jwks = try JWKS.fetch(endpoints.jwks, http: http) }
@@ -441,18 +442,18 @@ public final class SignInClient: Sendable {
 
     /// Signs out the account `account` (an e-mail or `sub`) and returns who it was.
     @discardableResult
-    public func signOut(account: String) throws(SignInError) -> User {
+    public func signOut(account: String) throws(SignInError) -> SignInUser {
         let c = try resolve(account)
         try remove(c)
-        return User(c, client: self, isCurrent: false)
+        return SignInUser(c, client: self, isCurrent: false)
     }
 
     /// Signs out every account of this configuration and returns who they were.
     @discardableResult
-    public func signOutAll() throws(SignInError) -> [User] {
+    public func signOutAll() throws(SignInError) -> [SignInUser] {
         let all = try allCredentials()
         for c in all { try remove(c) }
-        return all.map { User($0, client: self, isCurrent: false) }
+        return all.map { SignInUser($0, client: self, isCurrent: false) }
     }
 
     /// Removes one account's entry under its lock, and the current-account pointer when it named that account.
@@ -519,11 +520,11 @@ extension SignInError {
 
 /// Who watches `currentUserUpdates()`.
 final class CurrentUserObservers: Sendable {
-    private let continuations = Locked<[AsyncStream<User?>.Continuation]>([])
+    private let continuations = Locked<[AsyncStream<SignInUser?>.Continuation]>([])
 
-    func add(_ c: AsyncStream<User?>.Continuation) { continuations.withLock { $0.append(c) } }
+    func add(_ c: AsyncStream<SignInUser?>.Continuation) { continuations.withLock { $0.append(c) } }
 
-    func send(_ user: User?) {
+    func send(_ user: SignInUser?) {
         continuations.withLock { list in
             list.removeAll { c in
                 if case .terminated = c.yield(user) { return true }

@@ -1,7 +1,10 @@
+import FoundationEssentials
+
 /// Progress of a sign-in, for a caller to show. Never carries a token.
 public enum SignInEvent: Sendable {
-    /// The URL to visit and where the answer is awaited; `browser` says whether a browser was started.
-    case authorizationURL(url: String, redirectURI: String, port: Int, browser: Browser.Outcome?)
+    /// The URL to visit and where the answer is awaited; `browser` says whether a browser was started (nil when
+    /// `SignInOptions.openBrowser` is off).
+    case authorizationURL(url: URL, redirectURI: URL, port: Int, browser: BrowserLaunch?)
     /// A request reached the callback but was not for this sign-in; still waiting.
     case refusedCallback(reason: String)
     /// A pasted address was refused; still waiting.
@@ -15,4 +18,12 @@ public enum SignInEvent: Sendable {
     /// A connection to the listener from another local user (or one whose user cannot be told) was closed
     /// unanswered; reported once per cause.
     case refusedConnection(reason: String)
+}
+
+/// Whether the system browser was started for a sign-in.
+public enum BrowserLaunch: Sendable, Equatable {
+    /// The command that was started (`$BROWSER`, `xdg-open`, `wslview`); it may still fail later (`.browserFailed`).
+    case launched(command: String)
+    /// No browser could be started, and why; the person can open the URL by hand.
+    case unavailable(reason: String)
 }

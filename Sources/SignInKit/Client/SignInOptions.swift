@@ -2,8 +2,8 @@
 public struct SignInOptions: Sendable {
     /// Open the system browser (else only report the URL through `.authorizationURL`).
     public var openBrowser = true
-    /// Seconds to wait for the person to finish in the browser.
-    public var timeout = 300
+    /// How long to wait for the person to finish in the browser (or to approve a device code).
+    public var timeout: Duration = .seconds(300)
     /// Overrides the configuration's `redirect_port`.
     public var port: Int?
     /// Also accept the address the browser ended at, pasted on this file descriptor (standard input: 0).
@@ -16,4 +16,17 @@ public struct SignInOptions: Sendable {
     public var requireUserID: String?
     /// The defaults: browser, 5 minutes, configured port.
     public init() {}
+}
+
+extension SignInOptions {
+    /// `timeout` in whole seconds, at least one.
+    var timeoutSeconds: Int { max(1, Int(timeout.timeInterval.rounded(.up))) }
+}
+
+extension Duration {
+    /// As seconds, for `Date` arithmetic and the C interfaces.
+    var timeInterval: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
 }

@@ -10,7 +10,7 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
     /// Never the state, nonce or verifier.
     var description: String { "AuthorizationRequest(redirect \(redirectURI), scopes \(scopes.joined(separator: " ")))" }
 
-    init(config: Configuration, endpoints: Endpoints, redirectURI: String, scopes: [String], loginHint: String?) throws(SignInError) {
+    init(config: SignInConfiguration, endpoints: ProviderEndpoints, redirectURI: String, scopes: [String], loginHint: String?) throws(SignInError) {
         state = Base64URL.encode(try Crypto.randomBytes(32))
         nonce = Base64URL.encode(try Crypto.randomBytes(32))
         pkce = try PKCE()

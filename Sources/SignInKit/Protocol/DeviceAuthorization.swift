@@ -3,13 +3,13 @@ import FoundationEssentials
 /// What a person needs to finish a device sign-in (RFC 8628) on another device.
 public struct DeviceCode: Sendable, Equatable {
     /// Where to go.
-    public let verificationURI: String
+    public let verificationURI: URL
     /// What to type there.
     public let userCode: String
     /// A URI with the code already in it, when the provider gives one.
-    public let verificationURIComplete: String?
-    /// Seconds until the code expires.
-    public let expiresIn: Int
+    public let verificationURIComplete: URL?
+    /// How long the code stays valid from when it was shown.
+    public let expiresIn: Duration
 }
 
 /// RFC 8628: request a device code, then poll the token endpoint until the person approves, denies or it expires.
@@ -44,7 +44,9 @@ struct DeviceAuthorization {
         }
         let expiresIn = min(o["expires_in"]?.int ?? 600, timeout)
         var interval = max(1, o["interval"]?.int ?? 5)
-        show(DeviceCode(verificationURI: verification, userCode: userCode.withoutControlCharacters, verificationURIComplete: complete, expiresIn: expiresIn))
+        // Both passed EndpointURL.problem above, which parses them as URLs.
+        show(DeviceCode(verificationURI: URL(string: verification)!, userCode: userCode.withoutControlCharacters,
+                        verificationURIComplete: complete.flatMap { URL(string: $0) }, expiresIn: .seconds(expiresIn)))
         let deadline = LoopbackReceiver.now() + Double(expiresIn)
         let poll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
         var networkFailures = 0

@@ -6,7 +6,7 @@ import FoundationEssentials
 /// Blame goes where the fault is: a bad URL the person configured is a configuration error (found when the
 /// configuration loads); a bad URL in the provider's document is a provider error.
 enum Discovery {
-    static func endpoints(for config: Configuration, http: HTTPClient) throws(SignInError) -> Endpoints {
+    static func endpoints(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> ProviderEndpoints {
         let o = config.endpoints
         var doc: [String: JSONValue] = [:]
         if o.authorization == nil || o.token == nil || o.jwks == nil {
@@ -24,7 +24,7 @@ enum Discovery {
             }
             return v
         }
-        return Endpoints(
+        return ProviderEndpoints(
             issuer: config.issuer,
             authorization: try pick(o.authorization, "authorization_endpoint", required: true)!,
             token: try pick(o.token, "token_endpoint", required: true)!,

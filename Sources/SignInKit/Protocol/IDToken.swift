@@ -81,5 +81,5 @@ struct IDToken: Sendable {
         }
     }
 
-    var profile: Profile { Profile(claims: claims) }
+    var profile: SignInProfile { SignInProfile(claims: claims) }
 }

@@ -3,12 +3,12 @@ import FoundationEssentials
 /// Talks to the token, revocation and userinfo endpoints (RFC 6749, RFC 7009, OpenID Core 5.3). Secrets go in
 /// request bodies or headers, never in URLs, and never in an error message.
 struct TokenClient: Sendable {
-    let config: Configuration
-    let endpoints: Endpoints
+    let config: SignInConfiguration
+    let endpoints: ProviderEndpoints
     let http: HTTPClient
     let client: ClientAuthentication
 
-    init(config: Configuration, endpoints: Endpoints) {
+    init(config: SignInConfiguration, endpoints: ProviderEndpoints) {
         self.config = config
         self.endpoints = endpoints
         self.http = HTTPClient(configuration: config)

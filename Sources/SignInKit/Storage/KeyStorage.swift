@@ -32,18 +32,22 @@ public typealias PassphraseProvider = @Sendable (PassphrasePurpose) -> String?
 public struct KeyCustody: Sendable {
     /// Where a new key goes.
     public var storage: KeyStorage
-    /// How long an unwrapped key stays in the kernel keyring (seconds); 0 keeps it out of the kernel.
-    public var cacheSeconds: Int
+    /// How long an unwrapped key stays in the kernel keyring; zero keeps it out of the kernel.
+    public var cacheDuration: Duration {
+        get { .seconds(cacheSeconds) }
+        set { cacheSeconds = max(0, Int(newValue.timeInterval.rounded(.up))) }
+    }
+    var cacheSeconds: Int
     /// Asks for the passphrase of a `passphrase` store.
     public var passphrase: PassphraseProvider?
     /// Whether a session bus may offer the Secret Service (`$DBUS_SESSION_BUS_ADDRESS` is set).
     public var sessionBusAvailable: Bool
 
     /// Settings for a store: where new keys go, the cache lifetime (default eight hours), the passphrase source.
-    public init(storage: KeyStorage = .auto, cacheSeconds: Int = 8 * 3600, passphrase: PassphraseProvider? = nil,
-                sessionBusAvailable: Bool = ProcessEnvironment.value("DBUS_SESSION_BUS_ADDRESS") != nil) {
+    public init(storage: KeyStorage = .auto, cacheDuration: Duration = .seconds(8 * 3600), passphrase: PassphraseProvider? = nil,
+                sessionBusAvailable: Bool = getenv("DBUS_SESSION_BUS_ADDRESS").map { $0.pointee != 0 } ?? false) {
         self.storage = storage
-        self.cacheSeconds = cacheSeconds
+        self.cacheSeconds = max(0, Int(cacheDuration.timeInterval.rounded(.up)))
         self.passphrase = passphrase
         self.sessionBusAvailable = sessionBusAvailable
     }

@@ -9,9 +9,9 @@ struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConvertible 
     var accessTokenExpiry: Date?
     var idToken: String?
     var idTokenExpiry: Date?
-    var profile: Profile
+    var profile: SignInProfile
     var grantedScopes: [String]
-    var endpoints: Endpoints
+    var endpoints: ProviderEndpoints
     var savedAt: Date
     /// When the provider refused the stored grant (`invalid_grant` on a refresh). Kept, not deleted: the person
     /// learns what happened, and nothing is lost until they sign in again or out.

@@ -5,12 +5,8 @@ import Glibc
 #endif
 
 /// Opens a URL in the person's browser without waiting for it: `$BROWSER`, else `wslview` on WSL, else `xdg-open`.
-public enum Browser {
-    /// Why the browser was not (or may not have been) opened.
-    public enum Outcome: Sendable, Equatable {
-        case launched(command: String)
-        case unavailable(reason: String)
-    }
+@_spi(CLI) public enum Browser {
+    public typealias Outcome = BrowserLaunch
 
     /// Whether this session looks like it can show a browser here (a display, no SSH, or an explicit `$BROWSER`).
     public static func localBrowserLikely(environment: [String: String]) -> Bool {

@@ -18,9 +18,9 @@ struct HTTPClient: Sendable {
     /// Certificate authorities to trust instead of the system's.
     var caFile: String?
 
-    init(configuration: Configuration) {
-        totalTimeout = configuration.httpTimeout
-        connectTimeout = min(10, configuration.httpTimeout)
+    init(configuration: SignInConfiguration) {
+        totalTimeout = configuration.httpTimeoutSeconds
+        connectTimeout = min(10, configuration.httpTimeoutSeconds)
         caFile = configuration.caFile
     }
 
@@ -44,7 +44,7 @@ struct HTTPClient: Sendable {
     }
 
     private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
-        // Configuration and discovery checked every URL already; this is the last line, for stored endpoints.
+        // SignInConfiguration and discovery checked every URL already; this is the last line, for stored endpoints.
         if let problem = EndpointURL.problem(url) { throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: problem) }
         guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
         guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }

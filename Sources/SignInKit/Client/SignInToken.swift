@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// A token and when it stops being valid (nil when the provider did not say).
-public struct Token: Sendable, Equatable, CustomStringConvertible {
+public struct SignInToken: Sendable, Equatable, CustomStringConvertible {
     /// The token itself. Treat it as a password: do not log it.
     public let value: String
     /// When it stops being valid, if known.

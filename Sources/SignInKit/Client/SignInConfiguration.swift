@@ -9,7 +9,7 @@ import Glibc
 /// { "client_id": "123.apps.googleusercontent.com", "client_secret": "GOCSPX-...",
 ///   "scopes": ["openid", "email", "profile"] }
 /// ```
-public struct Configuration: Sendable, Equatable, CustomStringConvertible {
+public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// The OAuth client ID (required).
     public var clientID: String
     /// The client secret, for clients that have one (Google desktop clients do; it is not secret there).
@@ -30,8 +30,13 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
     public var hostedDomain: String?
     /// Extra parameters added to the authorization URL as given (for example `prompt`).
     public var extraAuthorizationParameters: [String: String]
-    /// Seconds allowed for each request to the provider (connect and answer). Default 30.
-    public var httpTimeout: Int
+    /// Time allowed for each request to the provider (connect and answer), in whole seconds from 1 to 300.
+    /// Default 30 seconds.
+    public var httpTimeout: Duration {
+        get { .seconds(httpTimeoutSeconds) }
+        set { httpTimeoutSeconds = min(300, max(1, Int(newValue.timeInterval.rounded(.up)))) }
+    }
+    var httpTimeoutSeconds: Int
     /// A PEM file of certificate authorities to trust instead of the system's (a corporate proxy, a test CA).
     public var caFile: String?
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
@@ -39,8 +44,12 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
     public var listenerSameUserOnly: Bool
     /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file). Default auto.
     public var keyStorage: KeyStorage
-    /// Seconds an unlocked key stays in the kernel keyring (`key_cache_seconds`; 0: not at all). Default 8 hours.
-    public var keyCacheSeconds: Int
+    /// How long an unlocked key stays in the kernel keyring (`key_cache_seconds`; zero: not at all). Default 8 hours.
+    public var keyCacheDuration: Duration {
+        get { .seconds(keyCacheSeconds) }
+        set { keyCacheSeconds = max(0, Int(newValue.timeInterval.rounded(.up))) }
+    }
+    var keyCacheSeconds: Int
     /// The user name `signin git-credential` answers (default: the account's e-mail).
     public var gitUsername: String?
     /// The file this configuration came from, named in every error about it.
@@ -48,7 +57,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
 
     /// The configuration without its client secret, for logs and test failures.
     public var description: String {
-        "Configuration(\(sourcePath): client \(clientID)\(clientSecret == nil ? "" : ", secret set"), issuer \(issuer), scopes \(scopes.joined(separator: " ")))"
+        "SignInConfiguration(\(sourcePath): client \(clientID)\(clientSecret == nil ? "" : ", secret set"), issuer \(issuer), scopes \(scopes.joined(separator: " ")))"
     }
 
     /// Google's issuer, the default.
@@ -74,7 +83,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
 
     /// A configuration built in code.
     public init(clientID: String, clientSecret: String? = nil, scopes: [String] = ["openid", "email", "profile"],
-                issuer: String = Configuration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback") {
+                issuer: String = SignInConfiguration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback") {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.scopes = scopes
@@ -85,7 +94,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
         self.loginHint = nil
         self.hostedDomain = nil
         self.extraAuthorizationParameters = [:]
-        self.httpTimeout = 30
+        self.httpTimeoutSeconds = 30
         self.caFile = nil
         self.listenerSameUserOnly = true
         self.gitUsername = nil
@@ -133,7 +142,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;
     /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
-    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> Configuration {
+    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> SignInConfiguration {
         let env = ProcessEnvironment.current
         if let appName, explicitPath == nil {
             return try load(path: directory(environment: env, appName: appName) + "/\(profile ?? "config").json")
@@ -142,7 +151,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
-    public static func load(path: String) throws(SignInError) -> Configuration {
+    public static func load(path: String) throws(SignInError) -> SignInConfiguration {
         let data: Data
         do {
             data = try FileIO.read(path: path, limit: 1 << 20)
@@ -165,7 +174,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
-    public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> Configuration {
+    public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
         func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
         guard let obj = JSONValue.object(from: data) else {
             // Say where the JSON goes wrong, or that it is valid but not an object.
@@ -192,7 +201,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
         if clientID == placeholderClientID {
             throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here")
         }
-        var c = Configuration(clientID: clientID)
+        var c = SignInConfiguration(clientID: clientID)
         c.sourcePath = sourcePath
         c.clientSecret = try string("client_secret")
         if let v = obj["scopes"] {
@@ -231,7 +240,7 @@ public struct Configuration: Sendable, Equatable, CustomStringConvertible {
         }
         if let v = obj["http_timeout"], v != .null {
             guard case .number = v, let t = v.int, (1...300).contains(t) else { throw fail("http_timeout", "must be a whole number of seconds from 1 to 300") }
-            c.httpTimeout = t
+            c.httpTimeoutSeconds = t
         }
         if let ca = try string("ca_file") {
             guard ca.hasPrefix("/"), access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }

@@ -9,19 +9,19 @@ public enum TokenKind: Sendable {
 }
 
 /// The signed-in user, as GoogleSignIn's `GIDGoogleUser`: who it is, what was granted, and the tokens.
-public struct User: Sendable {
+public struct SignInUser: Sendable {
     /// The provider's stable account identifier (`sub`).
     public var userID: String { profile.userID }
     /// Name, e-mail and picture, from the ID token (and userinfo).
-    public let profile: Profile
+    public let profile: SignInProfile
     /// Scopes the person actually granted (which may be fewer than were asked for).
     public let grantedScopes: [String]
     /// The bearer token for APIs; see `freshAccessToken(minimumValidity:)`.
-    public let accessToken: Token?
+    public let accessToken: SignInToken?
     /// The long-lived grant; never needed by callers directly.
-    public let refreshToken: Token?
+    public let refreshToken: SignInToken?
     /// The verified OpenID Connect ID token.
-    public let idToken: Token?
+    public let idToken: SignInToken?
     /// The issuer this user signed in with.
     public let issuer: String
     /// When the provider refused this user's grant (revoked, expired, or a reused refresh token); nil while it is
@@ -35,33 +35,33 @@ public struct User: Sendable {
         self.isCurrent = isCurrent
         profile = c.profile
         grantedScopes = c.grantedScopes
-        accessToken = c.accessToken.map { Token(value: $0, expirationDate: c.accessTokenExpiry) }
-        refreshToken = c.refreshToken.map { Token(value: $0, expirationDate: nil) }
-        idToken = c.idToken.map { Token(value: $0, expirationDate: c.idTokenExpiry) }
+        accessToken = c.accessToken.map { SignInToken(value: $0, expirationDate: c.accessTokenExpiry) }
+        refreshToken = c.refreshToken.map { SignInToken(value: $0, expirationDate: nil) }
+        idToken = c.idToken.map { SignInToken(value: $0, expirationDate: c.idTokenExpiry) }
         issuer = c.issuer
         grantEndedAt = c.grantEndedAt
         self.client = client
     }
 
-    /// An access token valid for at least `minimumValidity` seconds, refreshing (once, across processes) only when
+    /// An access token valid for at least `minimumValidity` more, refreshing (once, across processes) only when
     /// the stored one is about to expire.
-    public func freshAccessToken(minimumValidity: TimeInterval = 60) async throws(SignInError) -> String {
+    public func freshAccessToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
         guard let token = user.accessToken?.value else { throw .noPreviousSignIn(reason: "no access token stored") }
         return token
     }
 
-    /// The access token with its expiry, valid for at least `minimumValidity` seconds (refreshed only when needed).
-    public func freshToken(minimumValidity: TimeInterval = 60) async throws(SignInError) -> Token {
+    /// The access token with its expiry, valid for at least `minimumValidity` more (refreshed only when needed).
+    public func freshToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInToken {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
         guard let token = user.accessToken else { throw .noPreviousSignIn(reason: "no access token stored") }
         return token
     }
 
     /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for
-    /// at least `minimumValidity` seconds; set it on a `URLRequest` or any HTTP client's request. This is
+    /// at least `minimumValidity` more; set it on a `URLRequest` or any HTTP client's request. This is
     /// GIDSignIn's fetcher authorizer without tying you to one HTTP stack.
-    public func authorizationHeaderValue(minimumValidity: TimeInterval = 60) async throws(SignInError) -> String {
+    public func authorizationHeaderValue(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
         "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
     }
 
@@ -72,14 +72,14 @@ public struct User: Sendable {
         return try await client.userInfo(accessToken: token.value)
     }
 
-    /// This user with tokens refreshed if the access token expires within `minimumValidity` seconds.
-    public func refreshTokensIfNeeded(minimumValidity: TimeInterval = 60) async throws(SignInError) -> User {
+    /// This user with tokens refreshed if the access token expires within `minimumValidity`.
+    public func refreshTokensIfNeeded(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInUser {
         try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity)
     }
 
     /// Incremental consent: a new browser sign-in for these scopes plus the granted ones, hinted at this account.
     /// Throws `.scopesAlreadyGranted` when nothing is new, `.mismatchWithCurrentUser` if another account signs in.
-    public func addScopes(_ scopes: [String], options: SignInOptions = SignInOptions()) async throws(SignInError) -> User {
+    public func addScopes(_ scopes: [String], options: SignInOptions = SignInOptions()) async throws(SignInError) -> SignInUser {
         let missing = scopes.filter { !grantedScopes.contains($0) }
         guard !missing.isEmpty else { throw .scopesAlreadyGranted }
         var opts = options

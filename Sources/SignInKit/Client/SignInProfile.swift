@@ -1,5 +1,6 @@
+import FoundationEssentials
 /// Who signed in, from the ID token's claims (and the userinfo endpoint where the token lacks them).
-public struct Profile: Codable, Sendable, Equatable {
+public struct SignInProfile: Codable, Sendable, Equatable {
     /// The provider's stable identifier for the account (`sub`).
     public var userID: String
     /// Full name.
@@ -12,21 +13,26 @@ public struct Profile: Codable, Sendable, Equatable {
     public var email: String?
     /// Whether the provider verified the e-mail address.
     public var emailVerified: Bool?
-    /// URL of the profile picture.
-    public var pictureURL: String?
+    /// The profile picture's address, as the provider gave it (`picture`).
+    public var picture: String?
     /// Google Workspace domain (`hd`), when there is one.
     public var hostedDomain: String?
 
+    // `picture` was stored as "pictureURL" from the start: entries keep that key.
+    enum CodingKeys: String, CodingKey {
+        case userID, name, givenName, familyName, email, emailVerified, picture = "pictureURL", hostedDomain
+    }
+
     /// A profile built in code.
     public init(userID: String, name: String? = nil, givenName: String? = nil, familyName: String? = nil, email: String? = nil,
-                emailVerified: Bool? = nil, pictureURL: String? = nil, hostedDomain: String? = nil) {
+                emailVerified: Bool? = nil, picture: String? = nil, hostedDomain: String? = nil) {
         self.userID = userID
         self.name = name
         self.givenName = givenName
         self.familyName = familyName
         self.email = email
         self.emailVerified = emailVerified
-        self.pictureURL = pictureURL
+        self.picture = picture
         self.hostedDomain = hostedDomain
     }
 
@@ -39,12 +45,21 @@ public struct Profile: Codable, Sendable, Equatable {
 
     /// The profile picture at about `dimension` pixels square, where the provider allows asking (Google's photo
     /// URLs take a size suffix, as GIDProfileData's `imageURL(withDimension:)`); else the picture as it is.
-    public func imageURL(dimension: Int) -> String? {
-        guard let picture = pictureURL else { return nil }
+    /// Nil when there is no picture, or its address is not an https URL.
+    public func imageURL(dimension: Int) -> URL? {
+        guard let picture, picture.hasPrefix("https://"), !picture.unicodeScalars.contains(where: { $0.isControl }) else { return nil }
         guard picture.hasPrefix("https://lh3.googleusercontent.com/") || picture.hasPrefix("https://lh4.googleusercontent.com/")
-                || picture.hasPrefix("https://lh5.googleusercontent.com/") || picture.hasPrefix("https://lh6.googleusercontent.com/") else { return picture }
+                || picture.hasPrefix("https://lh5.googleusercontent.com/") || picture.hasPrefix("https://lh6.googleusercontent.com/") else {
+            return URL(string: picture)
+        }
         let base = picture.firstIndex(of: "=").map { String(picture[..<$0]) } ?? picture
-        return base + "=s\(max(1, dimension))-c"
+        return URL(string: base + "=s\(max(1, dimension))-c")
+    }
+
+    /// The profile picture as the provider gave it, when it is an https URL.
+    public var pictureURL: URL? {
+        guard let picture, picture.hasPrefix("https://"), !picture.unicodeScalars.contains(where: { $0.isControl }) else { return nil }
+        return URL(string: picture)
     }
 
     /// A line that always says who, for logs and terminals: `Alice Example <alice@example.org>`, or whatever of it
@@ -63,14 +78,14 @@ public struct Profile: Codable, Sendable, Equatable {
     }
 
     /// Fills the fields this profile lacks from `other` (an older profile of the same account, or userinfo).
-    mutating func fillMissing(from other: Profile) {
+    mutating func fillMissing(from other: SignInProfile) {
         guard other.userID == userID else { return }
         name = name ?? other.name
         givenName = givenName ?? other.givenName
         familyName = familyName ?? other.familyName
         email = email ?? other.email
         emailVerified = emailVerified ?? other.emailVerified
-        pictureURL = pictureURL ?? other.pictureURL
+        picture = picture ?? other.picture
         hostedDomain = hostedDomain ?? other.hostedDomain
     }
 
@@ -78,7 +93,7 @@ public struct Profile: Codable, Sendable, Equatable {
     init(claims: [String: JSONValue]) {
         self.init(userID: claims["sub"]?.string ?? "", name: claims["name"]?.string, givenName: claims["given_name"]?.string,
                   familyName: claims["family_name"]?.string, email: claims["email"]?.string,
-                  emailVerified: claims["email_verified"]?.bool, pictureURL: claims["picture"]?.string,
+                  emailVerified: claims["email_verified"]?.bool, picture: claims["picture"]?.string,
                   hostedDomain: claims["hd"]?.string)
     }
 

@@ -1,0 +1,34 @@
+import FoundationEssentials
+
+/// The provider endpoints a sign-in uses, from OpenID discovery or the configuration. Stored with the
+/// credentials, so a cached command never needs discovery. Every URL here passed the endpoint rules (absolute
+/// https, or http to this machine only) before it was kept.
+public struct ProviderEndpoints: Codable, Sendable, Equatable {
+    /// The issuer these endpoints belong to: an identifier compared as text (OpenID Discovery 4.3), so a String.
+    public internal(set) var issuer: String
+    var authorization: String
+    var token: String
+    var jwks: String
+    var revocation: String?
+    var userinfo: String?
+    var deviceAuthorization: String?
+    /// The provider says every authorization response carries `iss` (RFC 9207
+    /// `authorization_response_iss_parameter_supported`), so a response without it is refused.
+    public internal(set) var issuerParameterSupported: Bool?
+
+    /// Where the browser signs in (`authorization_endpoint`).
+    public var authorizationEndpoint: URL { Self.url(authorization) }
+    /// Code exchange, refresh and device polling (`token_endpoint`).
+    public var tokenEndpoint: URL { Self.url(token) }
+    /// The keys that sign ID tokens (`jwks_uri`).
+    public var jwksURI: URL { Self.url(jwks) }
+    /// Revocation (RFC 7009, `revocation_endpoint`), when the provider has it.
+    public var revocationEndpoint: URL? { revocation.map(Self.url) }
+    /// Profile fields the ID token lacks (`userinfo_endpoint`).
+    public var userinfoEndpoint: URL? { userinfo.map(Self.url) }
+    /// Device authorization (RFC 8628, `device_authorization_endpoint`), when the provider has it.
+    public var deviceAuthorizationEndpoint: URL? { deviceAuthorization.map(Self.url) }
+
+    /// Each value passed `EndpointURL.problem`, which parses it as a URL, before it was stored here.
+    private static func url(_ text: String) -> URL { URL(string: text)! }
+}
