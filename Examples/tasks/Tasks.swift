@@ -46,5 +46,17 @@ import SignInKit
         // Sign out: here only, or also at the provider.
         try client.signOut()
         try await client.disconnect()
+
+        // Keep credentials elsewhere: in memory (nothing survives the process), or any CredentialStorage of yours.
+        let ephemeral = SignInClient(configuration: client.configuration, storage: InMemoryCredentialStorage())
+        print(ephemeral.hasPreviousSignIn)
+
+        // Write your code against the protocols, so that your tests can pass a stand-in for the client and user.
+        print(try await greeting(client))
+    }
+
+    static func greeting(_ client: some SignInClientProtocol) async throws(SignInError) -> String {
+        let user = try await client.restorePreviousSignIn()
+        return "Hello, \(user.profile.fullName ?? "you")"
     }
 }

@@ -104,14 +104,14 @@ enum Commands {
     static func status(_ c: Context) throws(SignInError) -> ExitCode {
         let client = c.client
         let user = try client.storedUser(account: c.account)
-        let store = client.store.directory
+        let store = client.fileStore.directory
         if c.json {
             var obj: [String: JSONValueOut] = user.map { JSONText.user($0, issuer: client.configuration.issuer) } ?? [
                 "signed_in": .bool(false), "issuer": .string(client.configuration.issuer),
             ]
             obj["client_id"] = .string(client.configuration.clientID)
             obj["store"] = .string(store)
-            obj["key"] = .string(client.store.keyDescription)
+            obj["key"] = .string(client.fileStore.keyDescription)
             obj["configuration"] = .string(client.configuration.sourcePath)
             out(JSONText.object(obj))
         } else if let user, let ended = user.grantEndedAt {
@@ -125,7 +125,7 @@ enum Commands {
             }
             lines.append("Refresh token: " + (user.refreshToken != nil ? "stored" : "none"))
             lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutTerminalControls)")
-            lines.append("Store: \(store) (key: \(client.store.keyDescription))")
+            lines.append("Store: \(store) (key: \(client.fileStore.keyDescription))")
             lines.append("Configuration: \(client.configuration.sourcePath)")
             out(lines.joined(separator: "\n"))
         } else {
@@ -283,7 +283,7 @@ enum Commands {
     /// `signin key move --to STORAGE`: the key changes place, the entries stay.
     static func keyMove(_ c: Context) throws(SignInError) -> ExitCode {
         let target = KeyStorage(rawValue: c.arguments.value(Command.to)!)!
-        let (from, to) = try c.client.store.moveKey(to: target)
+        let (from, to) = try c.client.fileStore.moveKey(to: target)
         if c.json { out(JSONText.object(["from": .string(from), "to": .string(to)])) } else if from == to {
             out("The key is already there: \(to)")
         } else {
@@ -294,7 +294,7 @@ enum Commands {
 
     /// `signin lock`: the kernel keyring forgets the unlocked key.
     static func lock(_ c: Context) -> ExitCode {
-        let dropped = c.client.store.lock()
+        let dropped = c.client.fileStore.lock()
         if c.json { out(JSONText.object(["locked": .bool(dropped)])) } else {
             out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
         }
@@ -343,4 +343,9 @@ extension String {
     var withoutTerminalControls: String { String(String.UnicodeScalarView(unicodeScalars.filter { !($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) })) }
 
     func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
+
+extension SignInClient {
+    /// The command always keeps credentials in the encrypted file store (CLI.run builds the client so).
+    var fileStore: CredentialStore { credentialStore! }
 }

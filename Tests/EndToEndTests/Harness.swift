@@ -324,13 +324,14 @@ final class Waiter: @unchecked Sendable {
     }
 }
 
-/// A TCP server on loopback that accepts nothing and answers nothing: a provider that never answers.
+/// A TCP server on loopback that accepts nothing and answers nothing: a provider that never answers. Not
+/// listening (`listening: false`), its port is held but refuses every connection: a provider that is down.
 final class SilentServer: @unchecked Sendable {
     let fd: Int32
     let port: Int
     var url: String { "http://127.0.0.1:\(port)" }
 
-    init() throws {
+    init(listening: Bool = true) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
         var a = sockaddr_in()
@@ -338,7 +339,7 @@ final class SilentServer: @unchecked Sendable {
         a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ok = withUnsafeMutablePointer(to: &a) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &len) == 0 }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && (!listening || listen(fd, 8) == 0) && getsockname(fd, $0, &len) == 0 }
         }
         guard ok else { throw HarnessError(description: "silent server: \(errno)") }
         port = Int(UInt16(bigEndian: a.sin_port))

@@ -55,7 +55,7 @@ import Testing
         let data = box.environment["XDG_DATA_HOME"]!
         #expect(FileManager.default.fileExists(atPath: data + "/my-app"))
         #expect(!FileManager.default.fileExists(atPath: data + "/signin"), "the signin command's store is untouched")
-        #expect(client.store.directory == data + "/my-app")
+        #expect(client.credentialStore?.directory == data + "/my-app")
     }
 
     @Test func theEventsOfASignInArriveInOrderAndTheCurrentUserCanBeWatched() async throws {
@@ -91,5 +91,93 @@ import Testing
         #expect(SignInProfile(userID: "2", picture: "https://idp.example/me.png").imageURL(dimension: 64)?.absoluteString == "https://idp.example/me.png")
         #expect(SignInProfile(userID: "3", picture: "javascript:alert(1)").imageURL(dimension: 64) == nil)
         #expect(SignInProfile(userID: "3", email: "x@example.org").fullName == nil)
+    }
+
+    /// A program's own code, written against the protocols: the real client in the program, a stand-in in its tests.
+    static func greeting(_ client: some SignInClientProtocol) async throws(SignInError) -> String {
+        let user = client.hasPreviousSignIn ? try await client.restorePreviousSignIn() : try await client.signIn()
+        let header = try await user.authorizationHeaderValue()
+        return "Hello, \(user.profile.fullName ?? "you") (\(header.hasPrefix("Bearer ") ? "authorized" : "not authorized"))"
+    }
+
+    struct StandInUser: SignInUserProtocol {
+        var profile = SignInProfile(userID: "42", name: "Stand In")
+        var grantedScopes = ["openid"]
+        func freshToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken {
+            SignInToken(value: "fake", expirationDate: nil)
+        }
+        func userInfo() async throws(SignInError) -> [String: String] { ["sub": "42"] }
+    }
+
+    final class StandInClient: SignInClientProtocol, @unchecked Sendable {
+        var signedIn = false
+        var hasPreviousSignIn: Bool { signedIn }
+        var currentUser: StandInUser? { signedIn ? StandInUser() : nil }
+        func restorePreviousSignIn(account: String?, minimumValidity: Duration, forceRefresh: Bool, token: TokenKind) async throws(SignInError) -> StandInUser {
+            guard signedIn else { throw .noPreviousSignIn(reason: "stand-in") }
+            return StandInUser()
+        }
+        func signIn(hint: String?, additionalScopes: [String], options: SignInOptions) async throws(SignInError) -> StandInUser {
+            signedIn = true
+            return StandInUser()
+        }
+        func signOut() throws(SignInError) -> Bool { defer { signedIn = false }; return signedIn }
+        func disconnect(account: String?) async throws(SignInError) { signedIn = false }
+    }
+
+    @Test func aProgramsCodeRunsAgainstAStandInAndAgainstTheRealClient() async throws {
+        let fake = StandInClient()
+        #expect(try await Self.greeting(fake) == "Hello, Stand In (authorized)")
+        #expect(fake.signedIn)
+
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let real = SignInClient(configuration: config(box, strict), storage: InMemoryCredentialStorage(), environment: box.environment)
+        #expect(try await Self.greeting(real) == "Hello, Alice Example (authorized)")
+        #expect(try await Self.greeting(real) == "Hello, Alice Example (authorized)", "the second time restores")
+    }
+
+    @Test func inMemoryStorageKeepsTheSignInAndNothingOnDisk() async throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let storage = InMemoryCredentialStorage()
+        let client = SignInClient(configuration: config(box, strict), storage: storage, environment: box.environment)
+        #expect(!client.hasPreviousSignIn)
+        let user = try await client.signIn()
+        #expect(storage.storedCredentials.map(\.profile.userID) == ["alice"])
+        #expect(client.hasPreviousSignIn && client.currentUser?.userID == "alice")
+        let refreshed = try await client.restorePreviousSignIn(account: nil, minimumValidity: .seconds(60), forceRefresh: true, token: .access)
+        #expect(refreshed.accessToken != user.accessToken, "a refresh through the provider")
+        #expect(storage.storedCredentials.first?.accessToken == refreshed.accessToken?.value, "saved in memory")
+        #expect(client.credentialStore == nil)
+        #expect(!FileManager.default.fileExists(atPath: box.storeDir), "nothing written to the store folder")
+        #expect(!FileManager.default.fileExists(atPath: box.environment["XDG_DATA_HOME"]! + "/signin"))
+        #expect(try client.signOut())
+        #expect(storage.storedCredentials.isEmpty && !client.hasPreviousSignIn)
+    }
+
+    @Test func seededCredentialsRestoreWithoutAProvider() async throws {
+        // A program's test needs no provider at all: nothing listens at these endpoints (the port refuses).
+        let down = try SilentServer(listening: false)
+        let endpoints = ProviderEndpoints(issuer: down.url, authorizationEndpoint: URL(string: down.url + "/auth")!,
+                                          tokenEndpoint: URL(string: down.url + "/token")!, jwksURI: URL(string: down.url + "/jwks")!)
+        let seeded = StoredCredentials(issuer: down.url, clientID: "test-client", refreshToken: "rt", accessToken: "at-fresh",
+                                       accessTokenExpiry: Date(timeIntervalSinceNow: 3600), idToken: nil, idTokenExpiry: nil,
+                                       profile: SignInProfile(userID: "7", name: "Seeded", email: "seeded@example.org"),
+                                       grantedScopes: ["openid"], endpoints: endpoints)
+        let client = SignInClient(configuration: SignInConfiguration(clientID: "test-client", issuer: down.url),
+                                  storage: InMemoryCredentialStorage([seeded]), environment: [:])
+        let user = try await client.restorePreviousSignIn()
+        #expect(user.profile.email == "seeded@example.org")
+        #expect(try await user.freshToken().value == "at-fresh")
+        do {
+            _ = try await user.freshToken(minimumValidity: .seconds(7200))
+            Issue.record("a token valid for two hours was handed out from one valid for one")
+        } catch {
+            switch error {
+            case .networkUnavailable: break  // it tried to refresh at the provider, which is down
+            default: Issue.record("\(error)")
+            }
+        }
     }
 }

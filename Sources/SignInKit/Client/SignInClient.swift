@@ -14,8 +14,8 @@ import Glibc
 public final class SignInClient: Sendable {
     /// The client and provider this instance signs in with.
     public let configuration: SignInConfiguration
-    /// Where credentials are kept.
-    public let store: CredentialStore
+    /// Where credentials are kept: the encrypted `CredentialStore` unless the program gave its own.
+    public let storage: any CredentialStorage
     let environment: [String: String]
     let onEvent: @Sendable (SignInEvent) -> Void
     let observers = CurrentUserObservers()
@@ -35,9 +35,22 @@ public final class SignInClient: Sendable {
         let custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
         let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? "signin")
-        self.store = CredentialStore(directory: directory, custody: custody)
+        self.storage = CredentialStore(directory: directory, custody: custody)
         self.onEvent = onEvent
     }
+
+    /// A client that keeps its credentials in `storage`: an `InMemoryCredentialStorage` in a program's tests, or a
+    /// program's own `CredentialStorage`.
+    public init(configuration: SignInConfiguration, storage: any CredentialStorage, environment: [String: String]? = nil,
+                onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.environment = environment ?? ProcessEnvironment.current
+        self.storage = storage
+        self.onEvent = onEvent
+    }
+
+    /// The encrypted file store, when that is where this client keeps credentials (for its folder and key).
+    public var credentialStore: CredentialStore? { storage as? CredentialStore }
 
     var issuer: String { configuration.issuer }
     var clientID: String { configuration.clientID }
@@ -113,7 +126,7 @@ public final class SignInClient: Sendable {
     /// a browser: false when nothing is stored, no account is current, the store cannot be read, or the provider
     /// has ended the grant.
     public var hasPreviousSignIn: Bool {
-        guard let c = try? store.current(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
+        guard let c = try? storage.currentCredentials(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
         return c.refreshToken != nil || isFresh(c, minimumValidity: .zero)
     }
 
@@ -128,30 +141,24 @@ public final class SignInClient: Sendable {
     @discardableResult
     public func switchAccount(to account: String) throws(SignInError) -> SignInUser {
         let c = try resolve(account)
-        try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-            try store.migrateVersion1(issuer: issuer, clientID: clientID)
-            try store.setCurrent(issuer: issuer, clientID: clientID, subject: c.profile.userID)
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
+            try storage.makeCurrent(subject: c.profile.userID, issuer: issuer, clientID: clientID)
         }
         currentUserChanged()
         return SignInUser(c, client: self, isCurrent: true)
     }
 
     func currentSubject() throws(SignInError) -> String? {
-        try store.current(issuer: issuer, clientID: clientID)?.profile.userID
+        try storage.currentCredentials(issuer: issuer, clientID: clientID)?.profile.userID
     }
 
     func allCredentials() throws(SignInError) -> [StoredCredentials] {
-        if access(store.legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) == 0 {
-            try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-                try store.migrateVersion1(issuer: issuer, clientID: clientID)
-            }
-        }
-        return try store.accounts(issuer: issuer, clientID: clientID)
+        try storage.allCredentials(issuer: issuer, clientID: clientID)
     }
 
     /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's.
     func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
-        guard let account else { return try store.current(issuer: issuer, clientID: clientID) }
+        guard let account else { return try storage.currentCredentials(issuer: issuer, clientID: clientID) }
         return try resolve(account)
     }
 
@@ -193,11 +200,11 @@ public final class SignInClient: Sendable {
     public func markAccessTokenRejected(_ rejected: String, account: String? = nil) throws(SignInError) {
         guard let c = try credentials(account: account) else { return }
         let subject = c.profile.userID
-        try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
-            guard var current = try store.load(issuer: issuer, clientID: clientID, subject: subject),
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
+            guard var current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject),
                   let token = current.accessToken, Crypto.constantTimeEqual(token, rejected) else { return }
             current.accessTokenExpiry = Date(timeIntervalSince1970: 0)
-            try store.save(current)
+            try storage.save(current)
         }
     }
 
@@ -232,8 +239,8 @@ public final class SignInClient: Sendable {
         if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return SignInUser(cached, client: self, isCurrent: isCurrent) }
         let seen = cached.accessToken
         let subject = cached.profile.userID
-        return try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> SignInUser in
-            guard let current = try store.load(issuer: issuer, clientID: clientID, subject: subject) else {
+        return try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> SignInUser in
+            guard let current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject) else {
                 throw .noPreviousSignIn(reason: "signed out meanwhile")
             }
             if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
@@ -271,12 +278,12 @@ public final class SignInClient: Sendable {
                 // Under the lock we sent the newest refresh token, so the refusal is about the grant itself.
                 var ended = current
                 ended.grantEndedAt = Date()
-                try store.save(ended)
+                try storage.save(ended)
                 throw .grantEnded(on: ended.grantEndedAt!)
             }
             var next = current
             next.refreshToken = response.refreshToken ?? current.refreshToken
-            if next.refreshToken != current.refreshToken { try store.save(next) }
+            if next.refreshToken != current.refreshToken { try storage.save(next) }
             if let raw = response.idToken {
                 let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
                 guard verified.subject == current.profile.userID else {
@@ -292,7 +299,7 @@ public final class SignInClient: Sendable {
             next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
             if let scope = response.scope { next.grantedScopes = scope }
             next.savedAt = Date()
-            try store.save(next)
+            try storage.save(next)
             return next
         }
     }
@@ -388,8 +395,8 @@ public final class SignInClient: Sendable {
             profile.fillMissing(from: SignInProfile(claims: info))
         }
         let subject = verified.subject
-        let creds = try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> StoredCredentials in
-            let previous = try store.load(issuer: issuer, clientID: clientID, subject: subject)
+        let creds = try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> StoredCredentials in
+            let previous = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject)
             let creds = StoredCredentials(
                 issuer: issuer, clientID: clientID,
                 // Google omits the refresh token when one was already issued: keep the old one of this account.
@@ -398,11 +405,11 @@ public final class SignInClient: Sendable {
                 accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
                 idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
                 grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
-            try store.save(creds)
+            try storage.save(creds)
             return creds
         }
-        try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-            try store.setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
+            try storage.makeCurrent(subject: subject, issuer: issuer, clientID: clientID)
         }
         currentUserChanged()
         return SignInUser(creds, client: self, isCurrent: true)
@@ -425,17 +432,10 @@ public final class SignInClient: Sendable {
     /// replaces it, and it needs no decryption.
     @discardableResult
     public func signOut() throws(SignInError) -> Bool {
-        let removed = try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> Bool in
-            if (try? store.migrateVersion1(issuer: issuer, clientID: clientID)) == nil {
-                // An old entry that cannot be read: removing it is what the person asked for.
-                return unlink(store.legacyEntryPath(issuer: issuer, clientID: clientID)) == 0
-            }
-            guard let name = try store.currentAccountName(issuer: issuer, clientID: clientID) else { return false }
-            let removed = try store.remove(issuer: issuer, clientID: clientID, accountName: name)
-            try store.setCurrent(issuer: issuer, clientID: clientID, subject: nil)
-            return removed
+        let removed = try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) -> Bool in
+            try storage.removeCurrentCredentials(issuer: issuer, clientID: clientID)
         }
-        store.removeLeftoversIfEmpty()
+        credentialStore?.removeLeftoversIfEmpty()
         currentUserChanged()
         return removed
     }
@@ -459,16 +459,12 @@ public final class SignInClient: Sendable {
     /// Removes one account's entry under its lock, and the current-account pointer when it named that account.
     private func remove(_ c: StoredCredentials) throws(SignInError) {
         let subject = c.profile.userID
-        try store.withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-            try store.migrateVersion1(issuer: issuer, clientID: clientID)
-            try store.withLock(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
-                _ = try store.remove(issuer: issuer, clientID: clientID, subject: subject)
-            }
-            if try store.currentAccountName(issuer: issuer, clientID: clientID) == CredentialStore.accountName(subject: subject) {
-                try store.setCurrent(issuer: issuer, clientID: clientID, subject: nil)
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
+            try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
+                _ = try storage.removeCredentials(issuer: issuer, clientID: clientID, subject: subject)
             }
         }
-        store.removeLeftoversIfEmpty()
+        credentialStore?.removeLeftoversIfEmpty()
         currentUserChanged()
     }
 

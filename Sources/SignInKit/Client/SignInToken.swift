@@ -7,6 +7,12 @@ public struct SignInToken: Sendable, Equatable, CustomStringConvertible {
     /// When it stops being valid, if known.
     public let expirationDate: Date?
 
+    /// A token as a stand-in user in a program's tests hands it out.
+    public init(value: String, expirationDate: Date?) {
+        self.value = value
+        self.expirationDate = expirationDate
+    }
+
     /// Never the token itself, so a stray `print` cannot leak it; use `value` on purpose.
     public var description: String { "Token(\(value.count) characters, expires \(expirationDate.map { "\($0)" } ?? "unknown"))" }
 }

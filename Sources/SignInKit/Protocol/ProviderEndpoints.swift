@@ -32,3 +32,13 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     /// Each value passed `EndpointURL.problem`, which parses it as a URL, before it was stored here.
     private static func url(_ text: String) -> URL { URL(string: text)! }
 }
+
+extension ProviderEndpoints {
+    /// Endpoints given in code (a test's stored credentials, or a provider without discovery).
+    public init(issuer: String, authorizationEndpoint: URL, tokenEndpoint: URL, jwksURI: URL, revocationEndpoint: URL? = nil,
+                userinfoEndpoint: URL? = nil, deviceAuthorizationEndpoint: URL? = nil) {
+        self.init(issuer: issuer, authorization: authorizationEndpoint.absoluteString, token: tokenEndpoint.absoluteString,
+                  jwks: jwksURI.absoluteString, revocation: revocationEndpoint?.absoluteString, userinfo: userinfoEndpoint?.absoluteString,
+                  deviceAuthorization: deviceAuthorizationEndpoint?.absoluteString, issuerParameterSupported: nil)
+    }
+}

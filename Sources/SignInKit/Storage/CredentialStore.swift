@@ -37,8 +37,9 @@ final class DecryptedEntries: Sendable {
 /// current account (`A`, which reveals nothing), `C.A.cred.lock` and `C.lock` are lock files, and `key` is the
 /// 32-byte AES-256 key. Nothing in a file name or in clear says who the accounts are. A version 1 store (`C.cred`, one account per configuration) is carried over on first use.
 ///
-/// Every write is atomic (temporary file, fsync, rename), so a crash leaves the old state or the new one.
-public struct CredentialStore: Sendable {
+/// Every write is atomic (temporary file, fsync, rename), so a crash leaves the old state or the new one. Locks
+/// are `flock(2)` on files in the folder, so `withExclusiveAccess` holds across processes.
+public struct CredentialStore: CredentialStorage {
     /// The folder holding the key, the entries and their lock files.
     public let directory: String
     /// Where the key is kept and how it is unlocked.
@@ -233,7 +234,7 @@ public struct CredentialStore: Sendable {
     }
 
     /// Encrypts and writes one account's entry atomically; the previous entry stays intact if anything fails.
-    func save(_ creds: StoredCredentials) throws(SignInError) {
+    public func save(_ creds: StoredCredentials) throws(SignInError) {
         try checkDirectory(create: true)
         let key = try readOrCreateKey()
         let subject = creds.profile.userID
@@ -386,5 +387,64 @@ public struct CredentialStore: Sendable {
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
+    }
+}
+
+// MARK: CredentialStorage
+
+extension CredentialStore {
+    /// Every account of this configuration, after carrying a version 1 entry over.
+    public func allCredentials(issuer: String, clientID: String) throws(SignInError) -> [StoredCredentials] {
+        if access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) == 0 {
+            try withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
+                try migrateVersion1(issuer: issuer, clientID: clientID)
+            }
+        }
+        return try accounts(issuer: issuer, clientID: clientID)
+    }
+
+    /// One account's entry, decrypted (or as decrypted before, while its file is unchanged).
+    public func credentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> StoredCredentials? {
+        try load(issuer: issuer, clientID: clientID, subject: subject)
+    }
+
+    /// The account the pointer names (see `current(issuer:clientID:)`).
+    public func currentCredentials(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
+        try current(issuer: issuer, clientID: clientID)
+    }
+
+    /// Points the configuration at `subject`; the caller holds the configuration lock.
+    public func makeCurrent(subject: String, issuer: String, clientID: String) throws(SignInError) {
+        try setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+    }
+
+    /// Removes one account's entry without reading it, and the pointer when it named that account; the caller holds
+    /// the configuration lock.
+    public func removeCredentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> Bool {
+        try migrateVersion1(issuer: issuer, clientID: clientID)
+        let removed = try remove(issuer: issuer, clientID: clientID, subject: subject)
+        if try currentAccountName(issuer: issuer, clientID: clientID) == Self.accountName(subject: subject) {
+            try setCurrent(issuer: issuer, clientID: clientID, subject: nil)
+        }
+        return removed
+    }
+
+    /// Removes the current account's entry without decrypting it; the caller holds the configuration lock. A version
+    /// 1 entry that cannot be read is removed as it is.
+    public func removeCurrentCredentials(issuer: String, clientID: String) throws(SignInError) -> Bool {
+        if (try? migrateVersion1(issuer: issuer, clientID: clientID)) == nil {
+            return unlink(legacyEntryPath(issuer: issuer, clientID: clientID)) == 0
+        }
+        guard let name = try currentAccountName(issuer: issuer, clientID: clientID) else { return false }
+        let removed = try remove(issuer: issuer, clientID: clientID, accountName: name)
+        try setCurrent(issuer: issuer, clientID: clientID, subject: nil)
+        return removed
+    }
+
+    /// The account's lock file (`subject`), else the configuration's.
+    public func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
+                                       _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        if let subject { return try withLock(issuer: issuer, clientID: clientID, subject: subject, body) }
+        return try withConfigurationLock(issuer: issuer, clientID: clientID, body)
     }
 }

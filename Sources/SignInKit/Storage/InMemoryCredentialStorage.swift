@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Credentials kept in this process's memory only: for a program's tests (seed it with `StoredCredentials`, read
+/// back what the client saved) and for programs that must not keep anything once they exit.
+public final class InMemoryCredentialStorage: CredentialStorage {
+    private struct Scope: Hashable {
+        let issuer: String
+        let clientID: String
+    }
+
+    private struct Accounts {
+        var bySubject: [String: StoredCredentials] = [:]
+        var current: String?
+    }
+
+    private let state = Locked<[Scope: Accounts]>([:])
+    private let exclusive = Locked<[String: Locked<Void>]>([:])
+
+    /// Storage holding `credentials` (the last of each client is current), or nothing.
+    public init(_ credentials: [StoredCredentials] = []) {
+        for c in credentials {
+            save(c)
+            makeCurrent(subject: c.profile.userID, issuer: c.issuer, clientID: c.clientID)
+        }
+    }
+
+    /// Everything stored, of every client: what the client has saved so far.
+    public var storedCredentials: [StoredCredentials] {
+        state.withLock { $0.values.flatMap { $0.bySubject.values } }.sorted { ($0.issuer, $0.clientID, $0.profile.userID) < ($1.issuer, $1.clientID, $1.profile.userID) }
+    }
+
+    public func allCredentials(issuer: String, clientID: String) -> [StoredCredentials] {
+        state.withLock { $0[Scope(issuer: issuer, clientID: clientID)]?.bySubject.values.map { $0 } ?? [] }
+            .sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
+    }
+
+    public func credentials(issuer: String, clientID: String, subject: String) -> StoredCredentials? {
+        state.withLock { $0[Scope(issuer: issuer, clientID: clientID)]?.bySubject[subject] }
+    }
+
+    public func currentCredentials(issuer: String, clientID: String) -> StoredCredentials? {
+        state.withLock { all in
+            all[Scope(issuer: issuer, clientID: clientID)].flatMap { a in a.current.flatMap { a.bySubject[$0] } }
+        }
+    }
+
+    public func save(_ credentials: StoredCredentials) {
+        state.withLock { $0[Scope(issuer: credentials.issuer, clientID: credentials.clientID), default: Accounts()].bySubject[credentials.profile.userID] = credentials }
+    }
+
+    public func makeCurrent(subject: String, issuer: String, clientID: String) {
+        state.withLock { $0[Scope(issuer: issuer, clientID: clientID), default: Accounts()].current = subject }
+    }
+
+    public func removeCredentials(issuer: String, clientID: String, subject: String) -> Bool {
+        state.withLock { all in
+            let scope = Scope(issuer: issuer, clientID: clientID)
+            if all[scope]?.current == subject { all[scope]?.current = nil }
+            return all[scope]?.bySubject.removeValue(forKey: subject) != nil
+        }
+    }
+
+    public func removeCurrentCredentials(issuer: String, clientID: String) -> Bool {
+        state.withLock { all in
+            let scope = Scope(issuer: issuer, clientID: clientID)
+            guard let current = all[scope]?.current else { return false }
+            all[scope]?.current = nil
+            return all[scope]?.bySubject.removeValue(forKey: current) != nil
+        }
+    }
+
+    public func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
+                                       _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        let name = "\(issuer)\u{0}\(clientID)\u{0}\(subject.map { "account\u{0}" + $0 } ?? "configuration")"
+        let lock = exclusive.withLock { locks in
+            if let existing = locks[name] { return existing }
+            let made = Locked<Void>(())
+            locks[name] = made
+            return made
+        }
+        let result: Result<T, SignInError> = lock.withLock { _ in
+            do throws(SignInError) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+}
