@@ -24,4 +24,13 @@ static inline const char *signin_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_
 static inline const char *signin_param_group(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
 static inline const char *signin_param_pub(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
 static inline const char *signin_group_p256(void) { return "prime256v1"; }
+/* The release build links a private, static libcrypto (scripts/build-release) used only for the store's cipher,
+ * ID-token signatures, digests and random numbers: it needs neither openssl.cnf nor error strings nor exit
+ * handlers, which cost more than the decryption. TLS goes through libcurl and the system's shared libcrypto,
+ * which reads the system's configuration as always. With the shared libcrypto this does nothing. */
+static inline void signin_crypto_init(void) {
+#ifdef SIGNIN_PRIVATE_LIBCRYPTO
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS | OPENSSL_INIT_NO_ATEXIT, NULL);
+#endif
+}
 #endif

@@ -18,6 +18,37 @@ import Testing
                           savedAt: Date(timeIntervalSince1970: 1_900_000_000))
     }
 
+    /// The store reads entries with signin's own parser: it must read back exactly what JSONEncoder wrote, every
+    /// field set or none, and refuse a member of the wrong type as the decoder did.
+    @Test func entriesReadBackExactlyWhatWasWritten() throws {
+        var full = creds()
+        full.idTokenExpiry = Date(timeIntervalSince1970: 2_000_000_123.25)
+        full.profile = SignInProfile(userID: "alice", name: "Ålice \"Q\" Example", givenName: "Ålice", familyName: "Example", email: "a@example.org",
+                                     emailVerified: true, picture: "https://p.example/a.png?x=1&y=/2", hostedDomain: "example.org")
+        full.endpoints = ProviderEndpoints(issuer: "https://i.example", authorization: "https://a", token: "https://t", jwks: "https://j",
+                                           revocation: "https://r", userinfo: "https://u", deviceAuthorization: "https://d", issuerParameterSupported: false)
+        full.grantedScopes = ["openid", "email", "https://www.googleapis.com/auth/drive"]
+        full.grantEndedAt = Date(timeIntervalSince1970: 1_950_000_000.5)
+        var sparse = creds()
+        sparse.refreshToken = nil
+        sparse.accessToken = nil
+        sparse.accessTokenExpiry = nil
+        sparse.idToken = nil
+        sparse.profile = SignInProfile(userID: "bob")
+        let enc = JSONEncoder()
+        enc.dateEncodingStrategy = .secondsSince1970
+        for c in [full, sparse] {
+            let json = try #require(JSONValue.object(from: try enc.encode(c)))
+            #expect(StoredCredentials(json: json) == c)
+        }
+        var wrong = try #require(JSONValue.object(from: try enc.encode(full)))
+        wrong["grantedScopes"] = .string("openid")
+        #expect(StoredCredentials(json: wrong) == nil)
+        wrong = try #require(JSONValue.object(from: try enc.encode(full)))
+        wrong["savedAt"] = nil
+        #expect(StoredCredentials(json: wrong) == nil)
+    }
+
     func unreadable(_ body: () throws -> Void) -> String? {
         do {
             try body()

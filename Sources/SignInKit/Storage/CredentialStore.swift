@@ -187,9 +187,7 @@ public struct CredentialStore: CredentialStorage {
         guard let plain = Crypto.open(entry.sealed, key: key, aad: EntryFile.aad(version: version, issuer: issuer, clientID: clientID)) else {
             throw .storeUnreadable(path: path, reason: "does not decrypt with this key for this issuer and client (damaged, tampered with, or copied from another account); left as is")
         }
-        let dec = JSONDecoder()
-        dec.dateDecodingStrategy = .secondsSince1970
-        guard let creds = try? dec.decode(StoredCredentials.self, from: Data(plain)), creds.issuer == issuer, creds.clientID == clientID else {
+        guard let json = JSONValue.object(from: Data(plain)), let creds = StoredCredentials(json: json), creds.issuer == issuer, creds.clientID == clientID else {
             throw .storeUnreadable(path: path, reason: "decrypts but holds no credentials this signin understands; left as is")
         }
         if let accountName, Self.accountName(subject: creds.profile.userID) != accountName {

@@ -5,6 +5,7 @@ import FoundationEssentials
 enum Crypto {
     /// Bytes from OpenSSL's CSPRNG.
     static func randomBytes(_ count: Int) throws(SignInError) -> [UInt8] {
+        signin_crypto_init()
         var out = [UInt8](repeating: 0, count: count)
         let ok = out.withUnsafeMutableBytes { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count)) }
         guard ok == 1 else { throw .system(reason: "OpenSSL could not produce random bytes") }
@@ -12,6 +13,7 @@ enum Crypto {
     }
 
     static func sha256<D: DataProtocol>(_ data: D) -> [UInt8] {
+        signin_crypto_init()
         let bytes = Array(data)
         var digest = [UInt8](repeating: 0, count: 32)
         var len: UInt32 = 0
@@ -35,6 +37,7 @@ enum Crypto {
 
     /// scrypt (RFC 7914) through OpenSSL: a 32-byte key-encryption key from a passphrase.
     static func scrypt(passphrase: [UInt8], salt: [UInt8], n: UInt64, r: UInt64, p: UInt64) throws(SignInError) -> [UInt8] {
+        signin_crypto_init()
         var out = [UInt8](repeating: 0, count: 32)
         // OpenSSL caps scrypt's memory at 32 MiB unless told otherwise; allow what these parameters need.
         let maxmem = 129 * n * r * p + (1 << 20)
@@ -52,6 +55,7 @@ enum Crypto {
     }
 
     static func seal(_ plaintext: [UInt8], key: [UInt8], aad: [UInt8]) throws(SignInError) -> Sealed {
+        signin_crypto_init()
         precondition(key.count == 32)
         let nonce = try randomBytes(12)
         guard let ctx = EVP_CIPHER_CTX_new() else { throw .system(reason: "cipher context unavailable") }
@@ -74,6 +78,7 @@ enum Crypto {
 
     /// Returns nil when the tag does not authenticate the ciphertext and associated data.
     static func open(_ sealed: Sealed, key: [UInt8], aad: [UInt8]) -> [UInt8]? {
+        signin_crypto_init()
         guard key.count == 32, sealed.nonce.count == 12, sealed.tag.count == 16, let ctx = EVP_CIPHER_CTX_new() else { return nil }
         defer { EVP_CIPHER_CTX_free(ctx); ERR_clear_error() }
         var out = [UInt8](repeating: 0, count: sealed.ciphertext.count + 16)

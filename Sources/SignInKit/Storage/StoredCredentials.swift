@@ -52,3 +52,59 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
         "StoredCredentials(\(issuer), sub \(profile.userID), refresh token: \(refreshToken == nil ? "no" : "yes"), access token until \(accessTokenExpiry.map { "\($0)" } ?? "?"))"
     }
 }
+
+extension StoredCredentials {
+    /// Reads what `JSONEncoder` wrote (dates as seconds since 1970) with signin's own parser: the cached path
+    /// decodes an entry on every `signin token`, and Foundation's generic decoding cost more than the rest of it.
+    /// Nil when a required member is missing or any member has the wrong type, as the decoder would refuse it.
+    init?(json o: [String: JSONValue]) {
+        func string(_ v: JSONValue?) -> String?? {
+            switch v {
+            case nil, .null?: return .some(nil)
+            case .string(let s)?: return .some(s)
+            default: return nil
+            }
+        }
+        func date(_ v: JSONValue?) -> Date?? {
+            switch v {
+            case nil, .null?: return .some(nil)
+            case .number(let n)?: return .some(Date(timeIntervalSince1970: n))
+            default: return nil
+            }
+        }
+        func bool(_ v: JSONValue?) -> Bool?? {
+            switch v {
+            case nil, .null?: return .some(nil)
+            case .bool(let b)?: return .some(b)
+            default: return nil
+            }
+        }
+        guard case .string(let issuer)? = o["issuer"], case .string(let clientID)? = o["clientID"],
+              let refreshToken = string(o["refreshToken"]), let accessToken = string(o["accessToken"]),
+              let accessTokenExpiry = date(o["accessTokenExpiry"]), let idToken = string(o["idToken"]),
+              let idTokenExpiry = date(o["idTokenExpiry"]), case .number(let saved)? = o["savedAt"],
+              let grantEndedAt = date(o["grantEndedAt"]),
+              case .array(let scopeValues)? = o["grantedScopes"], case .object(let p)? = o["profile"], case .object(let e)? = o["endpoints"]
+        else { return nil }
+        var scopes: [String] = []
+        for v in scopeValues {
+            guard case .string(let s) = v else { return nil }
+            scopes.append(s)
+        }
+        guard case .string(let userID)? = p["userID"], let name = string(p["name"]), let givenName = string(p["givenName"]),
+              let familyName = string(p["familyName"]), let email = string(p["email"]), let emailVerified = bool(p["emailVerified"]),
+              let picture = string(p["pictureURL"]), let hostedDomain = string(p["hostedDomain"]) else { return nil }
+        guard case .string(let endpointIssuer)? = e["issuer"], case .string(let authorization)? = e["authorization"],
+              case .string(let token)? = e["token"], case .string(let jwks)? = e["jwks"], let revocation = string(e["revocation"]),
+              let userinfo = string(e["userinfo"]), let device = string(e["deviceAuthorization"]),
+              let issParameter = bool(e["issuerParameterSupported"]) else { return nil }
+        self.init(issuer: issuer, clientID: clientID, refreshToken: refreshToken, accessToken: accessToken, accessTokenExpiry: accessTokenExpiry,
+                  idToken: idToken, idTokenExpiry: idTokenExpiry,
+                  profile: SignInProfile(userID: userID, name: name, givenName: givenName, familyName: familyName, email: email,
+                                         emailVerified: emailVerified, picture: picture, hostedDomain: hostedDomain),
+                  grantedScopes: scopes,
+                  endpoints: ProviderEndpoints(issuer: endpointIssuer, authorization: authorization, token: token, jwks: jwks, revocation: revocation,
+                                               userinfo: userinfo, deviceAuthorization: device, issuerParameterSupported: issParameter),
+                  savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
+    }
+}

@@ -39,6 +39,7 @@ final class VerificationKey: @unchecked Sendable {
     }
 
     private static func fromData(type: String, kind: Kind, _ push: (OpaquePointer, inout [OpaquePointer]) -> Bool) -> VerificationKey? {
+        signin_crypto_init()
         defer { ERR_clear_error() }
         guard let bld = OSSL_PARAM_BLD_new() else { return nil }
         var bignums: [OpaquePointer] = []

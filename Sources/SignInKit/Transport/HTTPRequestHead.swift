@@ -49,7 +49,15 @@ struct HTTPRequestHead: Equatable {
 extension StringProtocol {
     /// The string without leading and trailing white space.
     var trimmingWhitespace: String {
-        let s = self.drop { $0.isWhitespace }
-        return String(s.reversed().drop { $0.isWhitespace }.reversed())
+        // Index walking rather than reversed(): this runs on the cached path (the current-account pointer), where
+        // instantiating the generic reversed views cost about 1 M instructions.
+        var start = startIndex, end = endIndex
+        while start < end, self[start].isWhitespace { start = index(after: start) }
+        while end > start {
+            let before = index(before: end)
+            guard self[before].isWhitespace else { break }
+            end = before
+        }
+        return String(self[start..<end])
     }
 }
