@@ -6,13 +6,20 @@ enum Paths {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let providers = repo.appendingPathComponent("Tests/Providers")
 
-    /// The `signin` built beside this test bundle.
+    /// `$SIGNIN_TEST_BINARY` (CI runs the suite again against `scripts/build-release`'s binary), else the `signin`
+    /// built beside this test bundle.
     static var signin: String {
+        if let p = ProcessInfo.processInfo.environment["SIGNIN_TEST_BINARY"], !p.isEmpty { return p }
+        return built("signin")
+    }
+
+    /// A product built beside this test bundle (`signin`, `signin-hello`).
+    static func built(_ name: String) -> String {
         var dir = Bundle.main.bundleURL.deletingLastPathComponent()
         if Bundle.main.bundleURL.pathExtension != "xctest" { dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent() }
-        let candidate = dir.appendingPathComponent("signin").path
+        let candidate = dir.appendingPathComponent(name).path
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        return repo.appendingPathComponent(".build/debug/signin").path
+        return repo.appendingPathComponent(".build/debug/" + name).path
     }
 
     /// `$SIGNIN_TEST_PYTHON`, else the venv `.ci/run` creates at `.venv`.

@@ -110,7 +110,7 @@ import Testing
     @Test func theReadmeProgramSignsInThenRestores() throws {
         let strict = try Shared.strict.get()
         let box = try Sandbox(issuer: strict.issuer)
-        let hello = URL(fileURLWithPath: Paths.signin).deletingLastPathComponent().appendingPathComponent("signin-hello").path
+        let hello = Paths.built("signin-hello")
         let env = box.environment.filter { !$0.value.isEmpty }
         let first = try Subprocess.run(hello, [], env: env)
         #expect(first.status == 0, "\(first.stderr)")
