@@ -216,8 +216,14 @@ curl -s -o /dev/null -u bench-curl:{SECRET} --data "grant_type=authorization_cod
         assert all(c == 0 for c in codes), codes
     par = statistics.median(totals)
     results.update(parallel_total_ms=par, parallel_refreshes=counts)
+    # 20 process starts alone cost 20 x the cached time spread over the cores: the target is one refresh on top
+    # of that, with 20% for scheduling (issue 15).
+    cores = os.cpu_count() or 1
+    budget = res + 20 * tok / cores * 1.2
+    results.update(parallel_budget_ms=budget)
     rows.append(("20 parallel `signin token` (expired)", par, (max(totals) - min(totals)) / 2, "one `signin restore`", res, par / res,
-                 "<= 2x one refresh", par <= 2 * res))
+                 "<= refresh + 20 x token / cores x 1.2", par <= budget))
+    rows.append((f"  budget: {res:.1f} + 20 x {tok:.1f} / {cores} x 1.2", budget, 0, "", None, None, "", None))
     rows.append(("  refresh requests the provider saw", max(counts), 0, "", None, None, "exactly 1", all(c == 1 for c in counts)))
 
     provider.stop()
@@ -226,14 +232,14 @@ curl -s -o /dev/null -u bench-curl:{SECRET} --data "grant_type=authorization_cod
     machine = f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}"
     print(f"\nsignin benchmark, {datetime.date.today()}, {machine}")
     print("times in ms (median ± half range); ratio = peer / signin for speed, signin / peer for floor and memory\n")
-    head = f"{'figure':44} {'signin':>14} {'peer':>22} {'peer value':>11} {'ratio':>7}  {'target':>28} met"
+    head = f"{'figure':44} {'signin':>14} {'peer':>22} {'peer value':>11} {'ratio':>7}  {'target':>38} met"
     print(head + "\n" + "-" * len(head))
     for name, v, spread, peer, pv, ratio, target, met in rows:
         vs = f"{v:8.1f} ± {spread:4.1f}" if spread else f"{v:8.1f}       "
         pvs = f"{pv:11.1f}" if pv is not None else " " * 11
         rs = f"{ratio:7.2f}" if ratio is not None else " " * 7
         ms = "" if met is None else ("yes" if met else "NO")
-        print(f"{name:44} {vs:>14} {peer:>22} {pvs} {rs}  {target:>28} {ms}")
+        print(f"{name:44} {vs:>14} {peer:>22} {pvs} {rs}  {target:>38} {ms}")
     results["machine"] = machine
     results["date"] = str(datetime.date.today())
     with open(os.path.join(ROOT, "bench", "out", "results.json"), "w") as f:

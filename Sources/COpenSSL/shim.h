@@ -30,7 +30,8 @@ static inline const char *signin_group_p256(void) { return "prime256v1"; }
  * which reads the system's configuration as always. With the shared libcrypto this does nothing. */
 static inline void signin_crypto_init(void) {
 #ifdef SIGNIN_PRIVATE_LIBCRYPTO
-    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS | OPENSSL_INIT_NO_ATEXIT, NULL);
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS | OPENSSL_INIT_NO_ATEXIT
+                        | OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS, NULL);
 #endif
 }
 #endif

@@ -18,6 +18,11 @@ import Testing
                           savedAt: Date(timeIntervalSince1970: 1_900_000_000))
     }
 
+    /// Entry names are part of the store's format: a store written by an earlier signin must still be found.
+    @Test func entryNamesDoNotChangeBetweenVersions() {
+        #expect(CredentialStore.accountName(subject: "alice") == "508b2abb65a03907b7bbeb73b48da59c")
+    }
+
     /// The store reads entries with signin's own parser: it must read back exactly what JSONEncoder wrote, every
     /// field set or none, and refuse a member of the wrong type as the decoder did.
     @Test func entriesReadBackExactlyWhatWasWritten() throws {

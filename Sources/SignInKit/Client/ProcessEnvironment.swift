@@ -5,14 +5,21 @@ import Glibc
 /// The process environment as a dictionary, read from `environ` (FoundationEssentials has no ProcessInfo
 /// environment on every platform, and this avoids loading more of Foundation).
 @_spi(CLI) public enum ProcessEnvironment {
-    /// The current environment variables.
+    /// The current environment variables (the first of a name counts, as for `getenv`). Read byte-wise: every
+    /// command starts here, and Character-based splitting cost more than the cached `token`'s file reads.
     public static var current: [String: String] {
-        var env: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
+        var count = 0
+        while environ[count] != nil { count += 1 }
+        var env = [String: String](minimumCapacity: count)
+        for k in 0..<count {
+            guard let entry = environ[k] else { continue }
+            let length = strlen(entry)
+            let bytes = UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self)
+            guard let eq = memchr(entry, 0x3D, length) else { continue }
+            let nameLength = UnsafeRawPointer(eq) - UnsafeRawPointer(entry)
+            let name = String(decoding: UnsafeBufferPointer(start: bytes, count: nameLength), as: UTF8.self)
+            if env[name] != nil { continue }
+            env[name] = String(decoding: UnsafeBufferPointer(start: bytes + nameLength + 1, count: length - nameLength - 1), as: UTF8.self)
         }
         return env
     }

@@ -100,17 +100,17 @@ public struct CredentialStore: CredentialStorage {
     /// Two 64-bit FNV-1a hashes. Not a security boundary (the associated data binds each entry to its account); it
     /// avoids initialising OpenSSL's digest machinery on the cached path, which cost more than the decryption.
     static func hashName(_ text: String) -> String {
-        func fnv(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
-            var h = seed
-            for b in bytes {
-                h ^= UInt64(b)
-                h = h &* 0x0000_0100_0000_01b3
-            }
-            return h
-        }
         let input = Array(text.utf8)
-        return [fnv(input, seed: 0xcbf2_9ce4_8422_2325), fnv(input.reversed(), seed: 0x8422_2325_cbf2_9ce4)]
-            .map { String($0, radix: 16).leftPadded(16) }.joined()
+        var forward: UInt64 = 0xcbf2_9ce4_8422_2325, backward: UInt64 = 0x8422_2325_cbf2_9ce4
+        for b in input {
+            forward = (forward ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+        }
+        var i = input.count
+        while i > 0 {
+            i -= 1
+            backward = (backward ^ UInt64(input[i])) &* 0x0000_0100_0000_01b3
+        }
+        return String(forward, radix: 16).leftPadded(16) + String(backward, radix: 16).leftPadded(16)
     }
 
     // MARK: Folder and key
