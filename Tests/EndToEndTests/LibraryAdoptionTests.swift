@@ -83,6 +83,23 @@ import Testing
         #expect(last != nil && last! == nil, "and the sign-out")
     }
 
+    @Test func endpointsSetInCodeFollowTheSameRulesAsTheFile() throws {
+        var c = SignInConfiguration(clientID: "in-code", issuer: "https://idp.example")
+        c.endpoints.authorizationEndpoint = URL(string: "https://idp.example/auth")
+        c.endpoints.tokenEndpoint = URL(string: "http://tokens.example/token")  // plain http to another machine
+        c.endpoints.jwksURI = URL(string: "https://idp.example/jwks")
+        do {
+            _ = try SignInClient(configuration: c, storage: InMemoryCredentialStorage(), environment: [:]).discoverEndpoints()
+            Issue.record("a plain-http token endpoint on another machine was accepted")
+        } catch {
+            guard case .configInvalid(_, let field, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(field == "token_endpoint" && reason.contains("not https"))
+        }
+        c.endpoints.tokenEndpoint = URL(string: "https://idp.example/token")
+        let e = try SignInClient(configuration: c, storage: InMemoryCredentialStorage(), environment: [:]).discoverEndpoints()
+        #expect(e.tokenEndpoint.absoluteString == "https://idp.example/token" && e.jwksURI.host == "idp.example")
+    }
+
     @Test func profileNamesAndPictures() {
         let p = SignInProfile(userID: "1", name: "Alice Example", email: "alice@example.org", picture: "https://lh3.googleusercontent.com/a/abc=s96-c")
         #expect(p.fullName == "Alice Example")

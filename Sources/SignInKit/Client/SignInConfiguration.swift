@@ -63,20 +63,46 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// Google's issuer, the default.
     public static let googleIssuer = Issuer.google
 
-    /// Explicit endpoint URLs; nil means "from discovery".
+    /// Explicit endpoint URLs; nil means "from discovery". Each must be https (or http to this machine only);
+    /// one that is not is a `.configInvalid` error when the client first needs the endpoints.
     public struct EndpointOverrides: Sendable, Equatable {
+        var authorization: String?
+        var token: String?
+        var revocation: String?
+        var userinfo: String?
+        var jwks: String?
+        var deviceAuthorization: String?
+
         /// The authorization endpoint (where the browser goes).
-        public var authorization: String?
+        public var authorizationEndpoint: URL? {
+            get { authorization.flatMap { URL(string: $0) } }
+            set { authorization = newValue?.absoluteString }
+        }
         /// The token endpoint (code exchange and refresh).
-        public var token: String?
+        public var tokenEndpoint: URL? {
+            get { token.flatMap { URL(string: $0) } }
+            set { token = newValue?.absoluteString }
+        }
         /// The revocation endpoint (RFC 7009), used by `disconnect()`.
-        public var revocation: String?
+        public var revocationEndpoint: URL? {
+            get { revocation.flatMap { URL(string: $0) } }
+            set { revocation = newValue?.absoluteString }
+        }
         /// The userinfo endpoint, for profile fields the ID token lacks.
-        public var userinfo: String?
+        public var userinfoEndpoint: URL? {
+            get { userinfo.flatMap { URL(string: $0) } }
+            set { userinfo = newValue?.absoluteString }
+        }
         /// The JSON Web Key Set that signs ID tokens.
-        public var jwks: String?
+        public var jwksURI: URL? {
+            get { jwks.flatMap { URL(string: $0) } }
+            set { jwks = newValue?.absoluteString }
+        }
         /// The device authorization endpoint (RFC 8628).
-        public var deviceAuthorization: String?
+        public var deviceAuthorizationEndpoint: URL? {
+            get { deviceAuthorization.flatMap { URL(string: $0) } }
+            set { deviceAuthorization = newValue?.absoluteString }
+        }
         /// No overrides: everything from discovery.
         public init() {}
     }

@@ -7,8 +7,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case noPreviousSignIn(reason: String)
     /// The person declined in the browser, or the sign-in was interrupted (Ctrl-C, task cancellation).
     case canceled(reason: String)
-    /// Nobody completed the sign-in within the allowed time.
-    case timedOut(seconds: Int)
+    /// Nobody completed the sign-in within the allowed time (`after`).
+    case timedOut(after: Duration)
     /// The provider answered with an OAuth error or with something that is not a valid answer.
     case providerError(endpoint: String, code: String, detail: String?)
     /// The provider could not be reached (DNS, refused, TLS, timeout, dropped connection).
@@ -48,7 +48,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .noPreviousSignIn(let reason): return "Not signed in: \(reason)"
         case .canceled(let reason): return "Sign-in canceled: \(reason)"
-        case .timedOut(let seconds): return "Timed out after \(seconds) s waiting for the sign-in in the browser."
+        case .timedOut(let after): return "Timed out after \(after.components.seconds) s waiting for the sign-in in the browser."
         case .providerError(let endpoint, let code, let detail):
             return "The provider's \(endpoint) answered with error \"\(code)\"" + (detail.map { ": \($0)" } ?? ".")
         case .networkUnavailable(let endpoint, let detail):

@@ -52,7 +52,7 @@ struct DeviceAuthorization {
         var networkFailures = 0
         while true {
             if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "interrupted") }
-            if LoopbackReceiver.now() >= deadline { throw .timedOut(seconds: expiresIn) }
+            if LoopbackReceiver.now() >= deadline { throw .timedOut(after: .seconds(expiresIn)) }
             do {
                 // Google wants client_id and client_secret in the body here.
                 return try tokens.tokenRequest(poll, style: .formBody)
@@ -61,7 +61,7 @@ struct DeviceAuthorization {
                 switch error {
                 case .providerError(_, "authorization_pending", _): continue
                 case .providerError(_, "slow_down", _): interval += 5
-                case .providerError(_, "expired_token", _): throw .timedOut(seconds: expiresIn)
+                case .providerError(_, "expired_token", _): throw .timedOut(after: .seconds(expiresIn))
                 case .providerError(_, "access_denied", _): throw .canceled(reason: "access was denied on the other device")
                 case .networkUnavailable where networkFailures < 3: continue  // a blip while polling is not the end
                 default: throw error

@@ -8,13 +8,20 @@ import FoundationEssentials
 enum Discovery {
     static func endpoints(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> ProviderEndpoints {
         let o = config.endpoints
+        // A configuration built in code has not been through the file checks: the same rules apply to it.
+        if let problem = EndpointURL.problem(config.issuer) {
+            throw .configInvalid(file: config.sourcePath, field: "issuer", reason: problem)
+        }
         var doc: [String: JSONValue] = [:]
         if o.authorization == nil || o.token == nil || o.jwks == nil {
             let base = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
             doc = try metadata(at: base + "/.well-known/openid-configuration", issuer: config.issuer, http: http)
         }
         func pick(_ override: String?, _ key: String, required: Bool) throws(SignInError) -> String? {
-            if let override { return override }
+            if let override {
+                if let problem = EndpointURL.problem(override) { throw .configInvalid(file: config.sourcePath, field: key, reason: problem) }
+                return override
+            }
             guard let v = doc[key]?.string, !v.isEmpty else {
                 if required { throw .providerError(endpoint: "discovery document", code: "missing_\(key)", detail: "set \"\(key)\" in the configuration") }
                 return nil

@@ -142,7 +142,7 @@ final class LoopbackReceiver {
                 case .end(let error): throw error
                 }
             })
-        guard let answer else { throw .timedOut(seconds: timeoutSeconds) }
+        guard let answer else { throw .timedOut(after: .seconds(timeoutSeconds)) }
         return answer
     }
 
