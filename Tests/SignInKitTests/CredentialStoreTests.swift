@@ -18,6 +18,21 @@ import Testing
                           savedAt: Date(timeIntervalSince1970: 1_900_000_000))
     }
 
+    /// The key descriptor is read with signin's own parser: it must read back what JSONEncoder wrote.
+    @Test func keyDescriptorsReadBackExactlyWhatWasWritten() throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        let described = [
+            StoreKey.Descriptor(storage: .secretService, id: "0123abcd", kdf: nil, wrapped: nil),
+            StoreKey.Descriptor(storage: .passphrase, id: "99ff", kdf: .init(name: "scrypt", n: 1 << 17, r: 8, p: 1, salt: "c2FsdC8r"), wrapped: "d3JhcHBlZA=="),
+        ]
+        for d in described {
+            let json = try #require(JSONValue.object(from: try enc.encode(d)))
+            #expect(StoreKey.Descriptor(json: json) == d)
+        }
+        #expect(StoreKey.Descriptor(json: ["storage": .string("floppy"), "id": .string("x")]) == nil)
+    }
+
     /// Entry names are part of the store's format: a store written by an earlier signin must still be found.
     @Test func entryNamesDoNotChangeBetweenVersions() {
         #expect(CredentialStore.accountName(subject: "alice") == "508b2abb65a03907b7bbeb73b48da59c")

@@ -81,6 +81,38 @@ struct StoreKey {
             var p: UInt64
             var salt: String
         }
+
+        /// Reads what `writeDescriptor` wrote, with signin's own parser (the cached path of a key kept in the
+        /// Secret Service or under a passphrase reads this on every command). Nil for anything else.
+        init?(json o: [String: JSONValue]) {
+            guard case .string(let s)? = o["storage"], let storage = KeyStorage(rawValue: s), case .string(let id)? = o["id"] else { return nil }
+            self.storage = storage
+            self.id = id
+            switch o["wrapped"] {
+            case nil, .null?: wrapped = nil
+            case .string(let w)?: wrapped = w
+            default: return nil
+            }
+            switch o["kdf"] {
+            case nil, .null?: kdf = nil
+            case .object(let k)?:
+                func count(_ v: JSONValue?) -> UInt64? {
+                    guard case .number(let d)? = v, d >= 0, d < 1e15, d.rounded() == d else { return nil }
+                    return UInt64(d)
+                }
+                guard case .string(let name)? = k["name"], let n = count(k["n"]), let r = count(k["r"]), let p = count(k["p"]),
+                      case .string(let salt)? = k["salt"] else { return nil }
+                kdf = KDF(name: name, n: n, r: r, p: p, salt: salt)
+            default: return nil
+            }
+        }
+
+        init(storage: KeyStorage, id: String, kdf: KDF?, wrapped: String?) {
+            self.storage = storage
+            self.id = id
+            self.kdf = kdf
+            self.wrapped = wrapped
+        }
     }
 
     /// scrypt's cost: N = 2^17, r = 8 takes about a quarter of a second here (bench/README).
@@ -100,7 +132,7 @@ struct StoreKey {
         do {
             let data = try FileIO.read(path: descriptorPath, limit: 64 * 1024, noFollow: true)
             try checkPrivate(descriptorPath)
-            guard let d = try? JSONDecoder().decode(Descriptor.self, from: data), [.secretService, .passphrase].contains(d.storage) else {
+            guard let json = JSONValue.object(from: data), let d = Descriptor(json: json), [.secretService, .passphrase].contains(d.storage) else {
                 throw SignInError.storeUnreadable(path: descriptorPath, reason: "does not describe a key this signin knows; left as is")
             }
             return .described(d)
