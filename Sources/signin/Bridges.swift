@@ -105,15 +105,17 @@ enum Bridges {
 
 /// What kubectl tells its exec plugins in `$KUBERNETES_EXEC_INFO`.
 enum KubectlCredential {
-    struct ExecInfo: Decodable {
-        struct Spec: Decodable { let interactive: Bool? }
+    struct ExecInfo {
+        struct Spec { let interactive: Bool? }
         let apiVersion: String?
         let spec: Spec?
     }
 
     static func decoded(_ env: [String: String]) -> ExecInfo? {
-        guard let text = env["KUBERNETES_EXEC_INFO"], let data = text.data(using: .utf8) else { return nil }
-        return try? JSONDecoder().decode(ExecInfo.self, from: data)
+        guard let text = env["KUBERNETES_EXEC_INFO"], let o = JSONValue.object(from: Data(text.utf8)) else { return nil }
+        var spec: ExecInfo.Spec?
+        if case .object(let s)? = o["spec"] { spec = ExecInfo.Spec(interactive: s["interactive"].flatMap { if case .bool(let b) = $0 { b } else { nil } }) }
+        return ExecInfo(apiVersion: o["apiVersion"]?.string, spec: spec)
     }
 
     /// The version kubectl asked for; v1 when it did not say (kubectl 1.22+ always says).

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SignInKit
+@_spi(CLI) @testable import SignInKit
 
 @Suite struct ConfigurationTests {
     func parse(_ json: String) throws(SignInError) -> SignInConfiguration {

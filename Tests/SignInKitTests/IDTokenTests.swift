@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SignInKit
+@_spi(CLI) @testable import SignInKit
 
 @Suite struct IDTokenTests {
     static let rsa = TestKey(alg: "RS256", kid: "rsa1")

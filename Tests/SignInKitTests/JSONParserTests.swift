@@ -1,5 +1,5 @@
 import Foundation
-@testable import SignInKit
+@_spi(CLI) @testable import SignInKit
 import Testing
 
 /// signin's own JSON parser reads every provider document, configuration and store entry: it must agree with

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SignInKit
+@_spi(CLI) @testable import SignInKit
 
 /// Hostile or broken provider answers: each a clear provider error, never a crash or a hang.
 @Suite struct ProviderAnswerTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SignInKit
+@_spi(CLI) @testable import SignInKit
 
 /// The small rules the security review asked for, each on its own input.
 @Suite struct SecurityRulesTests {

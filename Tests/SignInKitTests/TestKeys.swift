@@ -1,6 +1,6 @@
 import COpenSSL
 import Foundation
-@testable import SignInKit
+@_spi(CLI) @testable import SignInKit
 
 /// Test-only signing keys, made with OpenSSL, to mint ID tokens that SignInKit must accept or refuse.
 final class TestKey: @unchecked Sendable {

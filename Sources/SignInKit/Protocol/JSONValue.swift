@@ -1,10 +1,11 @@
 import FoundationEssentials
 
-/// A JSON value of any shape, for provider documents whose members we read one by one.
-enum JSONValue: Decodable, Sendable, Equatable {
+/// A JSON value of any shape, for provider documents whose members we read one by one (and, behind the CLI's
+/// SPI, for what kubectl passes its credential plugins).
+@_spi(CLI) public enum JSONValue: Decodable, Sendable, Equatable {
     case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
 
-    init(from decoder: Decoder) throws {
+    public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }
@@ -15,15 +16,15 @@ enum JSONValue: Decodable, Sendable, Equatable {
     }
 
     /// Parses a JSON object; nil for anything else (arrays, scalars, invalid JSON, non-UTF-8).
-    static func object(from data: Data) -> [String: JSONValue]? {
+    public static func object(from data: Data) -> [String: JSONValue]? {
         guard !data.isEmpty, data.count <= 1 << 20 else { return nil }
         var parser = JSONParser(bytes: Array(data))
         guard case .object(let o)? = parser.document() else { return nil }
         return o
     }
 
-    var string: String? { if case .string(let s) = self { return s } else { return nil } }
-    var bool: Bool? {
+    public var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var bool: Bool? {
         switch self {
         case .bool(let b): return b
         case .string("true"): return true  // some providers send email_verified as a string
