@@ -13,6 +13,7 @@ import SignInKit
 
         // Sign in, or restore silently.
         let user = client.hasPreviousSignIn ? try await client.restorePreviousSignIn() : try await client.signIn()
+        print(try await greeting(client))  // code written against SignInClientProtocol (below)
 
         // Authorize your own request (URLSession, AsyncHTTPClient, anything): a fresh token, refreshed only when needed.
         var request = URLRequest(url: URL(string: "https://www.googleapis.com/drive/v3/files")!)
@@ -50,11 +51,9 @@ import SignInKit
         // Keep credentials elsewhere: in memory (nothing survives the process), or any CredentialStorage of yours.
         let ephemeral = SignInClient(configuration: client.configuration, storage: InMemoryCredentialStorage())
         print(ephemeral.hasPreviousSignIn)
-
-        // Write your code against the protocols, so that your tests can pass a stand-in for the client and user.
-        print(try await greeting(client))
     }
 
+    // Write your code against the protocols, so that your tests can pass a stand-in for the client and user.
     static func greeting(_ client: some SignInClientProtocol) async throws(SignInError) -> String {
         let user = try await client.restorePreviousSignIn()
         return "Hello, \(user.profile.fullName ?? "you")"
