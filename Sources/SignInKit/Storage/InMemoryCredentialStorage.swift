@@ -31,29 +31,35 @@ public final class InMemoryCredentialStorage: CredentialStorage {
         state.withLock { $0.values.flatMap { $0.bySubject.values } }.sorted { ($0.issuer, $0.clientID, $0.profile.userID) < ($1.issuer, $1.clientID, $1.profile.userID) }
     }
 
+    /// Every account of this client, by e-mail then `sub`.
     public func allCredentials(issuer: String, clientID: String) -> [StoredCredentials] {
         state.withLock { $0[Scope(issuer: issuer, clientID: clientID)]?.bySubject.values.map { $0 } ?? [] }
             .sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
     }
 
+    /// One account's credentials.
     public func credentials(issuer: String, clientID: String, subject: String) -> StoredCredentials? {
         state.withLock { $0[Scope(issuer: issuer, clientID: clientID)]?.bySubject[subject] }
     }
 
+    /// The current account's credentials.
     public func currentCredentials(issuer: String, clientID: String) -> StoredCredentials? {
         state.withLock { all in
             all[Scope(issuer: issuer, clientID: clientID)].flatMap { a in a.current.flatMap { a.bySubject[$0] } }
         }
     }
 
+    /// Adds or replaces one account.
     public func save(_ credentials: StoredCredentials) {
         state.withLock { $0[Scope(issuer: credentials.issuer, clientID: credentials.clientID), default: Accounts()].bySubject[credentials.profile.userID] = credentials }
     }
 
+    /// Makes `subject` current.
     public func makeCurrent(subject: String, issuer: String, clientID: String) {
         state.withLock { $0[Scope(issuer: issuer, clientID: clientID), default: Accounts()].current = subject }
     }
 
+    /// Removes one account, and the current mark when it was that account.
     public func removeCredentials(issuer: String, clientID: String, subject: String) -> Bool {
         state.withLock { all in
             let scope = Scope(issuer: issuer, clientID: clientID)
@@ -62,6 +68,7 @@ public final class InMemoryCredentialStorage: CredentialStorage {
         }
     }
 
+    /// Removes the current account; none is current afterwards.
     public func removeCurrentCredentials(issuer: String, clientID: String) -> Bool {
         state.withLock { all in
             let scope = Scope(issuer: issuer, clientID: clientID)
@@ -71,6 +78,7 @@ public final class InMemoryCredentialStorage: CredentialStorage {
         }
     }
 
+    /// A mutex per account (or per client, `subject` nil) held around `body`; within this process only.
     public func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
                                        _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
         let name = "\(issuer)\u{0}\(clientID)\u{0}\(subject.map { "account\u{0}" + $0 } ?? "configuration")"
