@@ -17,12 +17,13 @@ import Testing
 
     /// Starts `work`, waits until `inFlight` says the request reached the server, cancels, and returns the error
     /// and how long the cancelled call took to return.
-    func cancelInFlight<T: Sendable>(_ work: @escaping @Sendable () async throws(SignInError) -> T, inFlight: () -> Bool) async -> (SignInError?, TimeInterval) {
+    func cancelInFlight<T: Sendable>(_ work: @escaping @Sendable () async throws(SignInError) -> T, box: Sandbox,
+                                     inFlight: () -> Bool) async -> (SignInError?, TimeInterval) {
         let task = Task { () async throws(SignInError) -> T in try await work() }
         // Generous: on a busy run the other suites' synchronous tests can hold the cooperative pool's threads for
         // a while before this task even starts.
         let reached = await eventually(seconds: 120, inFlight)
-        #expect(reached, "the request reached the server; events so far: \(events.all)")
+        #expect(reached, "the request reached the server; events so far: \(events.all); the browser stand-in's log: \(box.standinSteps())")
         let start = Date()
         task.cancel()
         let result = await task.result
@@ -40,7 +41,7 @@ import Testing
         let silent = try SilentServer()
         let box = try Sandbox(issuer: silent.url)
         let c = client(box, issuer: silent.url)
-        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.signIn() }, inFlight: { silent.hasPendingConnection })
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.signIn() }, box: box, inFlight: { silent.hasPendingConnection })
         expectCanceledAtOnce(outcome, "discovery")
     }
 
@@ -48,7 +49,7 @@ import Testing
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(["token_fault": "slow", "slow_seconds": 25])
         let c = client(box, issuer: strict.issuer)
-        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.signIn() },
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.signIn() }, box: box,
                                            inFlight: { (try? strict.stats(box.clientID)["token_requests"] as? Int) == 1 })
         expectCanceledAtOnce(outcome, "code exchange")
         #expect(!c.hasPreviousSignIn)
@@ -60,7 +61,7 @@ import Testing
         let c = client(box, issuer: strict.issuer)
         let before = box.storeSnapshot()
         try strict.control(box.clientID, ["token_fault": "slow", "slow_seconds": 25])
-        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.restorePreviousSignIn(forceRefresh: true) },
+        let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.restorePreviousSignIn(forceRefresh: true) }, box: box,
                                            inFlight: { (try? strict.stats(box.clientID)["refreshes"] as? Int) == 1 })
         expectCanceledAtOnce(outcome, "refresh")
         #expect(box.storeSnapshot() == before)
@@ -71,7 +72,7 @@ import Testing
         let box = try strict.signedInSandbox()
         let c = client(box, issuer: strict.issuer)
         try strict.control(box.clientID, ["revoke_fault": "slow", "slow_seconds": 25])
-        let outcome = await cancelInFlight({ () async throws(SignInError) in try await c.disconnect() },
+        let outcome = await cancelInFlight({ () async throws(SignInError) in try await c.disconnect() }, box: box,
                                            inFlight: { (try? strict.stats(box.clientID)["revocations"] as? Int) == 1 })
         expectCanceledAtOnce(outcome, "revocation")
         #expect(c.hasPreviousSignIn)

@@ -11,9 +11,9 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-from harness import serve_until_stdin_closes
+from harness import LoopbackServer, serve_until_stdin_closes
 
 ROOT, USERINFO = sys.argv[1], sys.argv[2]
 STATS = {"accepted": 0, "refused": 0, "users": []}
@@ -85,4 +85,4 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    serve_until_stdin_closes(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
+    serve_until_stdin_closes(LoopbackServer(("127.0.0.1", 0), Handler))

@@ -2,6 +2,15 @@
 import os
 import sys
 import threading
+from http.server import ThreadingHTTPServer
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    """A threaded HTTP server for the test providers. Its listen backlog is 128, not Python's 5: with many tests
+    sharing one provider on a slow run (the sanitizers), a full backlog drops connections, and the client's SYN
+    retries (1, 2, 4, 8... s) outlast its timeout."""
+    request_queue_size = 128
+    daemon_threads = True
 
 
 def serve_until_stdin_closes(server) -> None:

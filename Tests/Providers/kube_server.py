@@ -4,11 +4,11 @@ certificate, answers GET /version, and records each request's Authorization head
 Prints `READY <port>`; exits when standard input closes. GET /_seen answers the recorded headers (a JSON list).
 """
 import json
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from harness import self_signed_context, serve_until_stdin_closes
+from harness import LoopbackServer, self_signed_context, serve_until_stdin_closes
 
 SEEN = []
 
@@ -36,6 +36,6 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = LoopbackServer(("127.0.0.1", 0), Handler)
     server.socket = self_signed_context(ec.generate_private_key(ec.SECP256R1())).wrap_socket(server.socket, server_side=True)
     serve_until_stdin_closes(server)

@@ -19,13 +19,13 @@ import secrets
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from harness import self_signed_context, serve_until_stdin_closes
+from harness import LoopbackServer, self_signed_context, serve_until_stdin_closes
 
 LOCK = threading.Lock()
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -406,7 +406,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = LoopbackServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     if os.environ.get("STRICT_TLS"):
         # STRICT_TLS_CERT_OUT: for a test that trusts this certificate explicitly.
