@@ -17,19 +17,24 @@ import Testing
 
     /// Starts `work`, waits until `inFlight` says the request reached the server, cancels, and returns the error
     /// and how long the cancelled call took to return.
+    ///
+    /// The work runs on an executor of its own, not the cooperative pool: the other suites' synchronous tests
+    /// hold the pool's threads (two on two cores) for most of a sanitizer run, so a task there could start, and
+    /// resume after the cancel, a minute late, and this test would measure the pool, not SignInKit.
     func cancelInFlight<T: Sendable>(_ work: @escaping @Sendable () async throws(SignInError) -> T, box: Sandbox,
                                      inFlight: () -> Bool) async -> (SignInError?, TimeInterval) {
-        let task = Task { () async throws(SignInError) -> T in try await work() }
-        // Generous: on a busy run the other suites' synchronous tests can hold the cooperative pool's threads for
-        // a while before this task even starts.
+        let timing = CancelTiming()
+        let task = Task(executorPreference: OwnThreadExecutor.shared) { () async throws(SignInError) -> T in
+            defer { timing.returned() }
+            return try await work()
+        }
         let reached = await eventually(seconds: 120, inFlight)
         #expect(reached, "the request reached the server; events so far: \(events.all); the browser stand-in's log: \(box.standinSteps())")
-        let start = Date()
+        timing.canceled()
         task.cancel()
         let result = await task.result
-        let elapsed = Date().timeIntervalSince(start)
-        if case .failure(let error) = result { return (error as? SignInError, elapsed) }
-        return (nil, elapsed)
+        if case .failure(let error) = result { return (error as? SignInError, timing.elapsed) }
+        return (nil, timing.elapsed)
     }
 
     func expectCanceledAtOnce(_ outcome: (SignInError?, TimeInterval), _ what: String) {
@@ -80,6 +85,31 @@ import Testing
 }
 
 /// Events a client reported, collected from any thread.
+/// When the test cancelled, and when the cancelled work returned (on its own executor, so no pool delay counts).
+final class CancelTiming: @unchecked Sendable {
+    private let lock = NSLock()
+    private var canceledAt: Date?
+    private var returnedAt: Date?
+    func canceled() { lock.lock(); canceledAt = Date(); lock.unlock() }
+    func returned() { lock.lock(); returnedAt = Date(); lock.unlock() }
+    var elapsed: TimeInterval {
+        lock.lock(); defer { lock.unlock() }
+        guard let c = canceledAt, let r = returnedAt else { return .infinity }
+        return r.timeIntervalSince(c)
+    }
+}
+
+/// A task executor on a serial dispatch queue of its own: its jobs never wait for the cooperative pool.
+final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = OwnThreadExecutor()
+    private let queue = DispatchQueue(label: "CancellationTests")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
 final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String] = []
