@@ -18,23 +18,27 @@ import Testing
     /// Starts `work`, waits until `inFlight` says the request reached the server, cancels, and returns the error
     /// and how long the cancelled call took to return.
     ///
-    /// The work runs on an executor of its own, not the cooperative pool: the other suites' synchronous tests
-    /// hold the pool's threads (two on two cores) for most of a sanitizer run, so a task there could start, and
-    /// resume after the cancel, a minute late, and this test would measure the pool, not SignInKit.
+    /// All of it (the work, the watching, the cancel) runs on an executor of its own, not the cooperative pool:
+    /// the other suites' synchronous tests hold the pool's threads (two on two cores) for most of a sanitizer run,
+    /// so on the pool the work could start, or the cancel come, a minute late, and this test would measure the
+    /// pool, not SignInKit.
     func cancelInFlight<T: Sendable>(_ work: @escaping @Sendable () async throws(SignInError) -> T, box: Sandbox,
-                                     inFlight: () -> Bool) async -> (SignInError?, TimeInterval) {
-        let timing = CancelTiming()
-        let task = Task(executorPreference: OwnThreadExecutor.shared) { () async throws(SignInError) -> T in
-            defer { timing.returned() }
-            return try await work()
-        }
-        let reached = await eventually(seconds: 120, inFlight)
+                                     inFlight: @escaping @Sendable () -> Bool) async -> (SignInError?, TimeInterval) {
+        let executor = OwnThreadExecutor()
+        let (reached, error, elapsed) = await Task(executorPreference: executor) { () async -> (Bool, SignInError?, TimeInterval) in
+            let timing = CancelTiming()
+            let task = Task(executorPreference: executor) { () async throws(SignInError) -> T in
+                defer { timing.returned() }
+                return try await work()
+            }
+            let reached = await eventually(seconds: 120, inFlight)
+            timing.canceled()
+            task.cancel()
+            if case .failure(let error) = await task.result { return (reached, error as? SignInError, timing.elapsed) }
+            return (reached, nil, timing.elapsed)
+        }.value
         #expect(reached, "the request reached the server; events so far: \(events.all); the browser stand-in's log: \(box.standinSteps())")
-        timing.canceled()
-        task.cancel()
-        let result = await task.result
-        if case .failure(let error) = result { return (error as? SignInError, timing.elapsed) }
-        return (nil, timing.elapsed)
+        return (error, elapsed)
     }
 
     func expectCanceledAtOnce(_ outcome: (SignInError?, TimeInterval), _ what: String) {
@@ -101,7 +105,6 @@ final class CancelTiming: @unchecked Sendable {
 
 /// A task executor on a serial dispatch queue of its own: its jobs never wait for the cooperative pool.
 final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = OwnThreadExecutor()
     private let queue = DispatchQueue(label: "CancellationTests")
 
     func enqueue(_ job: consuming ExecutorJob) {
