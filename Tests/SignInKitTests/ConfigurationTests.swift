@@ -45,6 +45,9 @@ import Testing
         #expect(message("{\"client_id\": \"c\",\n  \"scopes\": [\"openid\" \"email\"]\n}")?.contains("line 2, column 23") == true)
         #expect(message(#"{"client_id": "c" "issuer": "x"}"#)?.contains("line 1, column 19") == true)
         #expect(message("{\n\"client_id\": \"c,\n\"issuer\": \"x\"}")?.contains("line 2, column 17") == true)
+        // What only the strict grammar refuses is located too, not called "not a JSON object".
+        #expect(message("{\"client_id\": \"c\",\n \"redirect_port\": 08}")?.contains("line 2, column 20: a malformed number") == true)
+        #expect(message(#"{"client_id": "c\x"}"#)?.contains("line 1, column 17: an unknown escape") == true)
         #expect(message(#"{"client_id": "c", "redirect_port": "8765"}"#)?.contains("redirect_port") == true)
         #expect(message(#"{"client_id": "c", "http_timeout": "30"}"#)?.contains("http_timeout") == true)
         #expect(message(#"["client_id"]"#)?.contains("not a JSON object") == true)

@@ -19,7 +19,7 @@ import FoundationEssentials
     public static func object(from data: Data) -> [String: JSONValue]? {
         guard !data.isEmpty, data.count <= 1 << 20 else { return nil }
         var parser = JSONParser(bytes: Array(data))
-        guard case .object(let o)? = parser.document() else { return nil }
+        guard case .object(let o)? = try? parser.document() else { return nil }
         return o
     }
 
@@ -47,19 +47,28 @@ import FoundationEssentials
 /// 512 levels deep). Written here rather than through Foundation's JSONDecoder, whose generic decoding looks
 /// types and conformances up at run time: on `signin token`'s cached path that cost more than the rest of the
 /// command's own work. Duplicate member names: the first one counts, as with Foundation's decoder before.
+/// On failure it says where (a byte offset) and why, in words for a person editing a file (`JSONSyntax`).
 struct JSONParser {
+    struct Failure: Error, Equatable {
+        let offset: Int
+        let reason: String
+    }
+
     let bytes: [UInt8]
     var i = 0
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The one value the text holds, or nil when it is not exactly one valid JSON value.
-    mutating func document() -> JSONValue? {
+    /// The one value the text holds; throws where it stops being exactly one valid JSON value.
+    mutating func document() throws(Failure) -> JSONValue {
         skipSpace()
-        guard let v = value(depth: 0) else { return nil }
+        let v = try value(depth: 0)
         skipSpace()
-        return i == bytes.count ? v : nil
+        guard i == bytes.count else { throw failure("unexpected text after the end of the JSON value") }
+        return v
     }
+
+    private func failure(_ reason: String, at offset: Int? = nil) -> Failure { Failure(offset: offset ?? i, reason: reason) }
 
     private var current: UInt8? { i < bytes.count ? bytes[i] : nil }
 
@@ -67,9 +76,14 @@ struct JSONParser {
         while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
     }
 
-    private mutating func value(depth: Int) -> JSONValue? {
-        guard depth < 512, let c = current else { return nil }
-        switch c {
+    private mutating func expect(_ c: UInt8, _ what: String) throws(Failure) {
+        guard current == c else { throw failure(current == nil ? "the text ends where \(what) was expected" : "expected \(what)") }
+        i += 1
+    }
+
+    private mutating func value(depth: Int) throws(Failure) -> JSONValue {
+        guard depth < 512 else { throw failure("nested too deeply") }
+        switch current {
         case UInt8(ascii: "{"):
             i += 1
             var members: [String: JSONValue] = [:]
@@ -77,17 +91,18 @@ struct JSONParser {
             if current == UInt8(ascii: "}") { i += 1; return .object(members) }
             while true {
                 skipSpace()
-                guard current == UInt8(ascii: "\""), let name = string() else { return nil }
+                guard current == UInt8(ascii: "\"") else {
+                    throw failure(current == nil ? "the text ends inside an object" : "expected a quoted member name (is there a trailing comma?)")
+                }
+                let name = try string()
                 skipSpace()
-                guard current == UInt8(ascii: ":") else { return nil }
-                i += 1
+                try expect(UInt8(ascii: ":"), "':' after the member name")
                 skipSpace()
-                guard let v = value(depth: depth + 1) else { return nil }
+                let v = try value(depth: depth + 1)
                 if members[name] == nil { members[name] = v }
                 skipSpace()
                 if current == UInt8(ascii: ",") { i += 1; continue }
-                guard current == UInt8(ascii: "}") else { return nil }
-                i += 1
+                try expect(UInt8(ascii: "}"), "',' or '}' (is a comma missing?)")
                 return .object(members)
             }
         case UInt8(ascii: "["):
@@ -97,51 +112,55 @@ struct JSONParser {
             if current == UInt8(ascii: "]") { i += 1; return .array(items) }
             while true {
                 skipSpace()
-                guard let v = value(depth: depth + 1) else { return nil }
-                items.append(v)
+                items.append(try value(depth: depth + 1))
                 skipSpace()
                 if current == UInt8(ascii: ",") { i += 1; continue }
-                guard current == UInt8(ascii: "]") else { return nil }
-                i += 1
+                try expect(UInt8(ascii: "]"), "',' or ']'")
                 return .array(items)
             }
         case UInt8(ascii: "\""):
-            return string().map { .string($0) }
-        case UInt8(ascii: "t"): return literal("true") ? .bool(true) : nil
-        case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
-        case UInt8(ascii: "n"): return literal("null") ? .null : nil
-        default: return number()
+            return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case let c? where c == UInt8(ascii: "-") || isDigit(c):
+            return try number()
+        case nil:
+            throw failure("the text ends where a value was expected")
+        default:
+            throw failure("expected a value (a string in double quotes, a number, true, false, null, an object or a list)")
         }
     }
 
-    private mutating func literal(_ word: StaticString) -> Bool {
-        let n = word.utf8CodeUnitCount
-        guard i + n <= bytes.count else { return false }
-        for k in 0..<n where bytes[i + k] != word.utf8Start[k] { return false }
-        i += n
-        return true
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        for k in 0..<word.utf8CodeUnitCount {
+            guard current == word.utf8Start[k] else { throw failure("expected \(word)") }
+            i += 1
+        }
     }
 
     private func isDigit(_ c: UInt8?) -> Bool { c.map { $0 >= 0x30 && $0 <= 0x39 } ?? false }
 
-    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
-    private mutating func number() -> JSONValue? {
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, finite.
+    private mutating func number() throws(Failure) -> JSONValue {
         let start = i
+        let malformed = "a malformed number (JSON has no leading zeros, no trailing point, no NaN or infinity)"
         if current == UInt8(ascii: "-") { i += 1 }
-        guard isDigit(current) else { return nil }
+        guard isDigit(current) else { throw failure(malformed) }
         if current == UInt8(ascii: "0") { i += 1 } else { while isDigit(current) { i += 1 } }
         if current == UInt8(ascii: ".") {
             i += 1
-            guard isDigit(current) else { return nil }
+            guard isDigit(current) else { throw failure(malformed) }
             while isDigit(current) { i += 1 }
         }
         if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
             i += 1
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { i += 1 }
-            guard isDigit(current) else { return nil }
+            guard isDigit(current) else { throw failure(malformed) }
             while isDigit(current) { i += 1 }
         }
-        guard let d = Double(String(decoding: bytes[start..<i], as: UTF8.self)), d.isFinite else { return nil }
+        if isDigit(current) { throw failure(malformed) }  // a leading zero followed by more digits
+        guard let d = Double(String(decoding: bytes[start..<i], as: UTF8.self)), d.isFinite else { throw failure(malformed, at: start) }
         return .number(d)
     }
 
@@ -161,9 +180,10 @@ struct JSONParser {
         return v
     }
 
-    /// A string at `"`; nil when it is unterminated, holds a raw control character, a bad escape, a lone
-    /// surrogate or invalid UTF-8.
-    private mutating func string() -> String? {
+    /// A string at `"`: unterminated, a raw control character, a bad escape, a lone surrogate or invalid UTF-8
+    /// are failures.
+    private mutating func string() throws(Failure) -> String {
+        let start = i
         i += 1
         var out: [UInt8] = []
         var runStart = i
@@ -172,12 +192,14 @@ struct JSONParser {
             if c == UInt8(ascii: "\"") {
                 out.append(contentsOf: bytes[runStart..<i])
                 i += 1
-                return String(validating: out, as: UTF8.self)
+                guard let s = String(validating: out, as: UTF8.self) else { throw failure("a string that is not valid UTF-8", at: start) }
+                return s
             }
-            if c < 0x20 { return nil }
+            if c < 0x20 { throw failure("a line break or control character inside a string (is a closing quote missing?)") }
             guard c == UInt8(ascii: "\\") else { i += 1; continue }
             out.append(contentsOf: bytes[runStart..<i])
-            guard i + 1 < bytes.count else { return nil }
+            let escape = i
+            guard i + 1 < bytes.count else { break }
             let e = bytes[i + 1]
             i += 2
             switch e {
@@ -190,23 +212,24 @@ struct JSONParser {
             case UInt8(ascii: "r"): out.append(0x0D)
             case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
-                guard var scalar = hex(i) else { return nil }
+                let bad = "a \\u escape that is not four hex digits naming a character (or a surrogate pair)"
+                guard var scalar = hex(i) else { throw failure(bad, at: escape) }
                 i += 4
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard i + 6 <= bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u"),
-                          let low = hex(i + 2), (0xDC00...0xDFFF).contains(low) else { return nil }
+                          let low = hex(i + 2), (0xDC00...0xDFFF).contains(low) else { throw failure(bad, at: escape) }
                     i += 6
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 } else if (0xDC00...0xDFFF).contains(scalar) {
-                    return nil
+                    throw failure(bad, at: escape)
                 }
-                guard let u = Unicode.Scalar(scalar) else { return nil }
+                guard let u = Unicode.Scalar(scalar) else { throw failure(bad, at: escape) }
                 out.append(contentsOf: UTF8.encode(u)!)
             default:
-                return nil
+                throw failure("an unknown escape in a string (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)", at: escape)
             }
             runStart = i
         }
-        return nil
+        throw failure("the text ends inside a string (is a closing quote missing?)")
     }
 }
