@@ -110,7 +110,7 @@ public struct CredentialStore: CredentialStorage {
             i -= 1
             backward = (backward ^ UInt64(input[i])) &* 0x0000_0100_0000_01b3
         }
-        return String(forward, radix: 16).leftPadded(16) + String(backward, radix: 16).leftPadded(16)
+        return Hex.encode(forward) + Hex.encode(backward)
     }
 
     // MARK: Folder and key

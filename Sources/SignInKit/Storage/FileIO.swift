@@ -61,7 +61,7 @@ enum FileIO {
     /// A crash at any point leaves either the old file or the new one.
     static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
         let dir = PathName(path: path).deletingLastPathComponent
-        let suffix = ((try? Crypto.randomBytes(6)) ?? []).map { String($0, radix: 16).leftPadded(2) }.joined()
+        let suffix = Hex.encode((try? Crypto.randomBytes(6)) ?? [])
         let tmp = path + ".tmp-\(getpid())-\(suffix)"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(reason: errnoText()) }

@@ -270,7 +270,7 @@ struct StoreKey {
         }
     }
 
-    private func newID() throws(SignInError) -> String { try Crypto.randomBytes(16).map { String($0, radix: 16).leftPadded(2) }.joined() }
+    private func newID() throws(SignInError) -> String { Hex.encode(try Crypto.randomBytes(16)) }
 
     private func writeDescriptor(_ d: Descriptor) throws(SignInError) {
         let enc = JSONEncoder()
