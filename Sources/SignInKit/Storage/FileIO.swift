@@ -19,7 +19,9 @@ enum FileIO {
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
 
-    static func read(path: String, limit: Int, noFollow: Bool = false) throws(Failure) -> Data {
+    /// Reads a whole regular file of at most `limit` bytes. `verify` sees the opened file's status (owner, mode)
+    /// and returns why it may not be used, if so: checked on the descriptor that is read, not on the path before.
+    static func read(path: String, limit: Int, noFollow: Bool = false, verify: (stat) -> String? = { _ in nil }) throws(Failure) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0))
         guard fd >= 0 else {
             let e = errno
@@ -28,6 +30,7 @@ enum FileIO {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(reason: "not a regular file") }
+        if let problem = verify(st) { throw Failure(reason: problem) }
         guard Int(st.st_size) <= limit else { throw Failure(reason: "too large (\(st.st_size) bytes)") }
         var data = Data(count: Int(st.st_size))
         var got = 0

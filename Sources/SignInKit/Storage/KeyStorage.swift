@@ -130,8 +130,7 @@ struct StoreKey {
 
     func location() throws(SignInError) -> Location {
         do {
-            let data = try FileIO.read(path: descriptorPath, limit: 64 * 1024, noFollow: true)
-            try checkPrivate(descriptorPath)
+            let data = try FileIO.read(path: descriptorPath, limit: 64 * 1024, noFollow: true) { privacyProblem($0, descriptorPath) }
             guard let json = JSONValue.object(from: data), let d = Descriptor(json: json), [.secretService, .passphrase].contains(d.storage) else {
                 throw SignInError.storeUnreadable(path: descriptorPath, reason: "does not describe a key this signin knows; left as is")
             }
@@ -222,23 +221,21 @@ struct StoreKey {
     }
 
     private func readFile() throws(SignInError) -> [UInt8] {
-        var st = stat()
-        guard lstat(filePath, &st) == 0 else { throw .storeUnreadable(path: filePath, reason: FileIO.errnoText()) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .storeUnreadable(path: filePath, reason: "is not a regular file (symbolic links are refused)") }
-        try checkPrivate(filePath)
         let data: Data
-        do { data = try FileIO.read(path: filePath, limit: 64, noFollow: true) } catch { throw .storeUnreadable(path: filePath, reason: error.reason) }
+        do { data = try FileIO.read(path: filePath, limit: 64, noFollow: true) { privacyProblem($0, filePath) } } catch {
+            throw .storeUnreadable(path: filePath, reason: error.reason)
+        }
         guard data.count == 32 else { throw .storeUnreadable(path: filePath, reason: "is not a 32-byte key (\(data.count) bytes)") }
         return Array(data)
     }
 
-    private func checkPrivate(_ path: String) throws(SignInError) {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { throw .storeUnreadable(path: path, reason: FileIO.errnoText()) }
-        guard st.st_uid == geteuid() else { throw .storeUnreadable(path: path, reason: "is owned by another user") }
+    /// Why a key file (or its descriptor), as opened, may not be trusted: another owner, or open to other users.
+    private func privacyProblem(_ st: stat, _ path: String) -> String? {
+        guard st.st_uid == geteuid() else { return "is owned by another user" }
         guard st.st_mode & 0o077 == 0 else {
-            throw .storeUnreadable(path: path, reason: "can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(path), or sign out and in again")
+            return "can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(path), or sign out and in again"
         }
+        return nil
     }
 
     // MARK: Writing and moving
