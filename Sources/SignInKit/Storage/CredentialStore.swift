@@ -205,6 +205,11 @@ public struct CredentialStore: CredentialStorage {
     /// The stored credentials of the account whose file name part is `accountName`.
     func load(issuer: String, clientID: String, accountName: String) throws(SignInError) -> StoredCredentials? {
         guard try checkDirectory(create: false) else { return nil }
+        return try entry(issuer: issuer, clientID: clientID, accountName: accountName)
+    }
+
+    /// `load` for a caller that has checked the folder already (one `lstat` per command, not one per entry).
+    private func entry(issuer: String, clientID: String, accountName: String) throws(SignInError) -> StoredCredentials? {
         let path = entryPath(issuer: issuer, clientID: clientID, accountName: accountName)
         return try read(path: path, issuer: issuer, clientID: clientID, accountName: accountName, version: Self.formatVersion)
     }
@@ -216,7 +221,7 @@ public struct CredentialStore: CredentialStorage {
         var found: [StoredCredentials] = []
         for name in try fileNames() where name.hasPrefix(prefix) && name.hasSuffix(".cred") && name.count == prefix.count + 32 + 5 {
             let account = String(name.dropFirst(prefix.count).prefix(32))
-            if let creds = try load(issuer: issuer, clientID: clientID, accountName: account) { found.append(creds) }
+            if let creds = try entry(issuer: issuer, clientID: clientID, accountName: account) { found.append(creds) }
         }
         return found.sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
     }
@@ -273,12 +278,12 @@ public struct CredentialStore: CredentialStorage {
         // One access(2) on the cached path: a version 1 file still there means a carry-over to finish.
         if access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) != 0 {
             guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }
-            return try load(issuer: issuer, clientID: clientID, accountName: name)
+            return try entry(issuer: issuer, clientID: clientID, accountName: name)
         }
         return try withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> StoredCredentials? in
             try migrateVersion1(issuer: issuer, clientID: clientID)
             guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }
-            return try load(issuer: issuer, clientID: clientID, accountName: name)
+            return try entry(issuer: issuer, clientID: clientID, accountName: name)
         }
     }
 
