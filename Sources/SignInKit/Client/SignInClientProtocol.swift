@@ -55,9 +55,11 @@ extension SignInUserProtocol {
         try await freshToken(minimumValidity: .seconds(60))
     }
 
-    /// `Bearer <token>` for an `Authorization` header, with a token valid for at least a minute.
-    public func authorizationHeaderValue() async throws(SignInError) -> String {
-        "Bearer " + (try await freshToken(minimumValidity: .seconds(60))).value
+    /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for
+    /// at least `minimumValidity` more (refreshed only when needed); set it on a `URLRequest` or any HTTP client's
+    /// request. This is GIDSignIn's fetcher authorizer without tying you to one HTTP stack.
+    public func authorizationHeaderValue(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
+        "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
     }
 }
 

@@ -46,9 +46,7 @@ public struct SignInUser: Sendable {
     /// An access token valid for at least `minimumValidity` more, refreshing (once, across processes) only when
     /// the stored one is about to expire.
     public func freshAccessToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
-        let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
-        guard let token = user.accessToken?.value else { throw .noPreviousSignIn(reason: "no access token stored") }
-        return token
+        try await freshToken(minimumValidity: minimumValidity).value
     }
 
     /// The access token with its expiry, valid for at least `minimumValidity` more (refreshed only when needed).
@@ -56,13 +54,6 @@ public struct SignInUser: Sendable {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
         guard let token = user.accessToken else { throw .noPreviousSignIn(reason: "no access token stored") }
         return token
-    }
-
-    /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for
-    /// at least `minimumValidity` more; set it on a `URLRequest` or any HTTP client's request. This is
-    /// GIDSignIn's fetcher authorizer without tying you to one HTTP stack.
-    public func authorizationHeaderValue(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
-        "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
     }
 
     /// The provider's userinfo (OpenID Core 5.3) for this user, with a fresh token; the claims as the provider
