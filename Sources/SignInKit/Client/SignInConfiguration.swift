@@ -34,7 +34,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// Default 30 seconds.
     public var httpTimeout: Duration {
         get { .seconds(httpTimeoutSeconds) }
-        set { httpTimeoutSeconds = min(300, max(1, Int(newValue.timeInterval.rounded(.up)))) }
+        set { httpTimeoutSeconds = min(300, max(1, newValue.wholeSecondsRoundedUp)) }
     }
     var httpTimeoutSeconds: Int
     /// A PEM file of certificate authorities to trust instead of the system's (a corporate proxy, a test CA).
@@ -47,7 +47,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// How long an unlocked key stays in the kernel keyring (`key_cache_seconds`; zero: not at all). Default 8 hours.
     public var keyCacheDuration: Duration {
         get { .seconds(keyCacheSeconds) }
-        set { keyCacheSeconds = max(0, Int(newValue.timeInterval.rounded(.up))) }
+        set { keyCacheSeconds = max(0, newValue.wholeSecondsRoundedUp) }
     }
     var keyCacheSeconds: Int
     /// The user name `signin git-credential` answers (default: the account's e-mail).

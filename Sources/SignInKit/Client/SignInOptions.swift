@@ -20,7 +20,7 @@ public struct SignInOptions: Sendable {
 
 extension SignInOptions {
     /// `timeout` in whole seconds, at least one.
-    var timeoutSeconds: Int { max(1, Int(timeout.timeInterval.rounded(.up))) }
+    var timeoutSeconds: Int { max(1, timeout.wholeSecondsRoundedUp) }
 }
 
 extension Duration {
@@ -29,4 +29,7 @@ extension Duration {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
     }
+
+    /// Whole seconds, a part second counting as one: what the C interfaces and the configuration file take.
+    var wholeSecondsRoundedUp: Int { Int(timeInterval.rounded(.up)) }
 }

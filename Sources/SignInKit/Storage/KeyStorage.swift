@@ -35,7 +35,7 @@ public struct KeyCustody: Sendable {
     /// How long an unwrapped key stays in the kernel keyring; zero keeps it out of the kernel.
     public var cacheDuration: Duration {
         get { .seconds(cacheSeconds) }
-        set { cacheSeconds = max(0, Int(newValue.timeInterval.rounded(.up))) }
+        set { cacheSeconds = max(0, newValue.wholeSecondsRoundedUp) }
     }
     var cacheSeconds: Int
     /// Asks for the passphrase of a `passphrase` store.
@@ -47,7 +47,7 @@ public struct KeyCustody: Sendable {
     public init(storage: KeyStorage = .auto, cacheDuration: Duration = .seconds(8 * 3600), passphrase: PassphraseProvider? = nil,
                 sessionBusAvailable: Bool = getenv("DBUS_SESSION_BUS_ADDRESS").map { $0.pointee != 0 } ?? false) {
         self.storage = storage
-        self.cacheSeconds = max(0, Int(cacheDuration.timeInterval.rounded(.up)))
+        self.cacheSeconds = max(0, cacheDuration.wholeSecondsRoundedUp)
         self.passphrase = passphrase
         self.sessionBusAvailable = sessionBusAvailable
     }
