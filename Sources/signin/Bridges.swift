@@ -16,7 +16,7 @@ enum Bridges {
     ///    then use the new sign-in's token; otherwise throw, so a script is never stopped by a browser.
     static func freshUser(_ c: Context, token: TokenKind, interactive: Bool) throws(SignInError) -> SignInUser {
         do {
-            return try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: token)
+            return try c.restore(token)
         } catch .noPreviousSignIn(let reason) {
             guard interactive else { throw .noPreviousSignIn(reason: reason) }
             err("signin: signing in is needed first (\(reason.withoutTerminalControls)).")
@@ -24,7 +24,7 @@ enum Bridges {
             opts.openBrowser = !c.browsing.headless
             opts.loginHint = c.account
             _ = try Commands.signIn(c.client, opts)
-            return try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), token: token)
+            return try c.restore(token, forceRefresh: false)
         }
     }
 

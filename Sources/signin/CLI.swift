@@ -165,6 +165,12 @@ struct Context {
     let browsing: Browsing
 
     var minTTL: Int { (try? arguments.int(.minTTL, default: 60, in: 0...86400)) ?? 60 }
+
+    /// The account restored as the command line asks: `--account`, `--min-ttl`, `--force-refresh` (unless
+    /// `forceRefresh` is given: a sign-in just made needs no forced refresh).
+    func restore(_ token: TokenKind = .access, forceRefresh: Bool? = nil) throws(SignInError) -> SignInUser {
+        try client.restore(account: account, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh ?? arguments.has(.forceRefresh), token: token)
+    }
 }
 
 /// How a sign-in reaches a browser, decided once per run and only for commands that may sign in.

@@ -65,7 +65,7 @@ enum Commands {
     }
 
     static func restore(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
+        let user = try c.restore()
         printProfile(user, c, verb: "Signed in as")
         return .success
     }
@@ -78,7 +78,7 @@ enum Commands {
     }
 
     static func token(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh))
+        let user = try c.restore()
         guard let token = user.accessToken else { throw SignInError.noPreviousSignIn(reason: "no access token stored") }
         if c.json {
             out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
@@ -90,7 +90,7 @@ enum Commands {
     }
 
     static func idToken(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.client.restore(account: c.account, minimumValidity: .seconds(c.minTTL), forceRefresh: c.arguments.has(.forceRefresh), token: .id)
+        let user = try c.restore(.id)
         guard let token = user.idToken else { throw SignInError.noPreviousSignIn(reason: "no ID token stored") }
         if c.json {
             out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
