@@ -12,15 +12,9 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable (Canceller) throws(SignInE
     let canceller = Canceller()
     let result: Result<T, SignInError> = await withTaskCancellationHandler {
         await withCheckedContinuation { k in
-            DedicatedThread.start {
-                CurrentCanceller.set(canceller)
-                let result: Result<T, SignInError>
-                do throws(SignInError) { result = .success(try body(canceller)) } catch { result = .failure(error) }
-                CurrentCanceller.set(nil)
-                // The thread ends right after: its OpenSSL state goes now, not in a race with the process's exit.
-                Crypto.releaseThreadState()
-                k.resume(returning: result)
-            }
+            DedicatedThread.start(canceller: canceller, { () -> Result<T, SignInError> in
+                do throws(SignInError) { return .success(try body(canceller)) } catch { return .failure(error) }
+            }, then: { k.resume(returning: $0) })
         }
     } onCancel: {
         canceller.cancel()
@@ -49,6 +43,19 @@ enum CurrentCanceller {
 
 /// A detached thread for one piece of blocking work.
 enum DedicatedThread {
+    /// Runs `work` on a thread of its own with `canceller` as its `CurrentCanceller`, then frees the thread's
+    /// OpenSSL state and only then hands the result over (`then`): the thread ends right after, and its OpenSSL
+    /// state must go now, not in a race with the process's exit.
+    static func start<R: Sendable>(canceller: Canceller?, _ work: @escaping @Sendable () -> R, then handOver: @escaping @Sendable (R) -> Void) {
+        start {
+            CurrentCanceller.set(canceller)
+            let result = work()
+            CurrentCanceller.set(nil)
+            Crypto.releaseThreadState()
+            handOver(result)
+        }
+    }
+
     private final class Work {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }

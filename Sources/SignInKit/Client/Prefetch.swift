@@ -15,16 +15,12 @@ final class Prefetch<T: Sendable>: @unchecked Sendable {
         // The caller's cancellation reaches the prefetch's transfer too.
         let canceller = CurrentCanceller.value
         let unowned = Unmanaged.passUnretained(self)
-        DedicatedThread.start {
-            CurrentCanceller.set(canceller)
-            let value = try? work()
-            CurrentCanceller.set(nil)
-            Crypto.releaseThreadState()
+        DedicatedThread.start(canceller: canceller, { try? work() }, then: { value in
             let me = unowned.takeUnretainedValue()
             me.result = value
             me.done.signal()
             me.finished.signal()  // the last touch: after this the thread holds nothing of ours
-        }
+        })
     }
 
     deinit {
