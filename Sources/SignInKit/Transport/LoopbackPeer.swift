@@ -96,8 +96,5 @@ enum LoopbackPeer {
         }
     }
 
-    private static func hex(_ v: UInt32, _ width: Int) -> String {
-        let s = String(v, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
-    }
+    private static func hex(_ v: UInt32, _ width: Int) -> String { String(v, radix: 16, uppercase: true).leftPadded(width) }
 }
