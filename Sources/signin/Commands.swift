@@ -23,7 +23,7 @@ enum Commands {
         if c.browsing.paste { opts.pasteFileDescriptor = 0 }
         let user = try signIn(c.client, opts)
         if c.json {
-            out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer)))
+            out(JSONText.object(JSONText.user(user)))
         } else {
             out("Signed in as \(user.profile.displayName)")
             let missing = Set(c.client.configuration.scopes).subtracting(user.grantedScopes)
@@ -106,7 +106,7 @@ enum Commands {
         let user = try client.storedUser(account: c.account)
         let store = client.fileStore.directory
         if c.json {
-            var obj: [String: JSONValueOut] = user.map { JSONText.user($0, issuer: client.configuration.issuer) } ?? [
+            var obj: [String: JSONValueOut] = user.map { JSONText.user($0) } ?? [
                 "signed_in": .bool(false), "issuer": .string(client.configuration.issuer),
             ]
             obj["client_id"] = .string(client.configuration.clientID)
@@ -140,7 +140,7 @@ enum Commands {
     static func accounts(_ c: Context) throws(SignInError) -> ExitCode {
         let users = try c.client.accounts()
         if c.json {
-            out(JSONText.render(.array(users.map { .object(JSONText.user($0, issuer: c.client.configuration.issuer)) })))
+            out(JSONText.render(.array(users.map { .object(JSONText.user($0)) })))
         } else if users.isEmpty {
             out("No accounts for \(c.client.configuration.issuer) (\(c.client.configuration.sourcePath)); run `signin login`.")
         } else {
@@ -181,7 +181,7 @@ enum Commands {
             let users = (try? client.accounts()) ?? []
             sections.append("\(name) (\(config.issuer)):\n" + (users.isEmpty ? "  no accounts" : accountLines(users).map { "  " + $0 }.joined(separator: "\n")))
             for u in users {
-                var o = JSONText.user(u, issuer: config.issuer)
+                var o = JSONText.user(u)
                 o["profile_name"] = .string(name)
                 json.append(.object(o))
             }
@@ -194,7 +194,7 @@ enum Commands {
 
     static func use(_ c: Context) throws(SignInError) -> ExitCode {
         let user = try c.client.switchAccount(to: c.arguments.positional[0])
-        if c.json { out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer))) } else { out("Now using \(user.profile.displayName)") }
+        if c.json { out(JSONText.object(JSONText.user(user))) } else { out("Now using \(user.profile.displayName)") }
         return .success
     }
 
@@ -274,7 +274,7 @@ enum Commands {
 
     static func printProfile(_ user: SignInUser, _ c: Context, verb: String?) {
         if c.json {
-            out(JSONText.object(JSONText.user(user, issuer: c.client.configuration.issuer)))
+            out(JSONText.object(JSONText.user(user)))
         } else {
             out(verb.map { "\($0) \(user.profile.displayName)" } ?? user.profile.displayName)
         }

@@ -54,9 +54,9 @@ enum JSONText {
     static func opt(_ s: String?) -> JSONValueOut { s.map { .string($0) } ?? .null }
 
     /// One account, in the vocabulary every command's `--json` shares (README lists the fields).
-    static func user(_ u: SignInUser, issuer: String) -> [String: JSONValueOut] {
+    static func user(_ u: SignInUser) -> [String: JSONValueOut] {
         [
-            "signed_in": .bool(u.grantEndedAt == nil), "issuer": .string(issuer), "current": .bool(u.isCurrent),
+            "signed_in": .bool(u.grantEndedAt == nil), "issuer": .string(u.issuer), "current": .bool(u.isCurrent),
             "profile": profile(u.profile), "granted_scopes": .array(u.grantedScopes.map { .string($0) }),
             "access_token_expires_at": u.accessToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
             "id_token_expires_at": u.idToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
