@@ -107,6 +107,9 @@ struct StoreKey {
             }
         }
 
+        /// The unwrapped key's name in the kernel keyring.
+        var kernelKeyName: String { "signin:\(id)" }
+
         init(storage: KeyStorage, id: String, kdf: KDF?, wrapped: String?) {
             self.storage = storage
             self.id = id
@@ -191,15 +194,21 @@ struct StoreKey {
     }
 
     private func unwrap(_ d: Descriptor) throws(SignInError) -> [UInt8] {
-        if let cached = KernelKeyring.read("signin:\(d.id)") { return cached }
-        let key: [UInt8]
-        if d.storage == .secretService {
-            key = try SecretService.lookup(storeID: d.id, descriptorPath: descriptorPath)
-        } else {
-            key = try unwrapWithPassphrase(d)
-        }
-        if custody.cacheSeconds > 0 { KernelKeyring.add("signin:\(d.id)", key, seconds: custody.cacheSeconds, directory: directory) }
+        if let cached = KernelKeyring.read(d.kernelKeyName) { return cached }
+        let key = try unwrapUncached(d)
+        if custody.cacheSeconds > 0 { KernelKeyring.add(d.kernelKeyName, key, seconds: custody.cacheSeconds, directory: directory) }
         return key
+    }
+
+    /// The key from where the descriptor says, bypassing the kernel cache.
+    private func unwrapUncached(_ d: Descriptor) throws(SignInError) -> [UInt8] {
+        d.storage == .secretService ? try SecretService.lookup(storeID: d.id, descriptorPath: descriptorPath) : try unwrapWithPassphrase(d)
+    }
+
+    /// Drops a described key's material outside the folder: its kernel cache entry and its Secret Service item.
+    private func forget(_ d: Descriptor) {
+        KernelKeyring.remove(d.kernelKeyName)
+        if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
     }
 
     private func unwrapWithPassphrase(_ d: Descriptor) throws(SignInError) -> [UInt8] {
@@ -295,8 +304,7 @@ struct StoreKey {
         let check: [UInt8]?
         switch try location() {
         case _ where target == .file: check = try readFile()  // the descriptor still wins until it is removed below
-        case .described(let d) where d.storage == target:
-            check = d.storage == .secretService ? try SecretService.lookup(storeID: d.id, descriptorPath: descriptorPath) : try unwrapWithPassphrase(d)
+        case .described(let d) where d.storage == target: check = try unwrapUncached(d)
         default: check = nil
         }
         guard check == key else { throw .storeUnwritable(path: directory, reason: "the key could not be read back from its new place; the old one is kept") }
@@ -304,8 +312,7 @@ struct StoreKey {
         switch before {
         case .file where target != .file: unlink(filePath)
         case .described(let d):
-            KernelKeyring.remove("signin:\(d.id)")
-            if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
+            forget(d)
             if target == .file { unlink(descriptorPath) }
         default: break
         }
@@ -316,14 +323,13 @@ struct StoreKey {
     @discardableResult
     func lock() -> Bool {
         guard case .described(let d)? = try? location() else { return false }
-        return KernelKeyring.remove("signin:\(d.id)")
+        return KernelKeyring.remove(d.kernelKeyName)
     }
 
     /// Removes the key wherever it is (after the last account is signed out).
     func destroy() {
         if case .described(let d)? = try? location() {
-            KernelKeyring.remove("signin:\(d.id)")
-            if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
+            forget(d)
             unlink(descriptorPath)
         }
         unlink(filePath)
