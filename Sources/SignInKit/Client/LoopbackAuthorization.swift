@@ -25,8 +25,7 @@ final class LoopbackAuthorization {
         onEvent(.authorizationURL(url: URL(string: request.url)!, redirectURI: URL(string: receiver.redirectURI)!, port: port, browser: outcome))
         var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)
         validator.issuerRequired = endpoints.issuerParameterSupported == true
-        let answer = try receiver.waitForCode(validator: validator, deadline: LoopbackReceiver.now() + Double(options.timeoutSeconds),
-                                              timeoutSeconds: options.timeoutSeconds, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
+        let answer = try receiver.waitForCode(validator: validator, timeoutSeconds: options.timeoutSeconds, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
             switch notice {
             case .refusedCallback(let reason): onEvent(.refusedCallback(reason: reason.withoutControlCharacters))
             case .refusedPaste(let reason): onEvent(.refusedPaste(reason: reason.withoutControlCharacters))

@@ -116,12 +116,12 @@ final class LoopbackReceiver {
 
     // MARK: The two phases
 
-    /// Waits for a valid callback (or a valid pasted address on `pasteFD`), until `deadline` (monotonic seconds)
-    /// or cancellation.
-    func waitForCode(validator: CallbackValidator, deadline: Double, timeoutSeconds: Int, canceller: Canceller,
+    /// Waits for a valid callback (or a valid pasted address on `pasteFD`), for `timeoutSeconds` or until
+    /// cancellation.
+    func waitForCode(validator: CallbackValidator, timeoutSeconds: Int, canceller: Canceller,
                      pasteFD: Int32?, notice: (ReceiverNotice) -> Void) throws(SignInError) -> AuthorizationResponse {
         let paste = pasteFD.map(PasteReader.init)
-        let answer = try serve(until: deadline, canceller: canceller, paste: paste, notice: notice,
+        let answer = try serve(until: Self.now() + Double(timeoutSeconds), canceller: canceller, paste: paste, notice: notice,
             onRequest: { (r: HTTPRequestHead) throws(SignInError) -> (Reply, AuthorizationResponse?) in
                 guard r.path == self.callbackPath else { return (.status("404 Not Found"), nil) }
                 switch validator.check(query: r.query) {
