@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+void signin_tty_echo_restore(void);
+
 static atomic_int hold_depth;
 static atomic_int pending_signal;
 
@@ -55,4 +57,125 @@ int signin_signals_pending(void) { return atomic_load(&pending_signal); }
 
 int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+/* Signals that whoever started us ignored (nohup, a shell's background job): recorded before we change any. */
+static sigset_t inherited_ignored;
+static atomic_int inherited_recorded;
+
+void signin_signals_record_inherited(void) {
+    sigemptyset(&inherited_ignored);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction current;
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        if (sigaction(sig, NULL, &current) == 0 && current.sa_handler == SIG_IGN) sigaddset(&inherited_ignored, sig);
+    }
+    atomic_store(&inherited_recorded, 1);
+}
+
+/* Every catchable signal but those our parent had us ignore. */
+static void child_defaults(sigset_t *set) {
+    sigfillset(set);
+    sigdelset(set, SIGKILL);
+    sigdelset(set, SIGSTOP);
+    if (atomic_load(&inherited_recorded)) {
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sigismember(&inherited_ignored, sig)) sigdelset(set, sig);
+    }
+}
+
+int signin_spawnattr_clean_signals(posix_spawnattr_t *attr) {
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    child_defaults(&defaults);
+    if (posix_spawnattr_setsigmask(attr, &empty) != 0) return -1;
+    if (posix_spawnattr_setsigdefault(attr, &defaults) != 0) return -1;
+    return posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
+void signin_signals_reset_for_exec(void) {
+    sigset_t defaults;
+    child_defaults(&defaults);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (!sigismember(&defaults, sig)) continue;
+        struct sigaction a;
+        memset(&a, 0, sizeof a);
+        a.sa_handler = SIG_DFL;
+        sigemptyset(&a.sa_mask);
+        sigaction(sig, &a, NULL);
+    }
+    if (atomic_load(&inherited_recorded)) {
+        for (int sig = 1; sig < NSIG; sig++) {
+            if (!sigismember(&inherited_ignored, sig)) continue;
+            struct sigaction a;
+            memset(&a, 0, sizeof a);
+            a.sa_handler = SIG_IGN;
+            sigemptyset(&a.sa_mask);
+            sigaction(sig, &a, NULL);
+        }
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    pthread_sigmask(SIG_SETMASK, &empty, NULL);
+}
+
+int signin_process_harden(void) {
+    struct rlimit none = {0, 0};
+    int rc = setrlimit(RLIMIT_CORE, &none);
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) rc = -1;
+    return rc;
+}
+
+int signin_process_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
+#include <termios.h>
+#include <unistd.h>
+
+/* The terminal's settings while a hidden prompt is up, restored by any signal that ends the prompt. */
+static struct termios tty_saved;
+static volatile sig_atomic_t tty_fd = -1;
+static struct sigaction tty_previous[4];
+static const int tty_signals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void tty_restore_and_reraise(int sig) {
+    if (tty_fd >= 0) {
+        tcsetattr(tty_fd, TCSAFLUSH, &tty_saved);
+        (void)!write(tty_fd, "\n", 1);
+        tty_fd = -1;
+    }
+    for (int i = 0; i < 4; i++)
+        if (tty_signals[i] == sig) sigaction(sig, &tty_previous[i], NULL);
+    raise(sig);
+}
+
+int signin_tty_echo_off(int fd) {
+    struct termios quiet;
+    if (tcgetattr(fd, &tty_saved) != 0) return -1;
+    quiet = tty_saved;
+    quiet.c_lflag &= ~(tcflag_t)ECHO;
+    tty_fd = fd;
+    for (int i = 0; i < 4; i++) {
+        struct sigaction a;
+        memset(&a, 0, sizeof a);
+        a.sa_handler = tty_restore_and_reraise;
+        sigemptyset(&a.sa_mask);
+        a.sa_flags = SA_RESETHAND;
+        sigaction(tty_signals[i], &a, &tty_previous[i]);
+        /* A signal our parent had us ignore stays ignored. */
+        if (tty_previous[i].sa_handler == SIG_IGN) sigaction(tty_signals[i], &tty_previous[i], NULL);
+    }
+    if (tcsetattr(fd, TCSAFLUSH, &quiet) != 0) {
+        signin_tty_echo_restore();
+        return -1;
+    }
+    return 0;
+}
+
+void signin_tty_echo_restore(void) {
+    if (tty_fd >= 0) tcsetattr(tty_fd, TCSAFLUSH, &tty_saved);
+    tty_fd = -1;
+    for (int i = 0; i < 4; i++) sigaction(tty_signals[i], &tty_previous[i], NULL);
 }

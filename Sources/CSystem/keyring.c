@@ -1,35 +1,74 @@
 #define _GNU_SOURCE
 #include "csystem.h"
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /* From <linux/keyctl.h>. */
 #define KEY_SPEC_SESSION_KEYRING -3
+#define KEY_SPEC_USER_KEYRING -4
+#define KEYCTL_DESCRIBE 6
 #define KEYCTL_REVOKE 3
 #define KEYCTL_SETPERM 5
 #define KEYCTL_UNLINK 9
 #define KEYCTL_SEARCH 10
 #define KEYCTL_READ 11
 #define KEYCTL_SET_TIMEOUT 15
-#define KEY_POS_ALL 0x3f000000u
+/* View, read, write, search, link, setattr for the key's owner (uid) only. Nothing for its possessor as such:
+ * possession follows the session keyring, which another uid can share (su without pam_keyinit), and possessor
+ * permissions are added to whatever else applies. */
+#define KEY_USR_ALL 0x003f0000u
+
+/* The owner uid of key `id`, or -1. */
+static long key_owner(long id) {
+    char buf[512];
+    long n = syscall(SYS_keyctl, KEYCTL_DESCRIBE, id, buf, sizeof buf - 1);
+    if (n < 0) return -1;
+    buf[n < (long)sizeof buf ? n : (long)sizeof buf - 1] = 0;
+    /* "type;uid;gid;perm;description" */
+    char *semi = strchr(buf, ';');
+    if (!semi) return -1;
+    char *end = NULL;
+    long uid = strtol(semi + 1, &end, 10);
+    if (!end || *end != ';') return -1;
+    return uid;
+}
+
+static long find_in(long keyring, const char *description) {
+    return syscall(SYS_keyctl, KEYCTL_SEARCH, keyring, "user", description, 0);
+}
 
 long signin_kernel_key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds) {
-    long id = syscall(SYS_add_key, "user", description, data, length, KEY_SPEC_SESSION_KEYRING);
+    /* A key of that name already there but not ours (planted) is unlinked first: add_key would update it in
+     * place, and its owner could then read what we put in it. */
+    long existing = find_in(KEY_SPEC_USER_KEYRING, description);
+    if (existing >= 0 && key_owner(existing) != (long)getuid()) syscall(SYS_keyctl, KEYCTL_UNLINK, existing, KEY_SPEC_USER_KEYRING);
+    long id = syscall(SYS_add_key, "user", description, data, length, KEY_SPEC_USER_KEYRING);
     if (id < 0) return -1;
-    /* Only a process that possesses it (through this session keyring) may see, read or change it. */
-    if (syscall(SYS_keyctl, KEYCTL_SETPERM, id, KEY_POS_ALL) < 0 ||
+    if (key_owner(id) != (long)getuid() || syscall(SYS_keyctl, KEYCTL_SETPERM, id, KEY_USR_ALL) < 0 ||
         (timeout_seconds > 0 && syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, timeout_seconds) < 0)) {
         int e = errno;
         syscall(SYS_keyctl, KEYCTL_REVOKE, id);
-        errno = e;
+        syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_USER_KEYRING);
+        errno = e ? e : EPERM;
         return -1;
     }
     return id;
 }
 
-long signin_kernel_key_find(const char *description) {
-    return syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, "user", description, 0);
+long signin_kernel_key_find(const char *description, unsigned int *foreign_uid) {
+    long id = find_in(KEY_SPEC_USER_KEYRING, description);
+    if (id < 0) return -1;
+    long owner = key_owner(id);
+    if (owner != (long)getuid()) {
+        if (foreign_uid) *foreign_uid = (unsigned int)owner;
+        errno = EACCES;
+        return -2;
+    }
+    return id;
 }
 
 long signin_kernel_key_read(long id, void *buffer, unsigned long length) {
@@ -38,6 +77,15 @@ long signin_kernel_key_read(long id, void *buffer, unsigned long length) {
 
 long signin_kernel_key_remove(long id) {
     /* Revoked at once for every process that holds it, then unlinked. */
+    long rc = syscall(SYS_keyctl, KEYCTL_REVOKE, id);
+    syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_USER_KEYRING);
+    return rc;
+}
+
+long signin_kernel_key_remove_legacy(const char *description) {
+    /* Earlier signins kept the key in the session keyring; only a key of our own uid is removed. */
+    long id = find_in(KEY_SPEC_SESSION_KEYRING, description);
+    if (id < 0 || key_owner(id) != (long)getuid()) return -1;
     long rc = syscall(SYS_keyctl, KEYCTL_REVOKE, id);
     syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_SESSION_KEYRING);
     return rc;

@@ -18,7 +18,7 @@ typedef struct {
 typedef struct { unsigned int domain; int code; char *message; } GError;
 
 static const SecretSchema schema = {
-    "io.github.signin.StoreKey", 0, {{"store", 0}, {NULL, 0}}, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    "io.github.signin.StoreKey", 0, {{"store", 0}, {"folder", 0}, {NULL, 0}}, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 static struct {
@@ -92,10 +92,10 @@ static int failed(GError *e, const char *what, char **error) {
     return -1;
 }
 
-int signin_secret_store(const char *store_id, const char *label, const char *secret, char **error) {
+int signin_secret_store(const char *store_id, const char *folder, const char *label, const char *secret, char **error) {
     if (!loaded(error)) return -1;
     GError *e = NULL;
-    if (!api.store(&schema, "default", label, secret, NULL, &e, "store", store_id, NULL)) return failed(e, "could not store the key in the Secret Service", error);
+    if (!api.store(&schema, "default", label, secret, NULL, &e, "store", store_id, "folder", folder, NULL)) return failed(e, "could not store the key in the Secret Service", error);
     return 0;
 }
 
@@ -127,6 +127,14 @@ int signin_secret_clear(const char *store_id, char **error) {
     GError *e = NULL;
     api.clear(&schema, NULL, &e, "store", store_id, NULL);
     if (e) return failed(e, "could not remove the key from the Secret Service", error);
+    return 0;
+}
+
+int signin_secret_clear_folder(const char *folder, char **error) {
+    if (!loaded(error)) return -1;
+    GError *e = NULL;
+    api.clear(&schema, NULL, &e, "folder", folder, NULL);
+    if (e) return failed(e, "could not remove the keys from the Secret Service", error);
     return 0;
 }
 

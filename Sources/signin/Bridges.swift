@@ -42,8 +42,11 @@ enum Bridges {
         }
         let name = a.value(Command.env) ?? "SIGNIN_ACCESS_TOKEN"
         setenv(name, token, 1)
-        // What signin changed for itself goes back to the defaults COMMAND expects.
-        for sig in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
+        // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
+        // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
+        ProcessHardening.resetSignalsForExec()
+        // The passphrase's descriptor was for signin: COMMAND must not read it again through /proc/self/fd.
+        if let fd = a.value(Command.passphraseFD).flatMap({ Int32($0) }), fd > 2 { close(fd) }
         let argv = a.rest
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
         guard argv[0].contains("/") || (c.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains(where: { access("\($0)/\(argv[0])", F_OK) == 0 }) else {

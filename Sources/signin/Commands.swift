@@ -280,14 +280,24 @@ enum Commands {
         }
     }
 
-    /// `signin key move --to STORAGE`: the key changes place, the entries stay.
+    /// `signin key move --to STORAGE`: a new store key, kept where STORAGE says; every entry is encrypted again
+    /// under it (crash-safe: see `CredentialStore.moveKey`), so a copy of the old key opens nothing written after.
     static func keyMove(_ c: Context) throws(SignInError) -> ExitCode {
         let target = KeyStorage(rawValue: c.arguments.value(Command.to)!)!
-        let (from, to) = try c.client.fileStore.moveKey(to: target)
-        if c.json { out(JSONText.object(["from": .string(from), "to": .string(to)])) } else if from == to {
-            out("The key is already there: \(to)")
+        // Every configuration shares the store: name them all, so older entries of each are carried over first.
+        var configurations = [(issuer: c.client.configuration.issuer, clientID: c.client.configuration.clientID)]
+        for name in SignInConfiguration.profileNames(environment: c.environment) {
+            if let config = try? SignInConfiguration.load(path: SignInConfiguration.directory(environment: c.environment) + "/\(name).json") {
+                configurations.append((config.issuer, config.clientID))
+            }
+        }
+        let result = try c.client.fileStore.moveKey(to: target, configurations: configurations)
+        if c.json {
+            out(JSONText.object(["from": .string(result.from), "to": .string(result.to), "moved": .bool(result.moved), "reencrypted": .int(result.reencrypted)]))
+        } else if !result.moved {
+            out("The key is already there: \(result.to)")
         } else {
-            out("Moved the store key.\n  from: \(from)\n  to:   \(to)")
+            out("Moved the store to a new key.\n  from: \(result.from)\n  to:   \(result.to)\n\(result.reencrypted) entr\(result.reencrypted == 1 ? "y" : "ies") encrypted again under it; the old key, and any copy of it, opens nothing written from now on.")
         }
         return .success
     }

@@ -1,18 +1,28 @@
+@_spi(CLI) import SignInKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Replaces Swift's crash backtracer, whose report dumps registers and the memory they point to (where a token
-/// may sit), with a one-line message. `SIGNIN_DEBUG_CRASH=1` keeps the full backtrace for developers.
+/// signin's memory holds tokens, so nothing may copy it out: no core file (RLIMIT_CORE 0), no ptrace or
+/// `/proc/PID/mem` by the same user's other processes (not dumpable), and Swift's crash backtracer, whose report
+/// dumps registers and the memory they point to, replaced by a one-line message for every signal that would dump
+/// core (SIGQUIT included). `SIGNIN_DEBUG_CRASH=1` keeps the process dumpable and the full backtrace, for developers.
 enum CrashGuard {
+    static let fatalSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT, SIGQUIT, SIGSYS, SIGXCPU]
+
     static func install() {
         if let v = getenv("SIGNIN_DEBUG_CRASH"), String(cString: v) == "1" { return }
-        for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT] {
+        ProcessHardening.apply()
+        for sig in fatalSignals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in
-                let message = "signin: internal error (signal \(sig)); the credential store is intact (writes are atomic). Please report it.\n"
+                // Only async-signal-safe calls here: write(2) of a fixed text, then _exit.
+                let message = sig == SIGQUIT
+                    ? "signin: quit (SIGQUIT); no core file is written (it would hold tokens); the credential store is intact.\n"
+                    : "signin: internal error (signal \(sig)); the credential store is intact (writes are atomic). Please report it.\n"
                 message.withCString { p in _ = write(2, p, strlen(p)) }
-                _exit(1)
+                _exit(sig == SIGQUIT ? 128 + SIGQUIT : 1)
             }
             sigemptyset(&action.sa_mask)
             action.sa_flags = 0

@@ -26,22 +26,20 @@ enum Passphrase {
         defer { close(tty) }
         func ask(_ prompt: String) -> String? {
             writeAll(tty, prompt)
-            var saved = termios()
-            let echoOff = tcgetattr(tty, &saved) == 0
-            if echoOff {
-                var quiet = saved
-                quiet.c_lflag &= ~tcflag_t(ECHO)
-                tcsetattr(tty, TCSAFLUSH, &quiet)
-            }
+            let hidden = HiddenInput.echoOff(tty)
             let line = readLine(fd: tty)
-            if echoOff { tcsetattr(tty, TCSAFLUSH, &saved) }
+            if hidden { HiddenInput.restore() }
             writeAll(tty, "\n")
             return line
         }
         switch purpose {
         case .create:
             for _ in 0..<3 {
-                guard let first = ask("New passphrase for signin's store key: "), !first.isEmpty else { continue }
+                guard let first = ask("New passphrase for signin's store key (at least \(StorePassphrase.minimumLength) characters): ") else { return nil }
+                if let problem = StorePassphrase.problem(first) {
+                    writeAll(tty, "\(problem)\n")
+                    continue
+                }
                 guard let again = ask("The same passphrase again: ") else { return nil }
                 if first == again { return first }
                 writeAll(tty, "They differ; once more.\n")

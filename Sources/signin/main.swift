@@ -5,6 +5,9 @@
 import Glibc
 #endif
 
+// Before anything holds a token: no core file, no ptrace by the same user's other processes, and the signals our
+// parent had us ignore noted (children get them ignored again, everything else at its default).
+ProcessHardening.recordInheritedSignals()
 CrashGuard.install()
 // SIGINT, SIGTERM and SIGHUP wait while a token request is in flight, until its answer is saved: a one-use
 // rotating refresh token is never spent without the new one being kept.

@@ -20,24 +20,31 @@ int signin_signals_pending(void);
 
 /*
  * The freedesktop Secret Service through libsecret, loaded (dlopen) only when a store keeps its key there, as
- * libcurl is loaded only for the network. Items are found by the attribute "store" = `store_id`. Each call returns
+ * libcurl is loaded only for the network. Items are found by the attribute "store" = `store_id`, and carry the store folder as "folder". Each call returns
  * 0 on success; on failure -1 with a message in `error` (free with signin_secret_free). A lookup that finds
  * nothing returns 0 with *secret NULL, and 1 when the item is there but its collection is locked. Secrets are text (the key in base64); free them with signin_secret_free,
  * which wipes them first.
  */
-int signin_secret_store(const char *store_id, const char *label, const char *secret, char **error);
+int signin_secret_store(const char *store_id, const char *folder, const char *label, const char *secret, char **error);
 int signin_secret_lookup(const char *store_id, char **secret, char **error);
 int signin_secret_clear(const char *store_id, char **error);
+/* Removes every item of the store folder `folder` (attribute "folder"), whichever store ID it has. */
+int signin_secret_clear_folder(const char *folder, char **error);
 void signin_secret_free(char *s);
 
 /*
- * The Linux kernel keyring, by raw system calls (no libkeyutils): a "user" key in the session keyring, readable
- * only by its possessor, that expires by itself. Each returns -1 with errno set on failure.
+ * The Linux kernel keyring, by raw system calls (no libkeyutils): a "user" key in the user keyring (@u: one per
+ * uid, so it outlives a shell without a session keyring of its own, as sshd and su without pam_keyinit leave),
+ * readable only by its owner's uid, whatever keyring another uid shares, expiring by itself. `find` returns -2
+ * (and the owner in *foreign_uid) for a key of that name that another uid put there. Each returns -1 with errno
+ * set on failure.
  */
 long signin_kernel_key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds);
-long signin_kernel_key_find(const char *description);
+long signin_kernel_key_find(const char *description, unsigned int *foreign_uid);
 long signin_kernel_key_read(long id, void *buffer, unsigned long length);
 long signin_kernel_key_remove(long id);
+/* Removes a key of ours of that name from the session keyring, where earlier signins kept it. */
+long signin_kernel_key_remove_legacy(const char *description);
 
 /*
  * The owner (uid) of a local TCP socket, asked of the kernel by its exact address and port (NETLINK_SOCK_DIAG,
@@ -47,6 +54,26 @@ long signin_kernel_key_remove(long id);
  */
 int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short local_port,
                           const void *remote_addr, unsigned short remote_port, unsigned int *uid);
+
+/*
+ * What a child starts with. `record_inherited` notes, once and first thing in main, which signals our parent had
+ * us ignore (nohup); every child then starts with an empty signal mask and every other signal at its default,
+ * whichever thread starts it and whatever signin was doing: `spawnattr_clean_signals` for posix_spawn,
+ * `reset_for_exec` in the process itself just before execvp.
+ */
+void signin_signals_record_inherited(void);
+int signin_spawnattr_clean_signals(posix_spawnattr_t *attr);
+void signin_signals_reset_for_exec(void);
+
+/* No core file and no ptrace by processes of the same user (RLIMIT_CORE 0, PR_SET_DUMPABLE 0): signin's memory
+ * holds tokens. Returns 0, or -1 when either was refused. `dumpable` is PR_GET_DUMPABLE. */
+int signin_process_harden(void);
+int signin_process_dumpable(void);
+
+/* Echo off on a terminal for a hidden prompt, and back on by `restore` or by SIGINT, SIGTERM, SIGHUP or SIGQUIT
+ * arriving meanwhile (restored, then the signal acts as before). -1 when `fd` is not a terminal. */
+int signin_tty_echo_off(int fd);
+void signin_tty_echo_restore(void);
 
 /* posix_spawn_file_actions_addclosefrom_np (glibc 2.34 and later). */
 int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);

@@ -18,3 +18,29 @@ public enum SignalHolding {
     /// Installs the handlers; call once, early in `main`.
     public static func install() { signin_signals_install_hold() }
 }
+
+/// What the `signin` command does to itself before anything else, and what every child it starts gets back.
+@_spi(CLI) public enum ProcessHardening {
+    /// No core file and no ptrace by the same user's other processes (signin's memory holds tokens). True when
+    /// the kernel agreed.
+    @discardableResult
+    public static func apply() -> Bool { signin_process_harden() == 0 }
+
+    /// Whether a core file could be written of this process now.
+    public static var dumpable: Bool { signin_process_dumpable() != 0 }
+
+    /// Notes the signals our parent had us ignore (call first thing in main), so children get them ignored too.
+    public static func recordInheritedSignals() { signin_signals_record_inherited() }
+
+    /// Just before `execvp`: an empty signal mask and default dispositions (but those the parent ignored).
+    public static func resetSignalsForExec() { signin_signals_reset_for_exec() }
+}
+
+/// A hidden prompt's terminal: echo off, and back on however the prompt ends (a return, Ctrl-C, SIGTERM, a
+/// closed terminal), so a person is never left typing blind.
+@_spi(CLI) public enum HiddenInput {
+    /// Turns echo off on `fd`; false when it is not a terminal.
+    public static func echoOff(_ fd: Int32) -> Bool { signin_tty_echo_off(fd) == 0 }
+    /// Turns it back on (after `echoOff`).
+    public static func restore() { signin_tty_echo_restore() }
+}

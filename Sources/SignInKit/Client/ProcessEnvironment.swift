@@ -30,4 +30,22 @@ import Glibc
         let s = String(cString: v)
         return s.isEmpty ? nil : s
     }
+
+    /// The home folder: `$HOME` (a relative one taken from the working directory), else the user database's.
+    public static func home(_ environment: [String: String]) -> String {
+        if let h = environment["HOME"], !h.isEmpty { return absolute(h) }
+        if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
+        return "/"
+    }
+
+    /// `path` made absolute against the working directory (a relative path would otherwise be taken from `/` by
+    /// the folder-creating code).
+    public static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let rest = path.hasPrefix("./") ? String(path.dropFirst(2)) : path
+        return (cwd == "/" ? "" : cwd) + "/" + rest
+    }
 }

@@ -32,8 +32,9 @@ public final class SignInClient: Sendable {
         let env = environment ?? ProcessEnvironment.current
         self.configuration = configuration
         self.environment = env
-        let custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
+        var custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
+        custody.configurationPath = configuration.sourcePath
         let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? "signin")
         self.storage = CredentialStore(directory: directory, custody: custody)
         self.onEvent = onEvent

@@ -132,18 +132,19 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
     public var isGoogle: Bool { Issuer.isGoogle(issuer) }
 
-    /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>`.
+    /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>` (a relative
+    /// `$XDG_CONFIG_HOME` is ignored, as the XDG specification says).
     public static func directory(environment: [String: String], appName: String = "signin") -> String {
         if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/" + appName }
-        return (environment["HOME"] ?? "/") + "/.config/" + appName
+        return ProcessEnvironment.home(environment) + "/.config/" + appName
     }
 
     /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
     /// `<directory>/NAME.json`), `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else `<directory>/config.json`.
     public static func defaultPath(explicit: String?, profile: String? = nil, environment: [String: String]) -> String {
-        if let explicit, !explicit.isEmpty { return explicit }
+        if let explicit, !explicit.isEmpty { return ProcessEnvironment.absolute(explicit) }
         if let profile, !profile.isEmpty { return directory(environment: environment) + "/\(profile).json" }
-        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return p }
+        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return ProcessEnvironment.absolute(p) }
         if let p = environment["SIGNIN_PROFILE"], !p.isEmpty { return directory(environment: environment) + "/\(p).json" }
         return directory(environment: environment) + "/config.json"
     }
@@ -170,6 +171,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
     public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> SignInConfiguration {
         let env = ProcessEnvironment.current
+        for name in [profile, env["SIGNIN_PROFILE"]].compactMap({ $0 }) where !name.isEmpty && !isValidProfileName(name) {
+            throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil,
+                                 reason: "\"\(name)\" is not a configuration name (letters, digits, . _ -, not starting with a dot)")
+        }
         if let appName, explicitPath == nil {
             return try load(path: directory(environment: env, appName: appName) + "/\(profile ?? "config").json")
         }

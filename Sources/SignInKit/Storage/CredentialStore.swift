@@ -32,13 +32,17 @@ final class DecryptedEntries: Sendable {
 
 /// Encrypted, atomic, locked storage of credentials under `$XDG_DATA_HOME/signin/` (default `~/.local/share/signin/`).
 ///
-/// Layout (format version 2), for a configuration `C` (a hash of issuer and client ID) and an account `A` (a hash of
-/// its `sub`): `C.A.cred` holds the account's encrypted credentials (see `EntryFile`), `C.current` names the
-/// current account (`A`, which reveals nothing), `C.A.cred.lock` and `C.lock` are lock files, and `key` is the
-/// 32-byte AES-256 key. Nothing in a file name or in clear says who the accounts are. A version 1 store (`C.cred`, one account per configuration) is carried over on first use.
+/// Layout (format version 3), for a configuration `C` and an account `A`, both named by `StoreNames` under a key
+/// derived from the store key: `C.A.cred` holds the account's encrypted credentials (see `EntryFile`), `C.current`
+/// names the current account (`A`), `C.A.cred.lock` is the account's refresh lock, `accounts.lock` the lock under
+/// which current pointers change, and the key is `key` or described by `key.json` (`StoreKey`). Without the key,
+/// nothing in a file name or in clear says who the accounts are, nor which provider. Version 1 (`C.cred`, one
+/// account per configuration) and version 2 (unkeyed names) stores are carried over on first use.
 ///
-/// Every write is atomic (temporary file, fsync, rename), so a crash leaves the old state or the new one. Locks
-/// are `flock(2)` on files in the folder, so `withExclusiveAccess` holds across processes.
+/// Every write is atomic (temporary file, fsync, rename), so a crash leaves the old state or the new one; a key
+/// move is journaled (`KeyMoveJournal`). Locks are `flock(2)` on files in the folder, so `withExclusiveAccess`
+/// holds across processes; entries are written holding `key.lock` shared, so a key move (which holds it
+/// exclusively) never races a save.
 public struct CredentialStore: CredentialStorage {
     /// The folder holding the key, the entries and their lock files.
     public let directory: String
@@ -46,7 +50,7 @@ public struct CredentialStore: CredentialStorage {
     public let custody: KeyCustody
     let decrypted = DecryptedEntries()
 
-    static let formatVersion: UInt8 = 2
+    static let formatVersion: UInt8 = 3
 
     /// A store in `directory` (created 0700 on first write) whose key is kept as `custody` says.
     public init(directory: String, custody: KeyCustody = KeyCustody()) {
@@ -56,64 +60,58 @@ public struct CredentialStore: CredentialStorage {
 
     var key: StoreKey { StoreKey(directory: directory, custody: custody) }
 
-    /// `$XDG_DATA_HOME/<appName>`, else `~/.local/share/<appName>` (`signin` for the command).
+    /// `$XDG_DATA_HOME/<appName>`, else `~/.local/share/<appName>` (`signin` for the command). A relative
+    /// `$XDG_DATA_HOME` is ignored, as the XDG specification says.
     public static func defaultDirectory(environment: [String: String], appName: String = "signin") -> String {
         if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/" + appName }
-        return (environment["HOME"] ?? "/") + "/.local/share/" + appName
+        return ProcessEnvironment.home(environment) + "/.local/share/" + appName
     }
 
     /// Where the store's key is, in words (`status` shows it).
     public var keyDescription: String { key.description }
 
-    /// Moves the key to `storage` (`signin key move`); the entries stay as they are. Returns where it was and is.
-    public func moveKey(to storage: KeyStorage) throws(SignInError) -> (from: String, to: String) {
-        guard try checkDirectory(create: false) else { throw .noPreviousSignIn(reason: "the store \(directory) does not exist yet; sign in first") }
-        return try withFileLock(directory + "/key.lock") { () throws(SignInError) -> (from: String, to: String) in try key.move(to: storage) }
-    }
-
     /// Drops the unlocked key from the kernel keyring (`signin lock`); true when it was there.
     @discardableResult
     public func lock() -> Bool { key.lock() }
 
-    /// The file prefix of one configuration (issuer and client ID).
-    static func configurationName(issuer: String, clientID: String) -> String { hashName("\(issuer)\u{0}\(clientID)") }
-    /// The file part of one account.
-    static func accountName(subject: String) -> String { hashName(subject) }
+    // MARK: Names
 
-    /// The entry file of one account.
-    public func entryPath(issuer: String, clientID: String, subject: String) -> String {
-        entryPath(issuer: issuer, clientID: clientID, accountName: Self.accountName(subject: subject))
-    }
-
-    func entryPath(issuer: String, clientID: String, accountName: String) -> String {
-        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).\(accountName).cred"
-    }
-
-    func legacyEntryPath(issuer: String, clientID: String) -> String {
-        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).cred"
-    }
-
-    func currentPointerPath(issuer: String, clientID: String) -> String {
-        directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).current"
-    }
-
-    /// Two 64-bit FNV-1a hashes. Not a security boundary (the associated data binds each entry to its account); it
-    /// avoids initialising OpenSSL's digest machinery on the cached path, which cost more than the decryption.
-    static func hashName(_ text: String) -> String {
-        let input = Array(text.utf8)
-        var forward: UInt64 = 0xcbf2_9ce4_8422_2325, backward: UInt64 = 0x8422_2325_cbf2_9ce4
-        for b in input {
-            forward = (forward ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+    /// The key and the names it gives, once per operation.
+    struct Opened {
+        let key: [UInt8]
+        let names: StoreNames
+        init(_ key: [UInt8]) {
+            self.key = key
+            names = StoreNames(storeKey: key)
         }
-        var i = input.count
-        while i > 0 {
-            i -= 1
-            backward = (backward ^ UInt64(input[i])) &* 0x0000_0100_0000_01b3
-        }
-        return Hex.encode(forward) + Hex.encode(backward)
     }
 
-    // MARK: Folder and key
+    /// The key (nil when the store has none yet), checked against this configuration's `key_storage`.
+    func open(recover: Bool = true) throws(SignInError) -> Opened? {
+        try key.read(recover: recover, checkingConfiguration: true).map(Opened.init)
+    }
+
+    /// The entry file of one account (the store must have its key).
+    public func entryPath(issuer: String, clientID: String, subject: String) throws(SignInError) -> String {
+        guard let o = try open() else { throw .noPreviousSignIn(reason: "the store \(directory) has no key yet") }
+        return entryPath(o, issuer: issuer, clientID: clientID, subject: subject)
+    }
+
+    func entryPath(_ o: Opened, issuer: String, clientID: String, subject: String) -> String {
+        entryPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID), account: o.names.account(issuer: issuer, clientID: clientID, subject: subject))
+    }
+
+    func entryPath(configuration: String, account: String) -> String { directory + "/\(configuration).\(account).cred" }
+
+    func pointerPath(configuration: String) -> String { directory + "/\(configuration).current" }
+
+    func legacyVersion1Path(issuer: String, clientID: String) -> String {
+        directory + "/\(StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)).cred"
+    }
+
+    var accountsLockPath: String { directory + "/accounts.lock" }
+
+    // MARK: Folder
 
     /// Checks the folder is ours and private; creates it (0700) when `create` is set.
     /// Returns false when it does not exist and was not created.
@@ -140,6 +138,7 @@ public struct CredentialStore: CredentialStorage {
     }
 
     private func makeDirectories() throws(SignInError) {
+        guard directory.hasPrefix("/") else { throw .storeUnwritable(path: directory, reason: "is not an absolute path") }
         var path = ""
         let parts = directory.split(separator: "/")
         for (i, part) in parts.enumerated() {
@@ -151,19 +150,26 @@ public struct CredentialStore: CredentialStorage {
         }
     }
 
-    private func readKey() throws(SignInError) -> [UInt8]? { try key.read() }
-
-    private func readOrCreateKey() throws(SignInError) -> [UInt8] {
-        if let existing = try key.read() { return existing }
-        return try withFileLock(directory + "/key.lock") { () throws(SignInError) -> [UInt8] in try key.readOrCreate() }
+    private func fileNames() throws(SignInError) -> [String] {
+        guard let dir = opendir(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
+        closedir(dir)
+        return StoreFolder.fileNames(directory)
     }
 
     // MARK: Entries
 
-    /// Reads and decrypts one entry file; nil when it does not exist. Throws when it exists but cannot be trusted.
-    /// A version 2 file must hold the account its name was derived from: the content is authenticated, so a file
+    /// What an entry file must be to be read.
+    enum Expected {
+        /// Format 3: named `C.A` under the store's names; the content must be that account.
+        case current(Opened, configuration: String, account: String)
+        /// Format 2 (unkeyed names) or 1 (one file per configuration), bound to its issuer and client.
+        case legacy(version: UInt8, issuer: String, clientID: String, account: String?)
+    }
+
+    /// Reads and decrypts one entry file; nil when it does not exist. Throws when it exists but cannot be trusted:
+    /// the content is authenticated with its name (format 3) or its issuer and client (formats 1 and 2), so a file
     /// copied over another account's is refused.
-    private func read(path: String, issuer: String, clientID: String, accountName: String?, version: UInt8) throws(SignInError) -> StoredCredentials? {
+    private func read(path: String, _ expected: Expected) throws(SignInError) -> StoredCredentials? {
         let identity = DecryptedEntries.identity(path)
         if let identity, let known = decrypted.lookup(path, identity) { return known }
         let data: Data
@@ -177,21 +183,39 @@ public struct CredentialStore: CredentialStorage {
             case .notAnEntry:
                 throw .storeUnreadable(path: path, reason: "not a signin credential file (truncated or damaged); left as is; signing out removes it, and signing in again replaces it")
             case .unknownVersion(let v):
-                throw .storeUnreadable(path: path, reason: "written in format version \(v), this signin reads versions 1 and 2; left as is")
+                throw .storeUnreadable(path: path, reason: "written in format version \(v), this signin reads versions 1 to 3; left as is")
             }
+        }
+        let version: UInt8, aad: [UInt8], key: [UInt8]
+        switch expected {
+        case .current(let o, let c, let a):
+            (version, aad, key) = (Self.formatVersion, EntryFile.aad(configuration: c, account: a), o.key)
+        case .legacy(let v, let issuer, let clientID, _):
+            guard let k = try self.key.read() else { throw .storeUnreadable(path: directory + "/key", reason: "the key is missing, so \(path) cannot be decrypted; left as is") }
+            (version, aad, key) = (v, EntryFile.aad(version: v, issuer: issuer, clientID: clientID), k)
         }
         guard entry.version == version else {
             throw .storeUnreadable(path: path, reason: "holds format version \(entry.version) where version \(version) belongs; left as is")
         }
-        guard let key = try readKey() else { throw .storeUnreadable(path: directory + "/key", reason: "the key file is missing, so \(path) cannot be decrypted; left as is") }
-        guard let plain = Crypto.open(entry.sealed, key: key, aad: EntryFile.aad(version: version, issuer: issuer, clientID: clientID)) else {
-            throw .storeUnreadable(path: path, reason: "does not decrypt with this key for this issuer and client (damaged, tampered with, or copied from another account); left as is")
+        guard let plain = Crypto.open(entry.sealed, key: key, aad: aad) else {
+            throw .storeUnreadable(path: path, reason: "does not decrypt with this store's key (damaged, tampered with, or copied from another account or store); left as is")
         }
-        guard let json = JSONValue.object(from: Data(plain)), let creds = StoredCredentials(json: json), creds.issuer == issuer, creds.clientID == clientID else {
+        guard let json = JSONValue.object(from: Data(plain)), let creds = StoredCredentials(json: json) else {
             throw .storeUnreadable(path: path, reason: "decrypts but holds no credentials this signin understands; left as is")
         }
-        if let accountName, Self.accountName(subject: creds.profile.userID) != accountName {
-            throw .storeUnreadable(path: path, reason: "holds another account than its name says (copied from another account?); left as is")
+        switch expected {
+        case .current(let o, let c, let a):
+            guard o.names.configuration(issuer: creds.issuer, clientID: creds.clientID) == c,
+                  o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID) == a else {
+                throw .storeUnreadable(path: path, reason: "holds another account than its name says (copied from another account?); left as is")
+            }
+        case .legacy(_, let issuer, let clientID, let account):
+            guard creds.issuer == issuer, creds.clientID == clientID else {
+                throw .storeUnreadable(path: path, reason: "decrypts but holds no credentials this signin understands; left as is")
+            }
+            if let account, StoreNames.legacyAccount(subject: creds.profile.userID) != account {
+                throw .storeUnreadable(path: path, reason: "holds another account than its name says (copied from another account?); left as is")
+            }
         }
         if let identity { decrypted.remember(path, identity, creds) }
         return creds
@@ -199,102 +223,118 @@ public struct CredentialStore: CredentialStorage {
 
     /// The stored credentials of one account, or nil when there are none.
     func load(issuer: String, clientID: String, subject: String) throws(SignInError) -> StoredCredentials? {
-        try load(issuer: issuer, clientID: clientID, accountName: Self.accountName(subject: subject))
+        guard try checkDirectory(create: false), let o = try open() else { return nil }
+        let c = o.names.configuration(issuer: issuer, clientID: clientID)
+        return try entry(o, configuration: c, account: o.names.account(issuer: issuer, clientID: clientID, subject: subject))
     }
 
-    /// The stored credentials of the account whose file name part is `accountName`.
-    func load(issuer: String, clientID: String, accountName: String) throws(SignInError) -> StoredCredentials? {
-        guard try checkDirectory(create: false) else { return nil }
-        return try entry(issuer: issuer, clientID: clientID, accountName: accountName)
+    private func entry(_ o: Opened, configuration c: String, account a: String) throws(SignInError) -> StoredCredentials? {
+        try read(path: entryPath(configuration: c, account: a), .current(o, configuration: c, account: a))
     }
 
-    /// `load` for a caller that has checked the folder already (one `lstat` per command, not one per entry).
-    private func entry(issuer: String, clientID: String, accountName: String) throws(SignInError) -> StoredCredentials? {
-        let path = entryPath(issuer: issuer, clientID: clientID, accountName: accountName)
-        return try read(path: path, issuer: issuer, clientID: clientID, accountName: accountName, version: Self.formatVersion)
+    /// A format 3 entry at `path`, read under `o` (a key move's old key).
+    func entryForMove(path: String, _ o: Opened, _ c: String, _ a: String) throws(SignInError) -> StoredCredentials? {
+        try read(path: path, .current(o, configuration: c, account: a))
     }
 
     /// Every account stored for this configuration, in a stable order (by e-mail, then `sub`).
     func accounts(issuer: String, clientID: String) throws(SignInError) -> [StoredCredentials] {
-        guard try checkDirectory(create: false) else { return [] }
-        let prefix = Self.configurationName(issuer: issuer, clientID: clientID) + "."
-        var found: [StoredCredentials] = []
-        for name in try fileNames() where name.hasPrefix(prefix) && name.hasSuffix(".cred") && name.count == prefix.count + 32 + 5 {
-            let account = String(name.dropFirst(prefix.count).prefix(32))
-            if let creds = try entry(issuer: issuer, clientID: clientID, accountName: account) { found.append(creds) }
+        guard try checkDirectory(create: false), let o = try open() else { return [] }
+        var names = try fileNames()
+        if Self.hasLegacy(names, issuer: issuer, clientID: clientID) {
+            try withConfigurationLock { () throws(SignInError) in try carryOver(o, issuer: issuer, clientID: clientID) }
+            names = try fileNames()
         }
-        return found.sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
+        return try storedAccounts(o, configuration: o.names.configuration(issuer: issuer, clientID: clientID), names: names)
     }
 
-    private func fileNames() throws(SignInError) -> [String] {
-        guard let dir = opendir(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+    /// The format 3 entries of configuration `c`, without carrying anything over.
+    private func storedAccounts(_ o: Opened, configuration c: String, names: [String]? = nil) throws(SignInError) -> [StoredCredentials] {
+        var found: [StoredCredentials] = []
+        let listed: [String]
+        if let names { listed = names } else { listed = try fileNames() }
+        for name in listed {
+            guard let parsed = StoreNames.parseEntry(name), parsed.configuration == c else { continue }
+            if let creds = try entry(o, configuration: c, account: parsed.account) { found.append(creds) }
         }
-        return names
+        return found.sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
     }
 
     /// Encrypts and writes one account's entry atomically; the previous entry stays intact if anything fails.
     public func save(_ creds: StoredCredentials) throws(SignInError) {
         try checkDirectory(create: true)
-        let key = try readOrCreateKey()
-        let subject = creds.profile.userID
+        if try open() == nil {
+            _ = try FileLock.with(key.lockPath) { () throws(SignInError) -> [UInt8] in try key.readOrCreate() }
+        }
+        try FileLock.with(key.lockPath, shared: true) { () throws(SignInError) in
+            guard let o = try open(recover: false) else { throw .storeUnwritable(path: directory, reason: "the store key vanished while writing") }
+            try write(creds, o)
+        }
+        removeAbandonedTemporaryFiles()
+    }
+
+    /// Writes `creds` under `o`'s key and names to `path` (default: its own entry name).
+    private func write(_ creds: StoredCredentials, _ o: Opened, to path: String? = nil) throws(SignInError) {
+        let c = o.names.configuration(issuer: creds.issuer, clientID: creds.clientID)
+        let a = o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID)
+        let target = path ?? entryPath(configuration: c, account: a)
+        let bytes = try Self.sealed(creds, o, configuration: c, account: a)
+        do { try FileIO.writeAtomically(bytes, to: target) } catch {
+            throw .storeUnwritable(path: target, reason: error.reason)
+        }
+    }
+
+    static func sealed(_ creds: StoredCredentials, _ o: Opened, configuration c: String, account a: String) throws(SignInError) -> [UInt8] {
         let enc = JSONEncoder()
         enc.dateEncodingStrategy = .secondsSince1970
         guard let plain = try? enc.encode(creds) else { throw .system(reason: "could not encode credentials") }
-        let aad = EntryFile.aad(version: Self.formatVersion, issuer: creds.issuer, clientID: creds.clientID)
-        let file = EntryFile(version: Self.formatVersion, sealed: try Crypto.seal(Array(plain), key: key, aad: aad))
-        let path = entryPath(issuer: creds.issuer, clientID: creds.clientID, subject: subject)
-        do { try FileIO.writeAtomically(file.bytes, to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
-        removeAbandonedTemporaryFiles()
+        return EntryFile(version: formatVersion, sealed: try Crypto.seal(Array(plain), key: o.key, aad: EntryFile.aad(configuration: c, account: a))).bytes
     }
 
     /// Removes one account's entry; true when there was one.
     @discardableResult
     func remove(issuer: String, clientID: String, subject: String) throws(SignInError) -> Bool {
-        try remove(issuer: issuer, clientID: clientID, accountName: Self.accountName(subject: subject))
+        guard try checkDirectory(create: false), let o = try open() else { return false }
+        return try remove(path: entryPath(o, issuer: issuer, clientID: clientID, subject: subject))
     }
 
-    /// Removes the entry whose file name part is `accountName`, without reading it (it may be damaged).
-    @discardableResult
-    func remove(issuer: String, clientID: String, accountName: String) throws(SignInError) -> Bool {
-        guard try checkDirectory(create: false) else { return false }
-        let path = entryPath(issuer: issuer, clientID: clientID, accountName: accountName)
+    private func remove(path: String) throws(SignInError) -> Bool {
         if unlink(path) != 0 {
             if errno == ENOENT { return false }
             throw .storeUnwritable(path: path, reason: FileIO.errnoText())
         }
+        unlink(path + ".lock")
         return true
     }
 
     // MARK: The current account
 
-    /// The current account of this configuration, or nil when none is current. Carries a version 1 store over
-    /// first (see `migrateVersion1`).
+    /// The current account of this configuration, or nil when none is current. Carries an older store over
+    /// first. The cached path: the key, the pointer, the entry.
     func current(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
-        guard try checkDirectory(create: false) else { return nil }
-        // One access(2) on the cached path: a version 1 file still there means a carry-over to finish.
-        if access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) != 0 {
-            guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }
-            return try entry(issuer: issuer, clientID: clientID, accountName: name)
-        }
-        return try withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) -> StoredCredentials? in
-            try migrateVersion1(issuer: issuer, clientID: clientID)
-            guard let name = try readPointer(issuer: issuer, clientID: clientID) else { return nil }
-            return try entry(issuer: issuer, clientID: clientID, accountName: name)
+        guard try checkDirectory(create: false), let o = try open() else { return nil }
+        let c = o.names.configuration(issuer: issuer, clientID: clientID)
+        if let a = try readPointer(configuration: c) { return try entry(o, configuration: c, account: a) }
+        // No pointer: an older store to carry over? (Two access(2) calls, only when nothing is current.)
+        let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
+        guard access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) == 0 || access(pointerPath(configuration: legacyC), F_OK) == 0 else { return nil }
+        return try withConfigurationLock { () throws(SignInError) -> StoredCredentials? in
+            try carryOver(o, issuer: issuer, clientID: clientID)
+            guard let a = try readPointer(configuration: c) else { return nil }
+            return try entry(o, configuration: c, account: a)
         }
     }
 
     /// The file name part of the current account, or nil.
-    func currentAccountName(issuer: String, clientID: String) throws(SignInError) -> String? {
-        guard try checkDirectory(create: false) else { return nil }
-        return try readPointer(issuer: issuer, clientID: clientID)
+    func currentAccountName(_ o: Opened, issuer: String, clientID: String) throws(SignInError) -> String? {
+        try readPointer(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
     }
 
-    private func readPointer(issuer: String, clientID: String) throws(SignInError) -> String? {
-        let path = currentPointerPath(issuer: issuer, clientID: clientID)
+    private func readPointer(configuration c: String) throws(SignInError) -> String? {
+        try readPointerFile(pointerPath(configuration: c))
+    }
+
+    func readPointerFile(_ path: String) throws(SignInError) -> String? {
         do throws(FileIO.Failure) {
             let text = String(decoding: try FileIO.read(path: path, limit: 256, noFollow: true), as: UTF8.self).trimmingWhitespace
             guard text.count == 32, text.allSatisfy({ $0.isHexDigit }) else {
@@ -310,35 +350,64 @@ public struct CredentialStore: CredentialStorage {
     /// Makes `subject` the current account of this configuration, or none (nil). The caller holds the
     /// configuration lock.
     func setCurrent(issuer: String, clientID: String, subject: String?) throws(SignInError) {
-        let path = currentPointerPath(issuer: issuer, clientID: clientID)
         guard let subject else {
+            guard try checkDirectory(create: false), let o = try open() else { return }
+            let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
             if unlink(path) != 0 && errno != ENOENT { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
             return
         }
         try checkDirectory(create: true)
-        do { try FileIO.writeAtomically(Array((Self.accountName(subject: subject) + "\n").utf8), to: path) } catch {
+        guard let o = try open() else { throw .noPreviousSignIn(reason: "the store \(directory) has no key yet") }
+        let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
+        do { try FileIO.writeAtomically(Array((o.names.account(issuer: issuer, clientID: clientID, subject: subject) + "\n").utf8), to: path) } catch {
             throw .storeUnwritable(path: path, reason: error.reason)
         }
     }
 
-    // MARK: Carrying version 1 over
+    // MARK: Carrying older stores over
 
-    /// Carries a version 1 entry (one account per configuration) over to version 2, under the configuration lock.
-    /// Each step is atomic and the old file goes last, so a crash at any point loses nothing: the next run finds
-    /// the old file and finishes the move. An account already in version 2 is never overwritten by the older copy.
-    func migrateVersion1(issuer: String, clientID: String) throws(SignInError) {
-        let legacy = legacyEntryPath(issuer: issuer, clientID: clientID)
-        guard let old = try read(path: legacy, issuer: issuer, clientID: clientID, accountName: nil, version: 1) else { return }
-        let subject = old.profile.userID
-        if try load(issuer: issuer, clientID: clientID, subject: subject) == nil {
-            try save(old)
+    static func hasLegacy(_ names: [String], issuer: String, clientID: String) -> Bool {
+        let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
+        return names.contains { $0 == legacyC + ".cred" || $0 == legacyC + ".current" || StoreNames.parseEntry($0)?.configuration == legacyC }
+    }
+
+    /// Carries this configuration's version 1 entry and version 2 files over to version 3, under the
+    /// configuration lock. Each step is atomic and an old file goes only after its new one is written, so a crash
+    /// at any point loses nothing: the next run finds what is left and goes on. An account already in version 3 is
+    /// never overwritten by an older copy.
+    func carryOver(_ o: Opened, issuer: String, clientID: String) throws(SignInError) {
+        let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
+        let c = o.names.configuration(issuer: issuer, clientID: clientID)
+        // Version 2: one file per account, unkeyed names.
+        for name in try fileNames() {
+            guard let parsed = StoreNames.parseEntry(name), parsed.configuration == legacyC else { continue }
+            let path = directory + "/" + name
+            guard let old = try read(path: path, .legacy(version: 2, issuer: issuer, clientID: clientID, account: parsed.account)) else { continue }
+            if try entry(o, configuration: c, account: o.names.account(issuer: issuer, clientID: clientID, subject: old.profile.userID)) == nil { try save(old) }
+            Failpoint.hit("carry-over-after-entry")
+            unlink(path)
+            unlink(path + ".lock")
         }
-        Failpoint.hit("migrate-after-entry")
-        if try readPointer(issuer: issuer, clientID: clientID) == nil {
-            try setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+        let legacyPointer = pointerPath(configuration: legacyC)
+        if let legacyA = try readPointer(configuration: legacyC) {
+            if try readPointer(configuration: c) == nil,
+               let subject = try storedAccounts(o, configuration: c).first(where: { StoreNames.legacyAccount(subject: $0.profile.userID) == legacyA })?.profile.userID {
+                try setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+            }
+            Failpoint.hit("carry-over-after-pointer")
+            unlink(legacyPointer)
         }
-        Failpoint.hit("migrate-after-pointer")
-        if unlink(legacy) != 0 && errno != ENOENT { throw .storeUnwritable(path: legacy, reason: FileIO.errnoText()) }
+        unlink(directory + "/\(legacyC).lock")
+        // Version 1: one file per configuration.
+        let v1 = legacyVersion1Path(issuer: issuer, clientID: clientID)
+        if let old = try read(path: v1, .legacy(version: 1, issuer: issuer, clientID: clientID, account: nil)) {
+            let subject = old.profile.userID
+            if try entry(o, configuration: c, account: o.names.account(issuer: issuer, clientID: clientID, subject: subject)) == nil { try save(old) }
+            Failpoint.hit("migrate-after-entry")
+            if try readPointer(configuration: c) == nil { try setCurrent(issuer: issuer, clientID: clientID, subject: subject) }
+            Failpoint.hit("migrate-after-pointer")
+            if unlink(v1) != 0 && errno != ENOENT { throw .storeUnwritable(path: v1, reason: FileIO.errnoText()) }
+        }
     }
 
     // MARK: Housekeeping
@@ -355,12 +424,12 @@ public struct CredentialStore: CredentialStorage {
         }
     }
 
-    /// After the last account anywhere in this folder is signed out, nothing of signin's stays behind: the key,
-    /// the pointers and the lock files go, and so does the folder when it is empty.
+    /// After the last account anywhere in this folder is signed out, nothing of signin's stays behind: the key
+    /// (wherever it was ever put), the pointers and the lock files go, and so does the folder when it is empty.
     func removeLeftoversIfEmpty() {
         guard let names = try? fileNames(), !names.contains(where: { $0.hasSuffix(".cred") }) else { return }
         key.destroy()
-        for name in names where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
+        for name in StoreFolder.fileNames(directory) where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
             unlink(directory + "/" + name)
         }
         rmdir(directory)
@@ -371,39 +440,24 @@ public struct CredentialStore: CredentialStorage {
     /// Runs `body` holding an exclusive lock on one account, so that one process refreshes it while others wait.
     /// Different accounts never wait on each other. The lock is released when the process dies.
     func withLock<T>(issuer: String, clientID: String, subject: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
-        try withFileLock(entryPath(issuer: issuer, clientID: clientID, subject: subject) + ".lock", body)
-    }
-
-    /// Runs `body` holding the lock of a configuration: the current-account pointer and the carry-over from
-    /// version 1 change only under it.
-    func withConfigurationLock<T>(issuer: String, clientID: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
-        try withFileLock(directory + "/\(Self.configurationName(issuer: issuer, clientID: clientID)).lock", body)
-    }
-
-    private func withFileLock<T>(_ path: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
         try checkDirectory(create: true)
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-        }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        guard let o = try open() else { return try withConfigurationLock(body) }
+        return try FileLock.with(entryPath(o, issuer: issuer, clientID: clientID, subject: subject) + ".lock", body)
+    }
+
+    /// Runs `body` holding the lock under which current-account pointers change and older stores are carried over.
+    func withConfigurationLock<T>(_ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        try checkDirectory(create: true)
+        return try FileLock.with(accountsLockPath, body)
     }
 }
 
 // MARK: CredentialStorage
 
 extension CredentialStore {
-    /// Every account of this configuration, after carrying a version 1 entry over.
+    /// Every account of this configuration, after carrying an older store over.
     public func allCredentials(issuer: String, clientID: String) throws(SignInError) -> [StoredCredentials] {
-        if access(legacyEntryPath(issuer: issuer, clientID: clientID), F_OK) == 0 {
-            try withConfigurationLock(issuer: issuer, clientID: clientID) { () throws(SignInError) in
-                try migrateVersion1(issuer: issuer, clientID: clientID)
-            }
-        }
-        return try accounts(issuer: issuer, clientID: clientID)
+        try accounts(issuer: issuer, clientID: clientID)
     }
 
     /// One account's entry, decrypted (or as decrypted before, while its file is unchanged).
@@ -424,22 +478,30 @@ extension CredentialStore {
     /// Removes one account's entry without reading it, and the pointer when it named that account; the caller holds
     /// the configuration lock.
     public func removeCredentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> Bool {
-        try migrateVersion1(issuer: issuer, clientID: clientID)
+        guard try checkDirectory(create: false), let o = try open() else { return false }
+        try carryOver(o, issuer: issuer, clientID: clientID)
         let removed = try remove(issuer: issuer, clientID: clientID, subject: subject)
-        if try currentAccountName(issuer: issuer, clientID: clientID) == Self.accountName(subject: subject) {
+        if try currentAccountName(o, issuer: issuer, clientID: clientID) == o.names.account(issuer: issuer, clientID: clientID, subject: subject) {
             try setCurrent(issuer: issuer, clientID: clientID, subject: nil)
         }
         return removed
     }
 
-    /// Removes the current account's entry without decrypting it; the caller holds the configuration lock. A version
-    /// 1 entry that cannot be read is removed as it is.
+    /// Removes the current account's entry without decrypting it; the caller holds the configuration lock. An
+    /// older entry that cannot be read is removed as it is.
     public func removeCurrentCredentials(issuer: String, clientID: String) throws(SignInError) -> Bool {
-        if (try? migrateVersion1(issuer: issuer, clientID: clientID)) == nil {
-            return unlink(legacyEntryPath(issuer: issuer, clientID: clientID)) == 0
+        guard try checkDirectory(create: false), let o = try open() else { return false }
+        if (try? carryOver(o, issuer: issuer, clientID: clientID)) == nil {
+            let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
+            var removed = unlink(legacyVersion1Path(issuer: issuer, clientID: clientID)) == 0
+            if let a = try? readPointerFile(pointerPath(configuration: legacyC)) {
+                removed = unlink(entryPath(configuration: legacyC, account: a)) == 0 || removed
+                unlink(pointerPath(configuration: legacyC))
+            }
+            if removed { return true }
         }
-        guard let name = try currentAccountName(issuer: issuer, clientID: clientID) else { return false }
-        let removed = try remove(issuer: issuer, clientID: clientID, accountName: name)
+        guard let name = try currentAccountName(o, issuer: issuer, clientID: clientID) else { return false }
+        let removed = try remove(path: entryPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID), account: name))
         try setCurrent(issuer: issuer, clientID: clientID, subject: nil)
         return removed
     }
@@ -448,6 +510,6 @@ extension CredentialStore {
     public func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
                                        _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
         if let subject { return try withLock(issuer: issuer, clientID: clientID, subject: subject, body) }
-        return try withConfigurationLock(issuer: issuer, clientID: clientID, body)
+        return try withConfigurationLock(body)
     }
 }

@@ -110,3 +110,28 @@ struct PathName {
         return i == path.startIndex ? "/" : String(path[..<i])
     }
 }
+
+/// `flock(2)` on a file in the store folder: held across processes, released when the process dies. A thread
+/// that holds a lock already and asks for it again just runs on (a second descriptor's `flock` would wait for the
+/// first one forever).
+enum FileLock {
+    private static let held = Locked<Set<String>>([])
+
+    /// Runs `body` holding the lock of `path` (created 0600): exclusive, or shared with other shared holders.
+    static func with<T>(_ path: String, shared: Bool = false, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        let mine = "\(pthread_self()) \(path)"
+        if held.withLock({ $0.contains(mine) }) { return try body() }
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+        defer { close(fd) }
+        while flock(fd, shared ? LOCK_SH : LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+        }
+        held.withLock { _ = $0.insert(mine) }
+        defer {
+            held.withLock { _ = $0.remove(mine) }
+            flock(fd, LOCK_UN)
+        }
+        return try body()
+    }
+}
