@@ -41,16 +41,33 @@ static long find_in(long keyring, const char *description) {
     return syscall(SYS_keyctl, KEYCTL_SEARCH, keyring, "user", description, 0);
 }
 
+#define KEYCTL_UPDATE 2
+#define KEYCTL_LINK 8
+
 long signin_kernel_key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds) {
-    /* A key of that name already there but not ours (planted) is unlinked first: add_key would update it in
-     * place, and its owner could then read what we put in it. */
+    /* A key of that name already there but not ours is unlinked first: add_key would update it in place, and its
+     * owner could then read what we put in it. */
     long existing = find_in(KEY_SPEC_USER_KEYRING, description);
     if (existing >= 0 && key_owner(existing) != (long)getuid()) syscall(SYS_keyctl, KEYCTL_UNLINK, existing, KEY_SPEC_USER_KEYRING);
-    long id = syscall(SYS_add_key, "user", description, data, length, KEY_SPEC_USER_KEYRING);
+    if (existing >= 0 && key_owner(existing) == (long)getuid()) {
+        syscall(SYS_keyctl, KEYCTL_REVOKE, existing);
+        syscall(SYS_keyctl, KEYCTL_UNLINK, existing, KEY_SPEC_USER_KEYRING);
+    }
+    /* Made in the session keyring, which we possess, so that we may set its permissions (a key in @u is not
+     * possessed where the session keyring does not link @u); the permissions are set while it holds only zeros,
+     * then the key goes in, and it moves to @u. */
+    unsigned char zeros[64] = {0};
+    if (length == 0 || length > sizeof zeros) { errno = EINVAL; return -1; }
+    long id = syscall(SYS_add_key, "user", description, zeros, length, KEY_SPEC_SESSION_KEYRING);
     if (id < 0) return -1;
-    if (key_owner(id) != (long)getuid() || syscall(SYS_keyctl, KEYCTL_SETPERM, id, KEY_USR_ALL) < 0 ||
-        (timeout_seconds > 0 && syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, timeout_seconds) < 0)) {
-        int e = errno;
+    int ok = key_owner(id) == (long)getuid() &&
+             syscall(SYS_keyctl, KEYCTL_SETPERM, id, KEY_USR_ALL) == 0 &&
+             syscall(SYS_keyctl, KEYCTL_UPDATE, id, data, length) == 0 &&
+             (timeout_seconds == 0 || syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, timeout_seconds) == 0) &&
+             syscall(SYS_keyctl, KEYCTL_LINK, id, KEY_SPEC_USER_KEYRING) == 0;
+    int e = errno;
+    syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_SESSION_KEYRING);
+    if (!ok) {
         syscall(SYS_keyctl, KEYCTL_REVOKE, id);
         syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_USER_KEYRING);
         errno = e ? e : EPERM;

@@ -141,8 +141,8 @@ import Testing
         let enc = JSONEncoder()
         enc.dateEncodingStrategy = .secondsSince1970
         let sealed = try Crypto.seal(Array(try enc.encode(creds)), key: key, aad: EntryFile.aad(version: 1, issuer: c.issuer, clientID: c.clientID))
-        try Data(EntryFile(version: 1, sealed: sealed).bytes).write(to: URL(fileURLWithPath: store.legacyEntryPath(issuer: c.issuer, clientID: c.clientID)))
-        chmod(store.legacyEntryPath(issuer: c.issuer, clientID: c.clientID), 0o600)
+        try Data(EntryFile(version: 1, sealed: sealed).bytes).write(to: URL(fileURLWithPath: store.legacyVersion1Path(issuer: c.issuer, clientID: c.clientID)))
+        chmod(store.legacyVersion1Path(issuer: c.issuer, clientID: c.clientID), 0o600)
         for name in try FileManager.default.contentsOfDirectory(atPath: box.storeDir) where name.hasSuffix(".current") || name.split(separator: ".").count == 3 && name.hasSuffix(".cred") {
             try FileManager.default.removeItem(atPath: box.storeDir + "/" + name)
         }

@@ -19,7 +19,7 @@ import Testing
     /// session keyring and, with `keyring`, a private D-Bus session whose gnome-keyring is unlocked (or `locked`).
     func session(_ box: Sandbox, keyring: Bool = true, locked: Bool = false, _ script: String) throws -> RunResult {
         let pw = box.root.appendingPathComponent("pw").path
-        try "hunter2\n".write(toFile: pw, atomically: true, encoding: .utf8)
+        try "hunter2-is-long-enough\n".write(toFile: pw, atomically: true, encoding: .utf8)
         let start = locked ? "gnome-keyring-daemon --start --components=secrets >/dev/null" : "echo -n keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null"
         let body = "export S=\(Paths.signin) PW=\(pw)\n" + (keyring ? start + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
         let file = box.root.appendingPathComponent("session-\(UUID().uuidString).sh").path
@@ -69,7 +69,9 @@ import Testing
         if let reason = Self.available { print("skipped: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()
-        var r = try session(box, "$S login >/dev/null 2>&1; echo \"@login=$?\"")
+        // The unlocked key stays in the user's kernel keyring across sessions of the same uid; `lock` ends that,
+        // as the end of a login would end the keyring's unlocked state.
+        var r = try session(box, "$S login >/dev/null 2>&1; echo \"@login=$?\"; $S lock >/dev/null")
         #expect(lines(r)["login"] == "0", "\(r.stderr)")
         let before = box.storeSnapshot()
         // The same keyring files, locked (a new login session, not yet unlocked).
@@ -117,9 +119,9 @@ import Testing
         let r = try session(box, keyring: false, """
             $S login --passphrase-fd 3 3<"$PW" >/dev/null 2>&1; echo "@login=$?"
             id=$(sed -E 's/.*"id":"([0-9a-f]+)".*/\\1/' "$XDG_DATA_HOME/signin/key.json")
-            keyctl search @s user "signin:$id" >/dev/null && echo "@held=ok"
+            keyctl search @u user "signin:$id" >/dev/null && echo "@held=ok"
             # The kernel removes it after key_cache_seconds; wait for that (polling the kernel, up to 20 s).
-            for i in $(seq 200); do keyctl search @s user "signin:$id" >/dev/null 2>&1 || break; sleep 0.1; done
+            for i in $(seq 200); do keyctl search @u user "signin:$id" >/dev/null 2>&1 || break; sleep 0.1; done
             $S token </dev/null >/dev/null; echo "@expired=$?"
             """)
         let l = lines(r)
@@ -135,6 +137,8 @@ import Testing
         let fp = failpoint.isEmpty ? "" : "SIGNIN_FAILPOINT=\(failpoint) "
         let r = try session(box, """
             $S login >/dev/null 2>&1; echo "@login=$?"; t0=$($S token)
+            # From here on the configuration leaves the key where it is moved (key_storage auto).
+            echo '{"client_id": "\(box.clientID)", "issuer": "\(strict.issuer)"}' > "$SIGNIN_CONFIG"
             for to in passphrase secret-service file passphrase; do
               \(fp)$S key move --to $to --passphrase-fd 3 3<"$PW" >/dev/null 2>&1
               $S lock >/dev/null

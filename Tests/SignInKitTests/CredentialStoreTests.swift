@@ -33,9 +33,52 @@ import Testing
         #expect(StoreKey.Descriptor(json: ["storage": .string("floppy"), "id": .string("x")]) == nil)
     }
 
-    /// Entry names are part of the store's format: a store written by an earlier signin must still be found.
-    @Test func entryNamesDoNotChangeBetweenVersions() {
-        #expect(CredentialStore.accountName(subject: "alice") == "508b2abb65a03907b7bbeb73b48da59c")
+    /// Format 2's names are part of the carry-over: a store written by an earlier signin must still be found.
+    @Test func legacyEntryNamesDoNotChange() {
+        #expect(StoreNames.legacyAccount(subject: "alice") == "508b2abb65a03907b7bbeb73b48da59c")
+    }
+
+    /// SipHash-2-4 against the reference vectors (key 00..0f): 128-bit output of the empty message and of 00..0e.
+    @Test func sipHashMatchesTheReference() {
+        let key = (0..<16).map { UInt8($0) }
+        #expect(Hex.encode(SipHash.hash128(key: key, [])) == "a3817f04ba25a8e66df67214c7550293")
+        #expect(Hex.encode(SipHash.hash128(key: key, (0..<15).map { UInt8($0) })) == "5493e99933b0a8117e08ec0f97cfc3d9")
+    }
+
+    /// Without the key, a file name confirms nothing: names are keyed, so two stores name the same account and
+    /// provider differently, and neither name is the unkeyed hash anyone could compute from a guess.
+    @Test func fileNamesSayNothingWithoutTheKey() throws {
+        let c = creds()
+        try store.save(c)
+        let other = CredentialStore(directory: dir + "-other")
+        try other.save(c)
+        let here = try store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
+        let there = try other.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
+        let nameHere = String(here.split(separator: "/").last!), nameThere = String(there.split(separator: "/").last!)
+        #expect(nameHere != nameThere)
+        let guessed = StoreNames.legacyConfiguration(issuer: c.issuer, clientID: c.clientID) + "." + StoreNames.legacyAccount(subject: "alice") + ".cred"
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
+            #expect(!name.contains(StoreNames.legacyConfiguration(issuer: c.issuer, clientID: c.clientID)) && name != guessed, "\(name)")
+        }
+        try? FileManager.default.removeItem(atPath: dir + "-other")
+    }
+
+    /// A format 2 store (unkeyed names) is carried over: its accounts and its current pointer, nothing lost.
+    @Test func aVersion2StoreIsCarriedOverToKeyedNames() throws {
+        let alice = creds(), bob = creds(refresh: "rt-bob", sub: "bob")
+        try store.save(creds(client: "make-the-key"))
+        let key = Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/key")))
+        let enc = JSONEncoder()
+        enc.dateEncodingStrategy = .secondsSince1970
+        let legacyC = StoreNames.legacyConfiguration(issuer: alice.issuer, clientID: alice.clientID)
+        for c in [alice, bob] {
+            let sealed = try Crypto.seal(Array(try enc.encode(c)), key: key, aad: EntryFile.aad(version: 2, issuer: c.issuer, clientID: c.clientID))
+            try Data(EntryFile(version: 2, sealed: sealed).bytes).write(to: URL(fileURLWithPath: dir + "/\(legacyC).\(StoreNames.legacyAccount(subject: c.profile.userID)).cred"))
+        }
+        try Data((StoreNames.legacyAccount(subject: "bob") + "\n").utf8).write(to: URL(fileURLWithPath: dir + "/\(legacyC).current"))
+        #expect(try store.current(issuer: alice.issuer, clientID: alice.clientID) == bob)
+        #expect(try store.accounts(issuer: alice.issuer, clientID: alice.clientID) == [alice, bob])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).allSatisfy { !$0.hasPrefix(legacyC) })
     }
 
     /// The store reads entries with signin's own parser: it must read back exactly what JSONEncoder wrote, every
@@ -83,8 +126,8 @@ import Testing
         let alice = creds(), bob = creds(refresh: "rt-bob", sub: "bob")
         try store.save(alice)
         try store.save(bob)
-        let pa = store.entryPath(issuer: alice.issuer, clientID: alice.clientID, subject: "alice")
-        let pb = store.entryPath(issuer: bob.issuer, clientID: bob.clientID, subject: "bob")
+        let pa = try store.entryPath(issuer: alice.issuer, clientID: alice.clientID, subject: "alice")
+        let pb = try store.entryPath(issuer: bob.issuer, clientID: bob.clientID, subject: "bob")
         try FileManager.default.removeItem(atPath: pa)
         try FileManager.default.copyItem(atPath: pb, toPath: pa)
         #expect(unreadable { _ = try store.load(issuer: alice.issuer, clientID: alice.clientID, subject: "alice") }?.contains("another account") == true)
@@ -97,7 +140,7 @@ import Testing
         try writeVersion1(old)
         let current = try store.current(issuer: old.issuer, clientID: old.clientID)
         #expect(current == old)
-        #expect(!FileManager.default.fileExists(atPath: store.legacyEntryPath(issuer: old.issuer, clientID: old.clientID)))
+        #expect(!FileManager.default.fileExists(atPath: store.legacyVersion1Path(issuer: old.issuer, clientID: old.clientID)))
         #expect(try store.accounts(issuer: old.issuer, clientID: old.clientID) == [old])
     }
 
@@ -108,14 +151,14 @@ import Testing
         let enc = JSONEncoder()
         enc.dateEncodingStrategy = .secondsSince1970
         let sealed = try Crypto.seal(Array(try enc.encode(c)), key: key, aad: EntryFile.aad(version: 1, issuer: c.issuer, clientID: c.clientID))
-        try Data(EntryFile(version: 1, sealed: sealed).bytes).write(to: URL(fileURLWithPath: store.legacyEntryPath(issuer: c.issuer, clientID: c.clientID)))
+        try Data(EntryFile(version: 1, sealed: sealed).bytes).write(to: URL(fileURLWithPath: store.legacyVersion1Path(issuer: c.issuer, clientID: c.clientID)))
     }
 
     @Test func roundTripEncryptedWithModes() throws {
         let c = creds()
         try store.save(c)
         #expect(try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") == c)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: try store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")))
         #expect(!bytes.contains("rt-secret") && !bytes.contains("at-secret") && !bytes.contains("alice"))
         #expect(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int == 0o700)
         #expect(try FileManager.default.attributesOfItem(atPath: dir + "/key")[.posixPermissions] as? Int == 0o600)
@@ -125,7 +168,7 @@ import Testing
     @Test func everyFlippedBitIsAClearErrorAndTheFileStaysUntouched() throws {
         let c = creds()
         try store.save(c)
-        let path = store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
+        let path = try store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
         for i in stride(from: 0, to: original.count * 8, by: 37) {
             var damaged = original
@@ -141,7 +184,7 @@ import Testing
         let a = creds(client: "a"), b = creds(client: "b", refresh: "rt-b")
         try store.save(a)
         try store.save(b)
-        let pa = store.entryPath(issuer: a.issuer, clientID: a.clientID, subject: "alice"), pb = store.entryPath(issuer: b.issuer, clientID: b.clientID, subject: "alice")
+        let pa = try store.entryPath(issuer: a.issuer, clientID: a.clientID, subject: "alice"), pb = try store.entryPath(issuer: b.issuer, clientID: b.clientID, subject: "alice")
         let good = try Data(contentsOf: URL(fileURLWithPath: pa))
         var versioned = good
         versioned[4] = 9
@@ -162,10 +205,13 @@ import Testing
         #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("chmod 600") == true)
         chmod(dir + "/key", 0o600)
         let key = try Data(contentsOf: URL(fileURLWithPath: dir + "/key"))
-        try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: dir + "/key"))  // a wrong key
-        #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") } != nil)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".cred") }
+        try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: dir + "/key"))  // a wrong key: it opens nothing
+        #expect((try? store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice")) ?? nil == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".cred") } == entries)
         try FileManager.default.removeItem(atPath: dir + "/key")
         #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("missing") == true)
+        #expect(unreadable { _ = try store.current(issuer: c.issuer, clientID: c.clientID) }?.contains("missing") == true)
         try key.write(to: URL(fileURLWithPath: dir + "/key"))
         chmod(dir + "/key", 0o600)
         #expect(try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") == c)
@@ -196,7 +242,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: dir)
         #expect(unreadable { _ = try CredentialStore(directory: link).load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("symbolic link") == true)
         // A symlinked entry file is refused, not followed.
-        let path = store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
+        let path = try store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
         try FileManager.default.moveItem(atPath: path, toPath: path + ".real")
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".real")
         #expect(unreadable { _ = try store.load(issuer: c.issuer, clientID: c.clientID, subject: "alice") }?.contains("symbolic link") == true)

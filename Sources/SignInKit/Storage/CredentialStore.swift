@@ -88,7 +88,13 @@ public struct CredentialStore: CredentialStorage {
 
     /// The key (nil when the store has none yet), checked against this configuration's `key_storage`.
     func open(recover: Bool = true) throws(SignInError) -> Opened? {
-        try key.read(recover: recover, checkingConfiguration: true).map(Opened.init)
+        if let k = try key.read(recover: recover, checkingConfiguration: true) { return Opened(k) }
+        // No key, yet credentials: names and contents are both locked away without it.
+        let entries = StoreFolder.fileNames(directory).filter { $0.hasSuffix(".cred") }
+        guard entries.isEmpty else {
+            throw .storeUnreadable(path: key.filePath, reason: "the store key is missing (neither \(key.filePath) nor \(key.descriptorPath) is there), so \(entries.count) credential file(s) cannot be decrypted; left as is. Restore the key, or `signin logout --all` to start over")
+        }
+        return nil
     }
 
     /// The entry file of one account (the store must have its key).
@@ -314,10 +320,12 @@ public struct CredentialStore: CredentialStorage {
     func current(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
         guard try checkDirectory(create: false), let o = try open() else { return nil }
         let c = o.names.configuration(issuer: issuer, clientID: clientID)
-        if let a = try readPointer(configuration: c) { return try entry(o, configuration: c, account: a) }
-        // No pointer: an older store to carry over? (Two access(2) calls, only when nothing is current.)
+        // Two access(2) calls: an older store's file still there means a carry-over to begin or finish.
         let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
-        guard access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) == 0 || access(pointerPath(configuration: legacyC), F_OK) == 0 else { return nil }
+        if access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) != 0 && access(pointerPath(configuration: legacyC), F_OK) != 0 {
+            guard let a = try readPointer(configuration: c) else { return nil }
+            return try entry(o, configuration: c, account: a)
+        }
         return try withConfigurationLock { () throws(SignInError) -> StoredCredentials? in
             try carryOver(o, issuer: issuer, clientID: clientID)
             guard let a = try readPointer(configuration: c) else { return nil }
