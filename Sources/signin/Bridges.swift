@@ -75,6 +75,18 @@ enum Bridges {
         }
         switch c.arguments.positional[0] {
         case "get":
+            // The token goes only to the hosts the configuration names, and over plain http only to this machine.
+            let host = attributes["host"] ?? ""
+            let patterns = GitHosts.patterns(for: c.client.configuration)
+            guard GitHosts.allows(host, patterns: patterns) else {
+                err("signin: git-credential gives no token to \"\(host.withoutTerminalControls)\": it is not in git_hosts of \(c.client.configuration.sourcePath) (" +
+                    (patterns.isEmpty ? "none is allowed" : "allowed: " + patterns.joined(separator: ", ")) + "). To allow it, add \"git_hosts\": [\"\(host.withoutTerminalControls)\"] there.")
+                return .usage
+            }
+            if attributes["protocol"] == "http" && !GitHosts.isLoopback(host) {
+                err("signin: git-credential gives no token over plain http to \"\(host.withoutTerminalControls)\" (anyone on the way could read it); use https.")
+                return .usage
+            }
             let user = try freshUser(c, token: .access, interactive: false)
             guard let token = user.accessToken else { throw .noPreviousSignIn(reason: "no access token stored") }
             let username = c.arguments.value(Command.username) ?? c.client.configuration.gitUsername ?? user.profile.email ?? user.userID

@@ -18,6 +18,7 @@ enum CLI {
     }
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
+        if args.first == Completion.hiddenCommand { return Commands.complete(Array(args.dropFirst()), ProcessEnvironment.current) }
         guard let (command, rest) = try split(args) else {
             err(Help.general)
             return .usage
@@ -32,13 +33,13 @@ enum CLI {
         case .help: return try Commands.help(a)
         case .version: return Commands.version(a)
         case .completion: return try Commands.completion(a)
-        case .`init`: return Commands.initialize(a, env)
+        case .`init`:
+            try checkProfileNames(a, env)
+            return Commands.initialize(a, env)
         default: break
         }
         if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
-        if let p = a.value(.profile), !SignInConfiguration.isValidProfileName(p) {
-            throw UsageError("--profile \"\(p)\" is not a configuration name (letters, digits, . _ -)")
-        }
+        try checkProfileNames(a, env)
         if command == .login && a.has(Command.device) && a.has(Command.noBrowser) {
             throw UsageError("--device and --no-browser are two different ways to sign in without a local browser; choose one")
         }
@@ -99,6 +100,14 @@ enum CLI {
             }
         } catch {
             return fail(error, json: json)
+        }
+    }
+
+    /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.
+    static func checkProfileNames(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        for (name, source) in [(a.value(.profile), "--profile"), (env["SIGNIN_PROFILE"], "$SIGNIN_PROFILE")] {
+            guard let name, !name.isEmpty, !SignInConfiguration.isValidProfileName(name) else { continue }
+            throw UsageError("\(source) \"\(name.withoutTerminalControls)\" is not a configuration name (letters, digits, . _ -, not starting with . or -)")
         }
     }
 

@@ -1,5 +1,6 @@
 /// Shell completions for bash, zsh and fish, generated from `Command`'s table (commands, each one's options).
-/// `--account` completes the stored accounts and `--profile` the configuration names, asked of signin itself.
+/// `--account` completes the stored accounts and `--profile` the configuration names, asked of signin itself
+/// (`signin __complete`, `Commands.complete`) and offered as literal words.
 enum Completion {
     static func script(for shell: String) -> String? {
         switch shell {
@@ -10,8 +11,10 @@ enum Completion {
         }
     }
 
-    static let accountsCommand = #"signin accounts 2>/dev/null | awk '{ if ($1 == "*") print $2; else print $1 }'"#
-    static let profilesCommand = #"ls "${XDG_CONFIG_HOME:-$HOME/.config}/signin" 2>/dev/null | sed -n 's/\.json$//p'"#
+    /// The hidden command the scripts ask for stored accounts and configuration names (`signin __complete`):
+    /// candidates come one a line, read as literal text; no shell ever evaluates them (an e-mail chosen by a
+    /// provider may hold backquotes or `$(...)`, every character of which is valid in an address).
+    static let hiddenCommand = "__complete"
 
     static var bash: String {
         let names = Command.allCases.map(\.rawValue).joined(separator: " ")
@@ -29,8 +32,8 @@ enum Completion {
                     i=$((i+1))
                 done
                 case "$prev" in
-                    --account) COMPREPLY=($(compgen -W "$(\(accountsCommand))" -- "$cur")); return ;;
-                    --profile) COMPREPLY=($(compgen -W "$(\(profilesCommand))" -- "$cur")); return ;;
+                    --account) _signin_literal accounts "$cur"; return ;;
+                    --profile) _signin_literal profiles "$cur"; return ;;
                     -c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 esac
                 if [ -z "$cmd" ]; then
@@ -40,8 +43,18 @@ enum Completion {
                 case "$cmd" in
             \(cases)
                 esac
-                if [ "$cmd" = use ] && [[ "$cur" != -* ]]; then words="$(\(accountsCommand))"; fi
+                if [ "$cmd" = use ] && [[ "$cur" != -* ]]; then _signin_literal accounts "$cur"; return; fi
                 COMPREPLY=($(compgen -W "$opts $words" -- "$cur"))
+            }
+            # Stored accounts and configuration names, as literal words: read line by line, never evaluated, and
+            # quoted for the command line (printf %q) so that inserting one cannot run anything either.
+            _signin_literal() {
+                local line quoted
+                COMPREPLY=()
+                while IFS= read -r line; do
+                    printf -v quoted '%q' "$line"
+                    COMPREPLY+=("$quoted")
+                done < <(command signin \(hiddenCommand) "$1" "$2" -- "${COMP_WORDS[@]:1:$((COMP_CWORD-1))}" 2>/dev/null)
             }
             complete -F _signin signin
             """
@@ -65,14 +78,14 @@ enum Completion {
                 var line = "complete -c signin -n '__fish_seen_subcommand_from \(c.rawValue)' -l \(o.long.dropFirst(2))"
                 if let short = o.short { line += " -s \(short.dropFirst())" }
                 if o.value != nil { line += " -r" }
-                if o == .account { line += " -a \(q("(" + accountsCommand + ")"))" }
-                if o == .profile { line += " -a \(q("(" + profilesCommand + ")"))" }
+                if o == .account { line += " -a \(q("(signin \(hiddenCommand) accounts '' -- (commandline -opc))"))" }
+                if o == .profile { line += " -a \(q("(signin \(hiddenCommand) profiles '' -- (commandline -opc))"))" }
                 if o == .config { line += " -F" }
                 lines.append(line + " -d \(q(o.help))")
             }
             if !extraWords(c).isEmpty { lines.append("complete -c signin -n '__fish_seen_subcommand_from \(c.rawValue)' -a \(q(extraWords(c)))") }
         }
-        lines.append("complete -c signin -n '__fish_seen_subcommand_from use' -a \(q("(" + accountsCommand + ")"))")
+        lines.append("complete -c signin -n '__fish_seen_subcommand_from use' -a \(q("(signin \(hiddenCommand) accounts '' -- (commandline -opc))"))")
         return lines.joined(separator: "\n")
     }
 }

@@ -89,7 +89,7 @@ import Testing
 
     @Test func gitFetchesWithTheTokenAndARejectedTokenIsRefreshedOnTheNextTry() throws {
         let strict = try Shared.strict.get()
-        let box = try strict.signedInSandbox()
+        let box = try strict.signedInSandbox(extra: ["git_hosts": ["127.0.0.1"]])
         let root = box.root.appendingPathComponent("git").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let gitEnv = box.environment.merging(["GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
@@ -101,11 +101,20 @@ import Testing
         }
         let server = try Provider(script: "git_server.py", arguments: [root, strict.issuer + "/userinfo"])
         let url = "http://127.0.0.1:\(server.port)/repo.git"
-        let helper = ["-c", "credential.helper=", "-c", "credential.helper=!\(Paths.signin) git-credential"]
-        func lsRemote() throws -> RunResult { try Subprocess.run("/usr/bin/git", helper + ["ls-remote", url], env: gitEnv) }
+        // A common global set-up first (git's own `store` helper), then README's lines for this host: the helper list
+        // is reset for the URL, so no other helper is asked to store the token.
+        let base = "http://127.0.0.1:\(server.port)"
+        for args in [["config", "--global", "credential.helper", "store"],
+                     ["config", "--global", "credential.\(base).helper", ""],
+                     ["config", "--global", "--add", "credential.\(base).helper", "!\(Paths.signin) git-credential"]] {
+            try #require(try Subprocess.run("/usr/bin/git", args, env: gitEnv).status == 0)
+        }
+        func lsRemote() throws -> RunResult { try Subprocess.run("/usr/bin/git", ["ls-remote", url], env: gitEnv) }
         var r = try lsRemote()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("refs/heads/main"))
+        let stored = (try? String(contentsOfFile: box.root.path + "/.git-credentials", encoding: .utf8)) ?? ""
+        #expect(!stored.contains("at-"), "git's store helper kept the token: \(stored)")
         let stats = try JSONSerialization.jsonObject(with: server.http("GET", "/_stats")) as? [String: Any]
         #expect((stats?["users"] as? [String])?.first == "alice@example.org", "username= is the account's e-mail: \(String(describing: stats))")
 
@@ -125,15 +134,27 @@ import Testing
 
     @Test func gitCredentialSpeaksTheProtocol() throws {
         let strict = try Shared.strict.get()
-        let box = try strict.signedInSandbox(extra: ["git_username": "oauth2accesstoken"])
-        let r = try box.signin(["git-credential", "get"], stdin: Data("protocol=https\nhost=source.developers.google.com\n\n".utf8))
+        let box = try strict.signedInSandbox(extra: ["git_username": "oauth2accesstoken", "git_hosts": ["git.example.com", "*.example.org", "127.0.0.1:8080"]])
+        let r = try box.signin(["git-credential", "get"], stdin: Data("protocol=https\nhost=git.example.com\n\n".utf8))
         #expect(r.status == 0)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "username=oauth2accesstoken")
         #expect(lines.contains { $0.hasPrefix("password=at-") })
         #expect(lines.contains { $0.hasPrefix("password_expiry_utc=") })
         #expect(try box.signin(["git-credential", "store"], stdin: Data("protocol=https\nhost=x\nusername=u\npassword=p\n\n".utf8)).stdout.isEmpty)
-        let none = try strict.sandbox()
+        // Only the hosts the configuration names; plain http only to this machine; a refusal says how to allow it.
+        for (input, allowed) in [("protocol=https\nhost=a.example.org\n", true), ("protocol=https\nhost=example.org\n", false),
+                                 ("protocol=https\nhost=evil-example.org\n", false), ("protocol=https\nhost=git.example.com:8443\n", true),
+                                 ("protocol=http\nhost=127.0.0.1:8080\n", true), ("protocol=http\nhost=127.0.0.1:9\n", false),
+                                 ("protocol=http\nhost=git.example.com\n", false), ("protocol=https\nhost=attacker.example\n", false)] {
+            let answer = try box.signin(["git-credential", "get"], stdin: Data((input + "\n").utf8))
+            #expect((answer.status == 0 && answer.stdout.contains("password=")) == allowed, "\(input): \(answer.status) \(answer.stderr)")
+            if !allowed { #expect(answer.stdout.isEmpty && answer.status == 2 && (answer.stderr.contains("git_hosts") || answer.stderr.contains("plain http")), "\(answer.stderr)") }
+        }
+        let defaults = try strict.signedInSandbox()
+        let refused = try defaults.signin(["git-credential", "get"], stdin: Data("protocol=https\nhost=source.developers.google.com\n\n".utf8))
+        #expect(refused.status == 2 && refused.stdout.isEmpty && refused.stderr.contains("none is allowed"), "not Google: no host by default: \(refused.stderr)")
+        let none = try strict.sandbox(extra: ["git_hosts": ["x"]])
         let missing = try none.signin(["git-credential", "get"], stdin: Data("host=x\n\n".utf8))
         #expect(missing.status == 3 && missing.stdout.isEmpty)
     }

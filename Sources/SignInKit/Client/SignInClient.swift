@@ -166,8 +166,8 @@ public final class SignInClient: Sendable {
     /// The one stored account `account` names; an error listing what is stored when it names none or several.
     func resolve(_ account: String) throws(SignInError) -> StoredCredentials {
         let all = try allCredentials()
-        let bySub = all.filter { $0.profile.userID == account }
-        let matches = bySub.isEmpty ? all.filter { $0.profile.email?.lowercased() == account.lowercased() } : bySub
+        // One account by its `sub` and another by its e-mail is two accounts: ambiguous, never a silent choice.
+        let matches = all.filter { $0.profile.userID == account || $0.profile.email?.lowercased() == account.lowercased() }
         let known = all.map { $0.profile.displayName + " (sub \($0.profile.userID))" }
         guard matches.count == 1 else {
             if matches.isEmpty { throw .accountNotFound(account: account, known: known) }

@@ -52,6 +52,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     var keyCacheSeconds: Int
     /// The user name `signin git-credential` answers (default: the account's e-mail).
     public var gitUsername: String?
+    /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
+    /// default, Google's source hosts for the Google issuer and none otherwise.
+    public var gitHosts: [String]?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -124,6 +127,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.caFile = nil
         self.listenerSameUserOnly = true
         self.gitUsername = nil
+        self.gitHosts = nil
         self.keyStorage = .auto
         self.keyCacheSeconds = 8 * 3600
         self.sourcePath = "(in code)"
@@ -149,9 +153,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         return directory(environment: environment) + "/config.json"
     }
 
-    /// Whether `name` can name a configuration: letters, digits, `.`, `_` and `-`, not starting with a dot.
+    /// Whether `name` can name a configuration: letters, digits, `.`, `_` and `-`, not starting with a dot or a
+    /// dash (it would be read as an option).
     public static func isValidProfileName(_ name: String) -> Bool {
-        !name.isEmpty && !name.hasPrefix(".") && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+        !name.isEmpty && !name.hasPrefix(".") && !name.hasPrefix("-") && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     }
 
     /// The named configurations in `directory(environment:)`: `config` for `config.json`, else the file's name.
@@ -201,7 +206,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "key_storage", "key_cache_seconds", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "key_storage", "key_cache_seconds", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -282,6 +287,15 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             c.listenerSameUserOnly = b
         }
         c.gitUsername = try string("git_username")
+        if let v = obj["git_hosts"], v != .null {
+            guard case .array(let items) = v else { throw fail("git_hosts", "must be a list of host patterns, such as [\"git.example.com\", \"*.example.org\", \"127.0.0.1:8080\"]") }
+            c.gitHosts = try items.map { item throws(SignInError) -> String in
+                guard let h = item.string, GitHosts.isValidPattern(h) else {
+                    throw fail("git_hosts", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a host pattern (a host name, host:port, or *.domain)")
+                }
+                return h.lowercased()
+            }
+        }
         if let k = try string("key_storage") {
             guard let storage = KeyStorage(rawValue: k) else { throw fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }
             c.keyStorage = storage
