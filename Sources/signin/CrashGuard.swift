@@ -28,5 +28,10 @@ enum CrashGuard {
             action.sa_flags = 0
             sigaction(sig, &action, nil)
         }
+        // A parent may have blocked them (some launchers do): a `kill -QUIT` must still end signin this way.
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in fatalSignals { sigaddset(&set, sig) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }

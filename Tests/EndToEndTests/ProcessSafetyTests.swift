@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+/// What signin's process gives away, and what its children start with: no core file or memory to read, no
+/// descriptor or signal state of signin's in another program, a terminal left as it was found.
+@Suite struct ProcessSafetyTests {
+    /// `signin login` waiting for the browser, with an account stored and `ulimit -c unlimited`: SIGQUIT ends it
+    /// with one line, no core file and no backtrace (the tokens were in its memory).
+    @Test func sigquitWritesNoCoreFileAndNoBacktrace() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let cwd = box.root.appendingPathComponent("cwd").path
+        try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)
+        let errPath = box.root.appendingPathComponent("login.err").path
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", "ulimit -c unlimited && cd \(cwd) && exec \(Paths.signin) login --timeout 60"]
+        var env = box.environment
+        env["BROWSER"] = "/bin/true"  // opens nothing: signin waits on its listener
+        p.environment = env
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        try p.run()
+        #expect(waitFor { ((try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "").contains("127.0.0.1") }, "signin is waiting for the browser")
+        kill(p.processIdentifier, SIGQUIT)
+        p.waitUntilExit()
+        let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        #expect(p.terminationReason == .exit && p.terminationStatus == 131, "\(p.terminationReason) \(p.terminationStatus): \(stderr)")
+        #expect(stderr.contains("SIGQUIT") && !stderr.contains("Thread") && !stderr.contains("rax") && !stderr.contains("Registers") && !stderr.contains("Backtrace"), "\(stderr)")
+        let cores = ((try? FileManager.default.contentsOfDirectory(atPath: cwd)) ?? []).filter { $0.hasPrefix("core") }
+        #expect(cores.isEmpty, "core files: \(cores)")
+    }
+
+    /// Signal state as `/proc/self/status` shows it, of a shell started directly and of one started by signin
+    /// (the browser, `exec`'s COMMAND): the same, every time, whatever thread signin started it from.
+    /// Signals 32 and 33 are glibc's own (thread cancellation, set*id), which no program can query or set; the
+    /// comparison leaves them out.
+    func signalState(_ text: String) -> [String] {
+        text.split(separator: "\n").filter { $0.hasPrefix("SigBlk:") || $0.hasPrefix("SigIgn:") }.map { line -> String in
+            let parts = line.split(separator: ":")
+            let mask = (UInt64(parts[1].trimmingCharacters(in: .whitespaces), radix: 16) ?? 0) & ~UInt64(0x1_8000_0000)
+            return "\(parts[0]): \(String(mask, radix: 16))"
+        }
+    }
+
+    @Test func childrenStartWithAnEmptySignalMaskAndDefaultDispositions() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let probe = "grep -E '^Sig(Blk|Ign):' /proc/self/status"
+        let baseline = signalState(try Subprocess.run("/bin/sh", ["-c", probe]).stdout)
+        try #require(baseline.count == 2)
+        // The browser, started by a sign-in: a shell that notes its state, then the stand-in.
+        let wrapper = box.root.appendingPathComponent("browser.sh").path
+        try "#!/bin/sh\n\(probe) > \"$SIGSTATE.$$\"\nexec \(Paths.python) \(Paths.providers.appendingPathComponent("browser_standin.py").path) \"$@\"\n"
+            .write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o755)
+        let states = box.root.appendingPathComponent("states").path
+        try FileManager.default.createDirectory(atPath: states, withIntermediateDirectories: true)
+        let env = ["BROWSER": wrapper, "SIGSTATE": states + "/browser"]
+        // It is a race in the old code (which thread runs the last step): many runs, each a sign-in and an exec.
+        for i in 0..<8 {
+            let r = try box.signin(["exec", "--login", "--", "/bin/sh", "-c", "\(probe) > \(states)/exec.\(i)"], env: env)
+            #expect(r.status == 0, "\(r.stderr)")
+            _ = try box.signin(["logout", "--yes"])
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: states)
+        #expect(files.filter { $0.hasPrefix("browser") }.count == 8 && files.filter { $0.hasPrefix("exec") }.count == 8, "\(files)")
+        for f in files {
+            let state = signalState(try String(contentsOfFile: states + "/" + f, encoding: .utf8))
+            #expect(state == baseline, "\(f): \(state) where a directly started shell has \(baseline)")
+        }
+    }
+
+    /// `exec --passphrase-fd N`: the passphrase's descriptor is closed before COMMAND starts.
+    @Test func execClosesThePassphraseDescriptor() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let pw = box.root.appendingPathComponent("pw").path
+        try "a-long-passphrase\n".write(toFile: pw, atomically: true, encoding: .utf8)
+        let r = try Subprocess.run("/bin/bash", ["-c", "exec 7<\(pw); exec \(Paths.signin) exec --passphrase-fd 7 -- /bin/sh -c 'if [ -e /proc/self/fd/7 ]; then echo open; else echo closed; fi'"],
+                                   env: box.environment.filter { !$0.value.isEmpty })
+        #expect(r.stdout == "closed\n", "\(r.stdout) \(r.stderr)")
+    }
+
+    /// Ctrl-C at a passphrase prompt (a real terminal, through a pseudo-terminal): echo is back on afterwards, and
+    /// nothing changed.
+    @Test func ctrlCAtThePassphrasePromptRestoresEcho() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox(extra: ["key_storage": "file"])
+        try box.writeConfig(["client_id": box.clientID, "issuer": strict.issuer])
+        let before = box.storeSnapshot()
+        let driver = box.root.appendingPathComponent("drive_terminal.py").path
+        try """
+            import os, pty, sys, termios, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], [sys.argv[1], "key", "move", "--to", "passphrase"])
+            out = b""
+            deadline = time.time() + 20
+            while b"passphrase" not in out.lower() and time.time() < deadline:
+                out += os.read(fd, 1024)
+            echo_during = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+            os.write(fd, b"\\x03")
+            _, status = os.waitpid(pid, 0)
+            print("prompted" if b"passphrase" in out.lower() else "no prompt", "echo-during", echo_during,
+                  "echo-after", bool(termios.tcgetattr(fd)[3] & termios.ECHO), "signaled", os.WIFSIGNALED(status))
+            """.write(toFile: driver, atomically: true, encoding: .utf8)
+        let r = try Subprocess.run(Paths.python, [driver, Paths.signin], env: box.environment.filter { !$0.value.isEmpty })
+        #expect(r.stdout.contains("prompted echo-during False echo-after True"), "\(r.stdout) \(r.stderr)")
+        #expect(box.storeSnapshot() == before, "Ctrl-C at the prompt changed nothing")
+    }
+}
