@@ -126,8 +126,11 @@ enum Command: String, CaseIterable, Sendable {
             return """
                 Speaks git's credential-helper protocol on standard input and output. `get` answers username= and
                 password= (a fresh access token) and password_expiry_utc; `erase` (git reports the password was
-                rejected) makes the next `get` refresh first; `store` does nothing. Configure with
-                  git config --global credential.https://HOST.helper '!signin git-credential'
+                rejected) makes the next `get` refresh first; `store` does nothing. `get` answers only the hosts in
+                git_hosts (Google's source hosts by default for Google) and plain http only to this machine.
+                Configure with (the empty line first keeps other helpers from storing the token)
+                  git config --global credential.https://HOST.helper ''
+                  git config --global --add credential.https://HOST.helper '!signin git-credential'
                 """
         case .kubectlCredential:
             return """
@@ -137,9 +140,10 @@ enum Command: String, CaseIterable, Sendable {
                 """
         case .key:
             return """
-                `signin key move --to STORAGE` moves the store's key to the Secret Service (GNOME Keyring, KWallet,
-                KeePassXC), under a passphrase (scrypt), or into a file beside the entries. The entries are not
-                rewritten; the old key material is removed only after the new one is read back. `status` says where
+                `signin key move --to STORAGE` makes a new store key and keeps it in the Secret Service (GNOME Keyring,
+                KWallet, KeePassXC), under a passphrase (scrypt, asked twice, at least 8 characters), or in a file beside
+                the entries; every entry is encrypted again under it, so the old key opens nothing written after. A move
+                is journaled: interrupted anywhere, the next command finishes it or rolls it back. `status` says where
                 the key is now.
                 """
         case .lock: return "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase)."
