@@ -12,6 +12,10 @@ enum CLI {
         do {
             return try run(args).rawValue
         } catch {
+            // README's promise: with --json, every error is also a JSON object on standard output.
+            if args.prefix(while: { $0 != "--" }).contains("--json") {
+                out(JSONText.object(["error": .string(error.message), "exit_code": .int(Int(ExitCode.usage.rawValue))]))
+            }
             err("signin: \(error.message)\nRun `signin --help` for usage.")
             return ExitCode.usage.rawValue
         }
@@ -70,13 +74,19 @@ enum CLI {
             || (command == .kubectlCredential && KubectlCredential.interactive(env))
         // Only commands that may sign in ask whether a browser can open here (which may read /proc).
         let browsing = login ? Browsing(a, env, command: command) : .none
+        let invocation = Invocation(a, env, command: command)
         let client: SignInClient
-        do {
-            let events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
-            client = SignInClient(configuration: try SignInConfiguration.load(path: path), environment: env, onEvent: { events.show($0) },
+        do throws(SignInError) {
+            let known = KnownClient()
+            var events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
+            events.loginCommand = invocation.command("login")
+            events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
+            let shown = events
+            client = SignInClient(configuration: try SignInConfiguration.load(path: path), environment: env, onEvent: { shown.show($0) },
                                   passphrase: Passphrase.provider(fd: a.value(Command.passphraseFD).flatMap { Int32($0) }))
+            known.client = client
         } catch {
-            return fail(error, json: json)
+            return fail(error, json: json, invocation)
         }
         let account = a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
         let context = Context(client: client, arguments: a, account: account, json: json, environment: env, browsing: browsing)
@@ -99,7 +109,7 @@ enum CLI {
             case .help, .version, .completion, .`init`: return .usage  // answered above
             }
         } catch {
-            return fail(error, json: json)
+            return fail(error, json: json, invocation)
         }
     }
 
@@ -111,13 +121,17 @@ enum CLI {
         }
     }
 
+    /// The spellings of every option that takes a value, of any command.
+    static let valueOptions: Set<String> = Set(Command.allCases.flatMap(\.options).filter { $0.value != nil }.flatMap { [$0.long] + ($0.short.map { [$0] } ?? []) })
+
     /// Finds the command: the first argument that is not an option (or the value of `-c`/`--profile`).
     /// `--help` and `--version` alone stand for `help` and `version`.
     static func split(_ args: [String]) throws(UsageError) -> (Command, [String])? {
         var i = 0
         while i < args.count {
             let arg = args[i]
-            if ["-c", "--config", "--profile", "--account"].contains(arg) { i += 2; continue }
+            // Every option that takes a value is read with its value wherever it stands (`signin --min-ttl 5 token`).
+            if Self.valueOptions.contains(arg) { i += 2; continue }
             if arg == "--" { break }
             if !arg.hasPrefix("-") {
                 guard let command = Command(rawValue: arg) else {
@@ -135,32 +149,75 @@ enum CLI {
         return nil
     }
 
-    static func fail(_ e: SignInError, json: Bool) -> ExitCode {
+    static func fail(_ e: SignInError, json: Bool, _ invocation: Invocation) -> ExitCode {
         let code = ExitCode(e)
         if json { out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code.rawValue))])) }
-        err("signin: \(e.description)" + (advice(for: e).map { "\n\($0)" } ?? ""))
+        err("signin: \(e.description)" + (advice(for: e, invocation).map { "\n\($0)" } ?? ""))
         return code
     }
 
-    /// What to run next: the library's messages speak to any program's user; the command line adds its own commands.
-    static func advice(for e: SignInError) -> String? {
+    /// What to run next, as a command that works as printed: the library's messages speak to any program's user;
+    /// the command line adds its own commands, with the options that chose this run's configuration and account.
+    static func advice(for e: SignInError, _ invocation: Invocation) -> String? {
         switch e {
         case .noPreviousSignIn(let reason) where reason.hasPrefix("no account is current"):
-            return "Run `signin use ACCOUNT` (see `signin accounts`), or name one with --account."
+            return "Run `\(invocation.command("use", account: false)) ACCOUNT` (see `\(invocation.command("accounts", account: false))`), or name one with --account."
         case .noPreviousSignIn:
-            return "Run `signin login` to sign in."
-        case .configInvalid(_, nil, let reason) where reason == "file not found":
-            return "Write one with `signin init`, or copy config.example.json there and fill in your client ID."
+            let login = "Run `\(invocation.command("login"))` to sign in"
+            return invocation.command == .exec ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
+        case .accountNotFound:
+            return "`\(invocation.command("login"))` signs it in; `\(invocation.command("accounts", account: false))` lists those stored."
+        case .configInvalid(let file, nil, let reason) where reason == "file not found":
+            return "Write one with `\(invocation.initCommand(file))`."
         case .configInvalid(_, "client_id", let reason) where reason.contains("placeholder"):
-            return "`signin init` writes a configuration for your own client."
+            return "`\(invocation.initCommand(nil))` writes a configuration for your own client."
         case .passphraseRefused(let reason) where reason.contains("no way to ask"):
             return "Run it on a terminal, or give the passphrase on a file descriptor: --passphrase-fd N."
         case .storeUnreadable(_, let reason) where reason.contains("left as is"):
-            return "`signin logout` removes credentials that cannot be read; `signin status` says where the store and its key are."
+            return "`\(invocation.command("logout", account: false))` removes credentials that cannot be read; `\(invocation.command("status", account: false))` says where the store and its key are."
         default:
             return nil
         }
     }
+}
+
+/// The options that chose this run's configuration and account (`--profile`, `$SIGNIN_PROFILE`, `-c`,
+/// `--account`), so that advice repeats them.
+struct Invocation: Sendable {
+    let command: Command?
+    var configuration: [String] = []
+    var account: String?
+
+    init(_ a: Arguments, _ env: [String: String], command: Command?) {
+        self.command = command
+        if let c = a.value(.config) { configuration = ["-c", c] } else if let p = a.value(.profile) ?? env["SIGNIN_PROFILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            configuration = ["--profile", p]
+        }
+        account = a.value(.account)
+    }
+
+    /// `signin NAME` with this run's configuration (and account, where the command takes one).
+    func command(_ name: String, account withAccount: Bool = true) -> String {
+        var words = ["signin", name] + configuration
+        if withAccount, let account { words += ["--account", account] }
+        return words.map(Self.quoted).joined(separator: " ")
+    }
+
+    /// `signin init` writing `file` (or this run's configuration).
+    func initCommand(_ file: String?) -> String {
+        (["signin", "init"] + configuration).map(Self.quoted).joined(separator: " ")
+    }
+
+    /// A word as a POSIX shell reads it back.
+    static func quoted(_ w: String) -> String {
+        let plain = !w.isEmpty && w.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "@%+=:,./_-".unicodeScalars.contains($0)) }
+        return plain ? w : "'" + w.replacing("'", with: "'\\''") + "'"
+    }
+}
+
+/// The client, once built: what the sign-in's advice asks about the provider.
+final class KnownClient: @unchecked Sendable {
+    var client: SignInClient?
 }
 
 /// What every command function gets: the client, its arguments and the environment.

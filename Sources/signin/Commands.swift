@@ -12,7 +12,11 @@ enum Commands {
         let a = c.arguments
         // Who is signed in already, said before any browser opens.
         if !c.json, let current = try c.client.storedUser() {
-            err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
+            if let ended = current.grantEndedAt {
+                err("The provider ended the sign-in of \(current.profile.displayName) on \(iso8601(ended)); signing in again replaces it.")
+            } else {
+                err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
+            }
         }
         var opts = SignInOptions()
         opts.timeout = .seconds((try? a.int(Command.timeout, default: 300, in: 1...86400)) ?? 300)

@@ -7,6 +7,10 @@ struct Events: Sendable {
     /// No browser will be opened here (no display, SSH, or --no-browser): explain the other ways.
     let headless: Bool
     let environment: [String: String]
+    /// Whether the provider offers the device flow (asked when the advice is written, after discovery).
+    var deviceFlowAvailable: @Sendable () -> Bool = { true }
+    /// The `signin login` that repeats this run's choice of configuration and account.
+    var loginCommand = "signin login"
 
     func show(_ e: SignInEvent) {
         switch e {
@@ -16,7 +20,8 @@ struct Events: Sendable {
             case .unavailable(let reason)?: err("Could not open a browser (\(reason)). To sign in, visit:\n\n  \(url.absoluteString)\n")
             case nil: err("To sign in, visit:\n\n  \(url.absoluteString)\n")
             }
-            Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: { if case .launched? = browser { return true } else { return false } }())
+            Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: { if case .launched? = browser { return true } else { return false } }(),
+                             device: deviceFlowAvailable() ? loginCommand + " --device" : nil)
             err("Waiting for the sign-in to finish in the browser (Ctrl-C to cancel)...")
         case .refusedCallback(let reason):
             err("Refused a request to the sign-in listener: \(reason). Still waiting.")
@@ -32,14 +37,16 @@ struct Events: Sendable {
             err("Received the answer from the browser; completing the sign-in...")
         case .browserFailed(let reason, let port):
             err("The browser could not be opened (\(reason)). Open the address above in any browser instead.")
-            Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: false)
+            Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: false,
+                             device: deviceFlowAvailable() ? loginCommand + " --device" : nil)
         }
     }
 }
 
 /// Advice for sessions where the browser is on another machine.
 enum Headless {
-    static func explain(port: Int, paste: Bool, headless: Bool, environment: [String: String], browserLaunched: Bool) {
+    /// `device`: the command that signs in with the device flow, when the provider offers it.
+    static func explain(port: Int, paste: Bool, headless: Bool, environment: [String: String], browserLaunched: Bool, device: String?) {
         guard headless || !browserLaunched else { return }
         var lines = ["No browser on this machine? Any of these works:"]
         if paste { lines.append("  - Open the address above in any browser. When it ends at a page that cannot load (http://127.0.0.1:\(port)/...),\n    copy that page's full address and paste it here, then press Enter.") }
@@ -51,7 +58,7 @@ enum Headless {
         } else {
             lines.append("  - Or forward port \(port) from the browser's machine (ssh -L \(port):127.0.0.1:\(port) ...).")
         }
-        lines.append("  - Or run `signin login --device` to sign in with a code on another device.")
+        if let device { lines.append("  - Or run `\(device)` to sign in with a code on another device.") }
         err(lines.joined(separator: "\n") + "\n")
     }
 }

@@ -19,6 +19,8 @@ public final class SignInClient: Sendable {
     let environment: [String: String]
     let onEvent: @Sendable (SignInEvent) -> Void
     let observers = CurrentUserObservers()
+    /// The endpoints discovered once in this process (a sign-in, `discoverEndpoints()`).
+    let discovered = Locked<ProviderEndpoints?>(nil)
 
     /// - Parameters:
     ///   - storeDirectory: defaults to `$XDG_DATA_HOME/signin` (`~/.local/share/signin`).
@@ -60,8 +62,17 @@ public final class SignInClient: Sendable {
 
     /// The provider's endpoints, from discovery (or the configuration's overrides). Blocks on the network.
     public func discoverEndpoints() throws(SignInError) -> ProviderEndpoints {
-        try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
+        if let known = discovered.withLock({ $0 }) { return known }
+        let endpoints = try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
+        discovered.withLock { $0 = endpoints }
+        return endpoints
     }
+
+    /// The endpoints already discovered in this process, if any (no network).
+    var knownEndpoints: ProviderEndpoints? { discovered.withLock { $0 } }
+
+    /// Whether the provider, as discovered in this process, offers the device flow (nil: not discovered yet).
+    @_spi(CLI) public var offersDeviceFlow: Bool? { knownEndpoints.map { $0.deviceAuthorization != nil } }
 
     /// The provider's userinfo for an access token (see `SignInUser.userInfo()`).
     func userInfo(accessToken: String) async throws(SignInError) -> [String: String] {
@@ -350,7 +361,9 @@ public final class SignInClient: Sendable {
                         emit: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> SignInUser {
         _ = try allCredentials()
         let http = HTTPClient(configuration: configuration)
-        let endpoints = try Discovery.endpoints(for: configuration, http: http)
+        let endpoints: ProviderEndpoints
+        if let known = knownEndpoints { endpoints = known } else { endpoints = try Discovery.endpoints(for: configuration, http: http) }
+        discovered.withLock { $0 = endpoints }
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
         let scopes = scopes(adding: additionalScopes)
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
