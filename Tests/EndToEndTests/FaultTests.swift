@@ -72,6 +72,22 @@ import Testing
         #expect(login.stderr.contains("discovery document"))
     }
 
+    /// A provider with no revocation endpoint in its discovery document, down at `logout --revoke`: it could not be
+    /// reached (exit 5, a network message, the local credentials removed as for any failed revocation), not "no
+    /// revocation endpoint"; up, it is refused before any question is asked on a terminal.
+    @Test func revokeWithTheProviderDownIsANetworkFailureAndNoEndpointIsRefusedBeforeAsking() throws {
+        let mock = try Provider(script: "mock_provider.py")
+        let box = try Sandbox(issuer: mock.issuer, secret: "s")
+        #expect(try box.signin("login").status == 0)
+        let asked = try Subprocess.run("/bin/sh", ["-c", "printf 'y\\n' | script -qec '\(Paths.signin) logout --revoke' /dev/null"], env: box.environment)
+        #expect(!asked.stdout.contains("Sign out") && asked.stdout.contains("no revocation endpoint"), "refused before asking: \(asked.stdout)")
+        #expect(box.entryFile() != nil)
+        mock.stop()
+        let revoke = try box.signin("logout", "--revoke")
+        #expect(revoke.status == 5 && revoke.stderr.contains("Could not reach") && !revoke.stderr.contains("no revocation endpoint"), "\(revoke.status) \(revoke.stderr)")
+        #expect(box.entryFile() == nil)
+    }
+
     @Test func slowRevocationIsBoundedAndStillWipes() throws {
         let (strict, box) = try signedIn(["slow_seconds": 20], extra: ["http_timeout": 2])
         try strict.control(box.clientID, ["revoke_fault": "slow"])

@@ -499,13 +499,11 @@ public final class SignInClient: Sendable {
     func disconnectBlocking(account: String? = nil) throws(SignInError) {
         guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: "nothing stored to revoke") }
         let http = HTTPClient(configuration: configuration)
-        guard let url = configuration.endpoints.revocation ?? c.endpoints.revocation
-                ?? Discovery.revocationFromAuthorizationServerMetadata(issuer: issuer, http: http) else {
-            throw .unsupported(reason: "The provider \(issuer) names no revocation endpoint (in OpenID discovery or RFC 8414 metadata), so the grant cannot be revoked; nothing was changed. Set \"revocation_endpoint\" in the configuration, or sign out without revoking.")
-        }
         let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
         var failure: SignInError?
         do throws(SignInError) {
+            // The provider down is a failed revocation (the local credentials still go), not a missing endpoint.
+            guard let url = try revocationEndpoint(c, http: http) else { throw Self.noRevocationEndpoint(issuer) }
             if let rt = c.refreshToken {
                 try tokens.revoke(token: rt, hint: "refresh_token", accessToken: c.accessToken, at: url)
             } else if let at = c.accessToken {
@@ -513,11 +511,35 @@ public final class SignInClient: Sendable {
             }
         } catch .canceled(let reason) {
             throw .canceled(reason: reason)  // the caller stopped it: nothing is removed
+        } catch .unsupported(let reason) {
+            throw .unsupported(reason: reason)  // nowhere to revoke: nothing is removed
         } catch {
             failure = error
         }
         try remove(c)
         if let failure { throw .revocationFailed(cause: failure) }
+    }
+
+    /// Where the grant of `account` (or the current account) would be revoked: before asking a person, so that a
+    /// provider with no revocation endpoint is refused first (`.unsupported`, nothing changed). Nil when the
+    /// provider cannot be reached to find out (then `disconnect` removes the local credentials and reports it).
+    @_spi(CLI) public func revocationEndpoint(account: String? = nil) throws(SignInError) -> String? {
+        guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: "nothing stored to revoke") }
+        do throws(SignInError) {
+            guard let url = try revocationEndpoint(c, http: HTTPClient(configuration: configuration)) else { throw Self.noRevocationEndpoint(issuer) }
+            return url
+        } catch .networkUnavailable {
+            return nil
+        }
+    }
+
+    private func revocationEndpoint(_ c: StoredCredentials, http: HTTPClient) throws(SignInError) -> String? {
+        if let known = configuration.endpoints.revocation ?? c.endpoints.revocation { return known }
+        return try Discovery.revocationFromAuthorizationServerMetadata(issuer: issuer, http: http)
+    }
+
+    static func noRevocationEndpoint(_ issuer: String) -> SignInError {
+        .unsupported(reason: "The provider \(issuer) names no revocation endpoint (in OpenID discovery or RFC 8414 metadata), so the grant cannot be revoked; nothing was changed. Set \"revocation_endpoint\" in the configuration, or sign out without revoking.")
     }
 }
 

@@ -46,12 +46,22 @@ enum Discovery {
     /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth
     /// Toolkit). Tries `https://host/.well-known/oauth-authorization-server/<path>` (RFC 8414 3.1) and then the
     /// form with the suffix appended to the issuer, which some providers use. Nil when neither names one.
-    static func revocationFromAuthorizationServerMetadata(issuer: String, http: HTTPClient) -> String? {
+    /// The revocation endpoint in RFC 8414 metadata, or nil when the provider answered without one. When no
+    /// metadata URL could be reached at all, the network failure is thrown (the provider is down, not lacking).
+    static func revocationFromAuthorizationServerMetadata(issuer: String, http: HTTPClient) throws(SignInError) -> String? {
+        var unreachable: SignInError?
+        var answered = false
         for url in authorizationServerMetadataURLs(issuer: issuer) {
-            guard let doc = try? metadata(at: url, issuer: issuer, http: http), let v = doc["revocation_endpoint"]?.string,
-                  EndpointURL.problem(v) == nil else { continue }
+            let doc: [String: JSONValue]
+            do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
+                if case .networkUnavailable = error { unreachable = unreachable ?? error } else { answered = true }
+                continue
+            }
+            answered = true
+            guard let v = doc["revocation_endpoint"]?.string, EndpointURL.problem(v) == nil else { continue }
             return v
         }
+        if !answered, let unreachable { throw unreachable }
         return nil
     }
 
