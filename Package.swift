@@ -23,7 +23,7 @@ let package = Package(
         // README's library tasks, compiled for the same reason.
         .executableTarget(name: "signin-tasks", dependencies: ["SignInKit"], path: "Examples/tasks"),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "SignInKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "SignInKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,14 +1,25 @@
+import Foundation
 import SignInKit
 
-// README's SignInKit example, built with the package so it stays true (`swift run signin-hello`).
+// README's SignInKit example, built with the package so it stays true (`swift run signin-hello`). It reads the
+// configuration the `signin` command reads (`signin init`, or `scripts/demo`, writes one).
 @main struct Hello {
-    static func main() async throws {
-        let client = SignInClient(configuration: try SignInConfiguration.loadDefault())
-        let user = client.hasPreviousSignIn
-            ? try await client.restorePreviousSignIn()   // silent: no browser, a refresh if needed
-            : try await client.signIn()                  // opens the browser
-        print("Hello, \(user.profile.displayName)")
-        let token = try await user.freshAccessToken(minimumValidity: .seconds(60))
-        print("An access token of \(token.count) characters for \(user.grantedScopes.joined(separator: " "))")
+    static func main() async {
+        do throws(SignInError) {
+            let client = SignInClient(configuration: try SignInConfiguration.loadDefault())
+            let user = client.hasPreviousSignIn
+                ? try await client.restorePreviousSignIn()   // silent: no browser, a refresh if needed
+                : try await client.signIn()                  // opens the browser
+            print("Hello, \(user.profile.displayName)")
+            let token = try await user.freshAccessToken(minimumValidity: .seconds(60))
+            print("An access token of \(token.count) characters for \(user.grantedScopes.joined(separator: " "))")
+        } catch {
+            // Every error is a SignInError: a sentence for a person, never a token.
+            FileHandle.standardError.write(Data("signin-hello: \(error)\n".utf8))
+            if case .configInvalid(let file, nil, "file not found") = error {
+                FileHandle.standardError.write(Data("Write one with `signin init -c \(file)`.\n".utf8))
+            }
+            exit(1)
+        }
     }
 }

@@ -7,7 +7,23 @@ import FoundationNetworking
 import SignInKit
 
 @main struct Tasks {
-    static func main() async throws {
+    static func main() async {
+        do {
+            try await run()
+        } catch let error as SignInError {
+            // Say what is needed and stop cleanly: a configuration of the program's own, first of all.
+            FileHandle.standardError.write(Data("signin-tasks: \(error)\n".utf8))
+            if case .configInvalid(let file, nil, "file not found") = error {
+                FileHandle.standardError.write(Data("This example is a program of its own (\"my-tool\"); write its configuration with `signin init -c \(file)`.\n".utf8))
+            }
+            exit(1)
+        } catch {
+            FileHandle.standardError.write(Data("signin-tasks: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run() async throws {
         // Its own configuration and store: $XDG_CONFIG_HOME/my-tool/config.json, $XDG_DATA_HOME/my-tool/.
         let client = SignInClient(configuration: try SignInConfiguration.loadDefault(appName: "my-tool"), appName: "my-tool")
 

@@ -120,4 +120,16 @@ import Testing
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try strict.stats(box.clientID)["authorize_requests"] as? Int == 1)
     }
+
+    /// Without a configuration, each example says which file it needs and how to write it, and exits 1: no
+    /// backtrace, no crash.
+    @Test func theExamplesSayWhatTheyNeedAndExitCleanly() throws {
+        let box = try Sandbox(issuer: "http://127.0.0.1:9")
+        var env = box.environment.filter { !$0.value.isEmpty }
+        env["SIGNIN_CONFIG"] = nil
+        for (name, file) in [("signin-hello", "/signin/config.json"), ("signin-tasks", "/my-tool/config.json")] {
+            let r = try Subprocess.run(Paths.built(name), [], env: env)
+            #expect(r.status == 1 && r.stderr.contains(file) && r.stderr.contains("signin init -c") && !r.stderr.contains("Fatal error"), "\(name): \(r.status) \(r.stderr)")
+        }
+    }
 }

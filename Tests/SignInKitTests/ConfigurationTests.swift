@@ -62,6 +62,12 @@ import Testing
         }
     }
 
+    /// A field given twice is an error naming it and its line, not "the first one counts".
+    @Test func aFieldGivenTwiceIsRefusedWithItsLine() {
+        let e = error("{\"client_id\": \"a\",\n \"issuer\": \"https://a.example\",\n \"issuer\": \"https://b.example\"}")
+        #expect(e?.reason.contains("\"issuer\" appears twice") == true && e?.reason.contains("line 3") == true, "\(String(describing: e))")
+    }
+
     @Test func errorsNameTheField() {
         #expect(error(#"{}"#)?.field == "client_id")
         #expect(error(#"{"client_id": "x", "colour": 1}"#)?.field == "colour")

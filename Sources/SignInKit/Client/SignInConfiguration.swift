@@ -212,10 +212,13 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
     public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
         func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
-        guard let obj = JSONValue.object(from: data) else {
-            // Say where the JSON goes wrong, or that it is valid but not an object.
-            if let problem = JSONSyntax.firstError(in: Array(data)) {
-                throw fail(nil, "not valid JSON at line \(problem.line), column \(problem.column): \(problem.reason)")
+        // One pass: valid JSON, one object, no field given twice (valid JSON, but the person meant one of them).
+        var parser = JSONParser(bytes: Array(data), refusingDuplicates: true)
+        guard data.count <= 1 << 20, case .object(let obj)? = try? parser.document() else {
+            // Say where the JSON goes wrong, or which field is there twice, or that it is valid but not an object.
+            if let problem = JSONSyntax.firstError(in: Array(data), refusingDuplicates: true) {
+                let twice = problem.reason.contains("appears twice")
+                throw fail(nil, (twice ? "" : "not valid JSON ") + "at line \(problem.line), column \(problem.column): \(problem.reason)")
             }
             throw fail(nil, "not a JSON object (expected {\"client_id\": ...})")
         }

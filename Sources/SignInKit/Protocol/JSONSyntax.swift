@@ -8,8 +8,8 @@ enum JSONSyntax {
         let reason: String
     }
 
-    static func firstError(in bytes: [UInt8]) -> Problem? {
-        var parser = JSONParser(bytes: bytes)
+    static func firstError(in bytes: [UInt8], refusingDuplicates: Bool = false) -> Problem? {
+        var parser = JSONParser(bytes: bytes, refusingDuplicates: refusingDuplicates)
         do throws(JSONParser.Failure) {
             _ = try parser.document()
             return nil

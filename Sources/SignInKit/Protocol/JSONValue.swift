@@ -56,8 +56,13 @@ struct JSONParser {
 
     let bytes: [UInt8]
     var i = 0
+    /// A member name twice in one object is an error (a configuration a person edits), not "the first counts".
+    var refusingDuplicates = false
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8], refusingDuplicates: Bool = false) {
+        self.bytes = bytes
+        self.refusingDuplicates = refusingDuplicates
+    }
 
     /// The one value the text holds; throws where it stops being exactly one valid JSON value.
     mutating func document() throws(Failure) -> JSONValue {
@@ -94,7 +99,9 @@ struct JSONParser {
                 guard current == UInt8(ascii: "\"") else {
                     throw failure(current == nil ? "the text ends inside an object" : "expected a quoted member name (is there a trailing comma?)")
                 }
+                let nameOffset = i
                 let name = try string()
+                if refusingDuplicates && members[name] != nil { throw failure("the field \"\(name)\" appears twice in one object (which one is meant?)", at: nameOffset) }
                 skipSpace()
                 try expect(UInt8(ascii: ":"), "':' after the member name")
                 skipSpace()
