@@ -179,3 +179,25 @@ void signin_tty_echo_restore(void) {
     tty_fd = -1;
     for (int i = 0; i < 4; i++) sigaction(tty_signals[i], &tty_previous[i], NULL);
 }
+
+/* `signin init`: Ctrl-C (or SIGTERM, a closed terminal) while it asks ends it as canceled, with a message. */
+static const char *cancel_message;
+static int cancel_code;
+static void cancel_now(int sig) {
+    (void)sig;
+    if (cancel_message) (void)!write(2, cancel_message, strlen(cancel_message));
+    _exit(cancel_code);
+}
+
+void signin_cancel_on_signals(int code, const char *message) {
+    cancel_code = code;
+    cancel_message = message;
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (unsigned i = 0; i < 3; i++) {
+        struct sigaction a;
+        memset(&a, 0, sizeof a);
+        a.sa_handler = cancel_now;
+        sigemptyset(&a.sa_mask);
+        sigaction(sigs[i], &a, NULL);
+    }
+}

@@ -6,64 +6,100 @@ import Glibc
 #endif
 
 extension Commands {
-    /// `signin init`: asks what a first configuration needs and writes it (mode 0600), never over an existing
-    /// file without a yes. Google: the console steps, then the client ID and secret. Another provider: its
-    /// issuer, checked by fetching its discovery document, then the client.
+    /// `signin init`: asks what a first configuration needs and writes it (mode 0600, one field a line), never over
+    /// an existing file without a yes.
+    ///
+    /// 1. The provider: Google (the console steps follow) or another OpenID provider, whose issuer is checked by
+    ///    fetching its discovery document. A wrong answer, an issuer that is not an https URL, or one that does not
+    ///    answer as an OpenID provider is said and asked again.
+    /// 2. The client ID (for Google it must end in `.apps.googleusercontent.com`) and secret (read without echo on a
+    ///    terminal), then the scopes; the file is checked as `signin login` would read it, then written.
+    ///
+    /// Standard input ending (`</dev/null`, a script out of answers) stops it with a message (exit 2); Ctrl-C is a
+    /// cancel (exit 4). Either way nothing is written.
     static func initialize(_ a: Arguments, _ env: [String: String]) -> ExitCode {
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
-        func ask(_ question: String, default d: String? = nil) -> String? {
+        let terminal = isatty(0) == 1
+        HiddenInput.cancelOnSignals(code: ExitCode.canceled.rawValue, message: "\nsignin init: canceled; nothing was written.\n")
+        struct EndOfInput: Error {}
+        func ask(_ question: String, default d: String? = nil, hidden: Bool = false) throws(EndOfInput) -> String {
             writeAll(2, question + (d.map { " [\($0)]" } ?? "") + ": ")
-            guard let line = readLine() else { return nil }
+            let quiet = hidden && terminal && HiddenInput.echoOff(0)
+            let line = readLine()
+            if quiet {
+                HiddenInput.restore()
+                writeAll(2, "\n")
+            }
+            guard let line else { throw EndOfInput() }
             let answer = line.trimmingCharacters
-            return answer.isEmpty ? d : answer
+            return answer.isEmpty ? (d ?? "") : answer
+        }
+        /// Asks until `check` accepts the answer (it returns why not, said before asking again).
+        func askUntil(_ question: String, default d: String? = nil, hidden: Bool = false, _ check: (String) -> String?) throws(EndOfInput) -> String {
+            while true {
+                let answer = try ask(question, default: d, hidden: hidden)
+                guard let problem = check(answer) else { return answer }
+                err("  \(problem)")
+            }
         }
         if access(path, F_OK) == 0 {
-            guard isatty(0) == 1 || a.has(Command.yes), confirm("\(path) exists. Overwrite it?") else {
+            guard terminal || a.has(Command.yes), confirm("\(path) exists. Overwrite it?") else {
                 err("signin: \(path) exists; nothing was changed (remove it, or choose another file with --profile NAME or -c PATH).")
                 return .usage
             }
         }
         err("signin init writes \(path).")
-        guard let choice = ask("Provider: 1) Google  2) another OpenID provider", default: "1") else { return .usage }
         var config: [String: JSONValueOut] = [:]
-        if choice == "1" || choice.lowercased() == "google" {
-            err("""
+        do throws(EndOfInput) {
+            let choice = try askUntil("Provider: 1) Google  2) another OpenID provider", default: "1") { answer in
+                ["1", "2", "google", "other"].contains(answer.lowercased()) ? nil : "Answer 1 (Google) or 2 (another OpenID provider)."
+            }
+            let google = choice == "1" || choice.lowercased() == "google"
+            if google {
+                err("""
 
-                In the Google Cloud console (https://console.cloud.google.com/apis/credentials):
-                  1. Choose or create a project; set up the OAuth consent screen (External, add yourself as a test user).
-                  2. Create credentials > OAuth client ID > Application type "Desktop app".
-                  3. Copy the client ID and client secret shown (a desktop client's secret is not a secret).
+                    In the Google Cloud console (https://console.cloud.google.com/apis/credentials):
+                      1. Choose or create a project; set up the OAuth consent screen (External, add yourself as a test user).
+                      2. Create credentials > OAuth client ID > Application type "Desktop app".
+                      3. Copy the client ID and client secret shown (a desktop client's secret is not a secret).
 
-                """)
-            config["issuer"] = .string("https://accounts.google.com")
-        } else {
-            guard let issuer = ask("Issuer URL (for example https://login.example.com/realms/main)") else { return .usage }
-            var probe = SignInConfiguration(clientID: "probe", issuer: issuer)
-            probe.sourcePath = path
-            if let problem = try? SignInConfiguration.parse(Data(JSONText.object(["client_id": .string("probe"), "issuer": .string(issuer)]).utf8), sourcePath: "the issuer you gave") {
-                probe = problem
+                    """)
+                config["issuer"] = .string("https://accounts.google.com")
             } else {
-                err("signin: \"\(issuer)\" is not an https URL (plain http only to this machine).")
-                return .usage
+                let issuer = try askUntil("Issuer URL (for example https://login.example.com/realms/main)") { issuer in
+                    guard !issuer.isEmpty else { return "The issuer is the provider's URL, as its documentation gives it." }
+                    let json = JSONText.object(["client_id": .string("probe"), "issuer": .string(issuer)])
+                    guard var probe = try? SignInConfiguration.parse(Data(json.utf8), sourcePath: "the issuer you gave") else {
+                        return "\"\(issuer.withoutTerminalControls)\" is not an https URL (plain http only to this machine)."
+                    }
+                    probe.sourcePath = path
+                    do throws(SignInError) {
+                        let endpoints = try SignInClient(configuration: probe, environment: env).discoverEndpoints()
+                        err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
+                        return nil
+                    } catch {
+                        return "Could not use \(issuer.withoutTerminalControls) as an OpenID provider: \(error.description) Check the URL and try again."
+                    }
+                }
+                config["issuer"] = .string(issuer)
             }
-            do {
-                let endpoints = try SignInClient(configuration: probe, environment: env).discoverEndpoints()
-                err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
-            } catch {
-                err("signin: could not use \(issuer) as an OpenID provider: \(error.description)")
-                return ExitCode(error)
+            let clientID = try askUntil("Client ID") { id in
+                if id.isEmpty { return "A client ID is needed (the provider shows it where the client was created)." }
+                if google && !id.hasSuffix(".apps.googleusercontent.com") {
+                    return "A Google client ID ends in .apps.googleusercontent.com (copy it from the console)."
+                }
+                return nil
             }
-            config["issuer"] = .string(issuer)
-        }
-        guard let clientID = ask("Client ID"), !clientID.isEmpty else {
-            err("signin: a client ID is needed; nothing was written.")
+            config["client_id"] = .string(clientID)
+            let secret = try ask("Client secret (leave empty for a public client)", default: "", hidden: true)
+            if !secret.isEmpty { config["client_secret"] = .string(secret) }
+            let scopes = try askUntil("Scopes", default: "openid email profile") { s in s.isEmpty ? "Give at least one scope." : nil }
+            config["scopes"] = .array(scopes.split(separator: " ").map { .string(String($0)) })
+        } catch {
+            err("\nsignin init: standard input ended before every question was answered; nothing was written. Run it on a terminal, or give each answer on its own line.")
             return .usage
         }
-        config["client_id"] = .string(clientID)
-        if let secret = ask("Client secret (leave empty for a public client)", default: ""), !secret.isEmpty { config["client_secret"] = .string(secret) }
-        let scopes = ask("Scopes", default: "openid email profile") ?? "openid email profile"
-        config["scopes"] = .array(scopes.split(separator: " ").map { .string(String($0)) })
-        let text = JSONText.object(config) + "\n"
+        let text = JSONText.pretty(config, order: ["issuer", "client_id", "client_secret", "scopes"])
         do {
             _ = try SignInConfiguration.parse(Data(text.utf8), sourcePath: path)
         } catch {
@@ -84,8 +120,10 @@ extension Commands {
         }
         fchmod(fd, 0o600)
         writeAll(fd, text)
+        fsync(fd)
         close(fd)
-        out("Wrote \(path). Next: signin login" + (a.value(.profile).map { " --profile \($0)" } ?? ""))
+        let next = a.value(.profile).map { "signin login --profile \($0)" } ?? a.value(.config).map { _ in "signin login -c \(Invocation.quoted(path))" } ?? "signin login"
+        out("Wrote \(path). Next: \(next)")
         return .success
     }
 }

@@ -33,6 +33,16 @@ enum JSONText {
         }
     }
 
+    /// An object for a person to read and edit: one member a line, in `order` (then the rest, sorted).
+    static func pretty(_ o: [String: JSONValueOut], order: [String]) -> String {
+        let keys = order.filter { o[$0] != nil } + o.keys.filter { !order.contains($0) }.sorted()
+        func value(_ v: JSONValueOut) -> String {
+            if case .array(let a) = v { return "[" + a.map(render).joined(separator: ", ") + "]" }
+            return render(v)
+        }
+        return "{\n" + keys.map { "  \(quote($0)): \(value(o[$0]!))" }.joined(separator: ",\n") + "\n}\n"
+    }
+
     static func quote(_ s: String) -> String {
         var r = "\""
         for u in s.unicodeScalars {

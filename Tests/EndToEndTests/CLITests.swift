@@ -82,9 +82,66 @@ import Testing
                                stdin: Data("2\n\(strict.issuer)\ncorp-client\n\n\n".utf8))
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("Found \(strict.issuer)'s discovery document"))
-        r = try Subprocess.run(Paths.signin, ["init", "--profile", "bad"], env: env.merging(["HOME": dir]) { $1 },
-                               stdin: Data("2\nhttp://127.0.0.1:9/nothing-here\nc\n\n\n".utf8))
-        #expect(r.status == 5 && !FileManager.default.fileExists(atPath: dir + "/signin/bad.json"))
+        // A wrong answer is said and asked again: a provider number that is not one, an issuer that does not
+        // answer, a Google client ID that is not one; the file is written one field a line.
+        r = try Subprocess.run(Paths.signin, ["init", "--profile", "again"], env: env.merging(["HOME": dir]) { $1 },
+                               stdin: Data("3\n2\nhttp://127.0.0.1:9/nothing-here\n\(strict.issuer)\nc\n\n\n".utf8))
+        #expect(r.status == 0 && r.stderr.contains("Answer 1 (Google) or 2") && r.stderr.contains("Could not use http://127.0.0.1:9/nothing-here"), "\(r.stderr)")
+        let written = try String(contentsOfFile: dir + "/signin/again.json", encoding: .utf8)
+        #expect(written.hasPrefix("{\n  \"issuer\": ") && written.contains(",\n  \"client_id\": \"c\""), "\(written)")
+        r = try Subprocess.run(Paths.signin, ["init", "--profile", "g"], env: env.merging(["HOME": dir]) { $1 },
+                               stdin: Data("1\nnotanid\n42-x.apps.googleusercontent.com\n\n\n".utf8))
+        #expect(r.status == 0 && r.stderr.contains("ends in .apps.googleusercontent.com"), "\(r.stderr)")
+        // Out of answers (or </dev/null): said, exit 2, nothing written.
+        for input in ["", "2\nhttp://127.0.0.1:9/nothing-here\n"] {
+            r = try Subprocess.run(Paths.signin, ["init", "--profile", "bad"], env: env.merging(["HOME": dir]) { $1 }, stdin: Data(input.utf8))
+            #expect(r.status == 2 && r.stderr.contains("standard input ended") && !FileManager.default.fileExists(atPath: dir + "/signin/bad.json"), "\(r.stderr)")
+        }
+    }
+
+    /// On a terminal: the client secret is not echoed, and Ctrl-C is a cancel (exit 4) that writes nothing.
+    @Test func initHidesTheSecretAndCtrlCCancels() throws {
+        let dir = NSTemporaryDirectory() + "signin-init-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let driver = dir + "/drive_terminal.py"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try """
+            import os, pty, sys, termios, time
+            def run(answers, interrupt):
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execv(sys.argv[1], [sys.argv[1], "init", "--profile", sys.argv[2] + str(interrupt)])
+                out = b""
+                for answer in answers:
+                    mark = len(out)
+                    deadline = time.time() + 20
+                    while b": " not in out[mark:] and time.time() < deadline:
+                        out += os.read(fd, 1024)
+                    os.write(fd, answer + b"\\n")
+                if interrupt:
+                    mark = len(out)
+                    while b": " not in out[mark:]:
+                        out += os.read(fd, 1024)
+                    os.write(fd, b"\\x03")
+                while True:
+                    try:
+                        chunk = os.read(fd, 1024)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    out += chunk
+                _, status = os.waitpid(pid, 0)
+                return out.decode(errors="replace"), os.WEXITSTATUS(status)
+            out, code = run([b"1", b"42-x.apps.googleusercontent.com", b"GOCSPX-very-secret", b""], False)
+            print("secret-echoed" if "GOCSPX-very-secret" in out else "secret-hidden", "exit", code)
+            out, code = run([b"1"], True)
+            print("cancel-exit", code, "canceled" if "canceled" in out else out)
+            """.write(toFile: driver, atomically: true, encoding: .utf8)
+        let r = try Subprocess.run(Paths.python, [driver, Paths.signin, "t"], env: ["XDG_CONFIG_HOME": dir, "HOME": dir, "PATH": "/usr/bin:/bin"])
+        #expect(r.stdout.contains("secret-hidden exit 0"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("cancel-exit 4 canceled"), "\(r.stdout) \(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/signin/tFalse.json") && !FileManager.default.fileExists(atPath: dir + "/signin/tTrue.json"))
     }
 
     /// `signin logout` on a terminal asks first; answered through a real pseudo-terminal (`script`).

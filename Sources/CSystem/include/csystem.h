@@ -75,6 +75,9 @@ int signin_process_dumpable(void);
 int signin_tty_echo_off(int fd);
 void signin_tty_echo_restore(void);
 
+/* SIGINT, SIGTERM and SIGHUP from now on write `message` (a string that must live for good) and exit with `code`. */
+void signin_cancel_on_signals(int code, const char *message);
+
 /* posix_spawn_file_actions_addclosefrom_np (glibc 2.34 and later). */
 int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 #endif

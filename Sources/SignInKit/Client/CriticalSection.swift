@@ -43,4 +43,10 @@ public enum SignalHolding {
     public static func echoOff(_ fd: Int32) -> Bool { signin_tty_echo_off(fd) == 0 }
     /// Turns it back on (after `echoOff`).
     public static func restore() { signin_tty_echo_restore() }
+
+    /// From now on SIGINT, SIGTERM and SIGHUP print `message` and exit with `code` (an interactive command that
+    /// has written nothing yet: canceled, nothing changed).
+    public static func cancelOnSignals(code: Int32, message: StaticString) {
+        signin_cancel_on_signals(code, UnsafeRawPointer(message.utf8Start).assumingMemoryBound(to: CChar.self))
+    }
 }
