@@ -190,9 +190,15 @@ import Testing
                                       env: ["PATH": "\(bin):/usr/bin:/bin", "HOME": prefix])
         #expect(fish.stdout.contains("login\t") && fish.stdout.contains("logout\t") && fish.stdout.contains("--revoke\t"), "\(fish.stdout) \(fish.stderr)")
 
+        try FileManager.default.createDirectory(atPath: "\(prefix)/.local/share/signin", withIntermediateDirectories: true)
         r = try Subprocess.run(install, ["--uninstall", "--prefix", prefix], env: ["PATH": "/usr/bin:/bin", "HOME": prefix])
         #expect(r.status == 0)
         #expect(!FileManager.default.fileExists(atPath: "\(prefix)/bin/signin"))
+        // The folders it made are gone; what is left is said, with how to remove it.
+        for d in ["bin", "share/man", "share/bash-completion", "share/zsh", "share/fish"] { #expect(!FileManager.default.fileExists(atPath: "\(prefix)/\(d)"), "\(d) left") }
+        #expect(r.stdout.contains("left in place:") && r.stdout.contains("\(prefix)/.local/share/signin"), "\(r.stdout)")
+        r = try Subprocess.run(install, ["--uninstall", "--prefix", prefix], env: ["PATH": "/usr/bin:/bin", "HOME": prefix])
+        #expect(r.status == 0 && !r.stdout.contains("removed") && r.stdout.contains("nothing of signin's was installed"), "\(r.stdout)")
     }
 
     /// Completion of `--account` offers the stored accounts.
