@@ -66,9 +66,11 @@ enum CLI {
         if let name = a.value(Command.env), name.isEmpty || name.contains("=") || name.first!.isNumber || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
             throw UsageError("--env \"\(name)\" is not an environment variable name (letters, digits and _)")
         }
-        if command == .accounts && a.has(Command.all) { return Commands.accountsEverywhere(a, env) }
-
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
+        // `accounts` with no configuration named and none at the default place answers as `accounts --all` does.
+        let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
+        if command == .accounts && (a.has(Command.all) || (!named && access(path, F_OK) != 0)) { return Commands.accountsEverywhere(a, env) }
+
         let json = a.has(.json)
         let login = command == .login || (command == .exec && a.has(Command.loginFlag))
             || (command == .kubectlCredential && KubectlCredential.interactive(env))

@@ -349,7 +349,8 @@ public final class SignInClient: Sendable {
     /// An interactive sign-in, decided in this order:
     ///
     /// 1. The store must be readable: one that cannot be read safely is never overwritten, so this fails before
-    ///    any browser opens (`signOut()` removes it on purpose). Other accounts stay as they are.
+    ///    any browser opens (`signOut()` removes it on purpose). Other accounts stay as they are. Its key must be
+    ///    where the configuration says (created now if there is none, a new passphrase asked for now).
     /// 2. Discovery, or the configured endpoints, gives the provider's endpoints. The provider's signing keys are
     ///    fetched meanwhile, while the person is in the browser.
     /// 3. The grant: the device authorization grant (RFC 8628) when `options.useDeviceFlow`, else the
@@ -360,6 +361,8 @@ public final class SignInClient: Sendable {
     func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller,
                         emit: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> SignInUser {
         _ = try allCredentials()
+        // The key where the configuration says it goes, before anyone signs in for nothing.
+        try credentialStore?.prepareKey()
         let http = HTTPClient(configuration: configuration)
         let endpoints: ProviderEndpoints
         if let known = knownEndpoints { endpoints = known } else { endpoints = try Discovery.endpoints(for: configuration, http: http) }

@@ -266,12 +266,18 @@ public struct CredentialStore: CredentialStorage {
         return found.sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
     }
 
-    /// Encrypts and writes one account's entry atomically; the previous entry stays intact if anything fails.
-    public func save(_ creds: StoredCredentials) throws(SignInError) {
+    /// Makes sure the store has its key where the configuration says (creating it, asking for a new passphrase),
+    /// so that a sign-in fails before the browser opens, not after, when the key cannot be kept there.
+    public func prepareKey() throws(SignInError) {
         try checkDirectory(create: true)
         if try open() == nil {
             _ = try FileLock.with(key.lockPath) { () throws(SignInError) -> [UInt8] in try key.readOrCreate() }
         }
+    }
+
+    /// Encrypts and writes one account's entry atomically; the previous entry stays intact if anything fails.
+    public func save(_ creds: StoredCredentials) throws(SignInError) {
+        try prepareKey()
         try FileLock.with(key.lockPath, shared: true) { () throws(SignInError) in
             guard let o = try open(recover: false) else { throw .storeUnwritable(path: directory, reason: "the store key vanished while writing") }
             try write(creds, o)

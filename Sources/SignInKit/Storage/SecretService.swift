@@ -9,7 +9,8 @@ enum SecretService {
         defer { signin_secret_free(error) }
         let label = "signin store key (\(directory))"
         guard signin_secret_store(storeID, directory, label, Data(key).base64EncodedString(), &error) == 0 else {
-            throw .storeUnwritable(path: "Secret Service", reason: explained(error.map { String(cString: $0) } ?? "unknown error"))
+            throw .storeUnwritable(path: directory + "/key.json", reason: "the key cannot go to the Secret Service: " + explained(error.map { String(cString: $0) } ?? "unknown error")
+                                   .replacing("could not store the key in the Secret Service: ", with: ""))
         }
     }
 
@@ -50,7 +51,8 @@ enum SecretService {
     static func explained(_ reason: String) -> String {
         let lower = reason.lowercased()
         if lower.contains("autolaunch") || lower.contains("dbus_session_bus_address") || lower.contains("not provided by any .service")
-            || lower.contains("was not provided") || lower.contains("no such interface") || lower.contains("libsecret is not installed") {
+            || lower.contains("was not provided") || lower.contains("no such interface") || lower.contains("libsecret is not installed")
+            || lower.contains("could not connect") {
             return "no Secret Service runs in this session (start a keyring such as gnome-keyring, or set \"key_storage\": \"passphrase\")"
         }
         return reason
