@@ -132,10 +132,14 @@ class Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if auth.startswith("Basic "):
             cid, _, sec = base64.b64decode(auth[6:]).decode().partition(":")
-            cid, sec = urllib.parse.unquote(cid), urllib.parse.unquote(sec)
-            return (cid if sec == SECRET else None), "basic"
+            cid = urllib.parse.unquote(cid)
+            # "basic_raw": the secret is compared as sent, not form-decoded (django-oidc-provider does so).
+            if not client(cid).c("basic_raw"):
+                sec = urllib.parse.unquote(sec)
+            return (cid if sec == client(cid).c("secret", SECRET) else None), "basic"
         if "client_secret" in f:
-            return (f.get("client_id") if f["client_secret"] == SECRET else None), "post"
+            cid = f.get("client_id", "")
+            return (cid if f["client_secret"] == client(cid).c("secret", SECRET) else None), "post"
         return f.get("client_id"), "none"
 
     def fault(self, cl: Client, name: str) -> bool:
@@ -270,7 +274,8 @@ class Handler(BaseHTTPRequestHandler):
         if cl.c("iss_param", True):
             params["iss"] = cl.c("iss_override", self.issuer)
         if form.get("action") == "deny" or cl.c("deny"):
-            params["error"] = "access_denied"
+            # "deny_error": how this provider says the person refused (LemonLDAP::NG: consent_required).
+            params["error"] = cl.c("deny_error", "access_denied")
         else:
             sub = form.get("sub") or cl.c("sub", "alice")
             code = "code-" + secrets.token_urlsafe(24)

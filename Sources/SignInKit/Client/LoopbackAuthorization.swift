@@ -25,6 +25,7 @@ final class LoopbackAuthorization {
         onEvent(.authorizationURL(url: URL(string: request.url)!, redirectURI: URL(string: receiver.redirectURI)!, port: port, browser: outcome))
         var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)
         validator.issuerRequired = endpoints.issuerParameterSupported == true
+        validator.promptNone = configuration.extraAuthorizationParameters["prompt"]?.split(separator: " ").contains("none") == true
         let answer = try receiver.waitForCode(validator: validator, timeoutSeconds: options.timeoutSeconds, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in
             switch notice {
             case .refusedCallback(let reason): onEvent(.refusedCallback(reason: reason.withoutControlCharacters))

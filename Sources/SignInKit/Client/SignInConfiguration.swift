@@ -55,6 +55,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
     /// default, Google's source hosts for the Google issuer and none otherwise.
     public var gitHosts: [String]?
+    /// How the client secret goes to the token endpoint (`token_endpoint_auth_method`): `client_secret_basic` or
+    /// `client_secret_post`. Nil: as the provider's discovery document says, HTTP Basic when it says nothing.
+    public var tokenEndpointAuthMethod: String?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -128,6 +131,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.listenerSameUserOnly = true
         self.gitUsername = nil
         self.gitHosts = nil
+        self.tokenEndpointAuthMethod = nil
         self.keyStorage = .auto
         self.keyCacheSeconds = 8 * 3600
         self.sourcePath = "(in code)"
@@ -206,7 +210,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "key_storage", "key_cache_seconds", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -290,6 +294,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             c.listenerSameUserOnly = b
         }
         c.gitUsername = try string("git_username")
+        if let m = try string("token_endpoint_auth_method") {
+            guard ["client_secret_basic", "client_secret_post"].contains(m) else { throw fail("token_endpoint_auth_method", "must be client_secret_basic or client_secret_post") }
+            c.tokenEndpointAuthMethod = m
+        }
         if let v = obj["git_hosts"], v != .null {
             guard case .array(let items) = v else { throw fail("git_hosts", "must be a list of host patterns, such as [\"git.example.com\", \"*.example.org\", \"127.0.0.1:8080\"]") }
             c.gitHosts = try items.map { item throws(SignInError) -> String in

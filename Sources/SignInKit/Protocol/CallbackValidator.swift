@@ -6,6 +6,9 @@ struct CallbackValidator {
     /// The provider said it always sends `iss` (`authorization_response_iss_parameter_supported`): a response
     /// without it is refused (RFC 9207 2.4).
     var issuerRequired = false
+    /// The request asked for no interaction (`prompt=none`): only then is `consent_required` the provider's
+    /// answer to that. Otherwise it is the person declining (LemonLDAP::NG answers "Refuse" so).
+    var promptNone = false
 
     enum Verdict: Equatable {
         case accept(code: String)
@@ -33,6 +36,7 @@ struct CallbackValidator {
         }
         if let error = p["error"] {
             if error == "access_denied" { return .end(.canceled(reason: "access was denied in the browser")) }
+            if error == "consent_required" && !promptNone { return .end(.canceled(reason: "consent was refused in the browser")) }
             return .end(.providerError(endpoint: "authorization endpoint", code: error, detail: p["error_description"]))
         }
         guard let code = p["code"], !code.isEmpty else { return .end(.providerError(endpoint: "authorization endpoint", code: "no_code", detail: "the response carried neither code nor error")) }

@@ -40,7 +40,8 @@ enum Discovery {
             userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
             deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
                 ?? (config.isGoogle ? "https://oauth2.googleapis.com/device/code" : nil),
-            issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil)
+            issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil,
+            tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) })
     }
 
     /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth

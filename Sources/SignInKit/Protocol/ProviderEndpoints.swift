@@ -15,6 +15,8 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     /// The provider says every authorization response carries `iss` (RFC 9207
     /// `authorization_response_iss_parameter_supported`), so a response without it is refused.
     public internal(set) var issuerParameterSupported: Bool?
+    /// How the token endpoint takes client credentials (`token_endpoint_auth_methods_supported`), when said.
+    var tokenEndpointAuthMethods: [String]? = nil
 
     /// Where the browser signs in (`authorization_endpoint`).
     public var authorizationEndpoint: URL { Self.url(authorization) }

@@ -36,12 +36,36 @@ struct TokenClient: Sendable {
         try TokenResponse.parse(try post(form, style: style), endpoint: tokenEndpointName)
     }
 
-    /// POSTs a form to the token endpoint with the client's credentials.
-    private func post(_ form: [(String, String)], style: ClientAuthentication.Style) throws(SignInError) -> HTTPResponse {
-        var form = form
-        var headers: [String] = []
-        client.apply(style, form: &form, headers: &headers)
-        return try http.postForm(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
+    /// How the secret goes to the token endpoint: the configuration's `token_endpoint_auth_method`, else what the
+    /// provider's discovery document offers (Basic first, as RFC 6749 2.3.1 has every server accept it).
+    var authenticationStyle: ClientAuthentication.Style {
+        switch config.tokenEndpointAuthMethod {
+        case "client_secret_post"?: return .formBody
+        case "client_secret_basic"?: return .basicHeader
+        default:
+            guard let offered = endpoints.tokenEndpointAuthMethods, !offered.contains("client_secret_basic"), offered.contains("client_secret_post") else { return .basicHeader }
+            return .formBody
+        }
+    }
+
+    /// POSTs a form to the token endpoint with the client's credentials. A provider that decodes HTTP Basic
+    /// credentials without form-decoding them (django-oidc-provider) refuses a secret with reserved characters
+    /// as `invalid_client`: then, unless the configuration chose the method, the body is tried once, as
+    /// golang.org/x/oauth2's auto-detection does.
+    private func post(_ form: [(String, String)], style requested: ClientAuthentication.Style) throws(SignInError) -> HTTPResponse {
+        let style = requested == .basicHeader ? authenticationStyle : requested
+        func send(_ style: ClientAuthentication.Style) throws(SignInError) -> HTTPResponse {
+            var form = form
+            var headers: [String] = []
+            client.apply(style, form: &form, headers: &headers)
+            return try http.postForm(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
+        }
+        let r = try send(style)
+        if style == .basicHeader, config.tokenEndpointAuthMethod == nil, let secret = config.clientSecret, FormEncoding.escape(secret) != secret,
+           r.status == 400 || r.status == 401, JSONValue.object(from: r.body)?["error"]?.string == "invalid_client" {
+            return try send(.formBody)
+        }
+        return r
     }
 
     /// RFC 7009 at `url`. Google and most providers take the refresh token (which revokes the whole grant).

@@ -104,7 +104,8 @@ extension StoredCredentials {
                                          emailVerified: emailVerified, picture: picture, hostedDomain: hostedDomain),
                   grantedScopes: scopes,
                   endpoints: ProviderEndpoints(issuer: endpointIssuer, authorization: authorization, token: token, jwks: jwks, revocation: revocation,
-                                               userinfo: userinfo, deviceAuthorization: device, issuerParameterSupported: issParameter),
+                                               userinfo: userinfo, deviceAuthorization: device, issuerParameterSupported: issParameter,
+                                               tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) }),
                   savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
     }
 }
