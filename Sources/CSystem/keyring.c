@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 /* From <linux/keyctl.h>. */
+#define KEY_SPEC_THREAD_KEYRING -1
 #define KEY_SPEC_SESSION_KEYRING -3
 #define KEY_SPEC_USER_KEYRING -4
 #define KEYCTL_DESCRIBE 6
@@ -53,12 +54,13 @@ long signin_kernel_key_add(const char *description, const void *data, unsigned l
         syscall(SYS_keyctl, KEYCTL_REVOKE, existing);
         syscall(SYS_keyctl, KEYCTL_UNLINK, existing, KEY_SPEC_USER_KEYRING);
     }
-    /* Made in the session keyring, which we possess, so that we may set its permissions (a key in @u is not
-     * possessed where the session keyring does not link @u); the permissions are set while it holds only zeros,
-     * then the key goes in, and it moves to @u. */
+    /* Made in this thread's own keyring, which only this thread possesses (so nothing planted elsewhere can be
+     * updated in its place), so that we may set its permissions (a key in @u is not possessed where the session
+     * keyring does not link @u); the permissions are set while it holds only zeros, then the key goes in, and it
+     * moves to @u. */
     unsigned char zeros[64] = {0};
     if (length == 0 || length > sizeof zeros) { errno = EINVAL; return -1; }
-    long id = syscall(SYS_add_key, "user", description, zeros, length, KEY_SPEC_SESSION_KEYRING);
+    long id = syscall(SYS_add_key, "user", description, zeros, length, KEY_SPEC_THREAD_KEYRING);
     if (id < 0) return -1;
     int ok = key_owner(id) == (long)getuid() &&
              syscall(SYS_keyctl, KEYCTL_SETPERM, id, KEY_USR_ALL) == 0 &&
@@ -66,7 +68,7 @@ long signin_kernel_key_add(const char *description, const void *data, unsigned l
              (timeout_seconds == 0 || syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, timeout_seconds) == 0) &&
              syscall(SYS_keyctl, KEYCTL_LINK, id, KEY_SPEC_USER_KEYRING) == 0;
     int e = errno;
-    syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_SESSION_KEYRING);
+    syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_THREAD_KEYRING);
     if (!ok) {
         syscall(SYS_keyctl, KEYCTL_REVOKE, id);
         syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_USER_KEYRING);

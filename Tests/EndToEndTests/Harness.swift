@@ -181,7 +181,11 @@ final class Sandbox: @unchecked Sendable {
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
     }
 
-    deinit { try? FileManager.default.removeItem(at: root) }
+    deinit {
+        // A key unlocked into the user's kernel keyring (passphrase, Secret Service) goes with the sandbox.
+        if FileManager.default.fileExists(atPath: storeDir + "/key.json") { _ = try? signin("lock") }
+        try? FileManager.default.removeItem(at: root)
+    }
 
     func signin(_ args: String..., env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {
         try signin(args, env: extra, stdin: stdin)

@@ -177,7 +177,7 @@ import Testing
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "passphrase"])
         let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups"
-        var r = try keys.session(box, keyring: false, """
+        var r = try keys.session(box, keyring: false, keepKernelKey: true, """
             $S login --passphrase-fd 3 3<"$PW" >/dev/null 2>&1; echo "@login=$?"; $S token --passphrase-fd 3 3<"$PW" > "$XDG_DATA_HOME/t0"
             id=$(sed -E 's/.*"id":"([0-9a-f]+)".*/\\1/' "$XDG_DATA_HOME/signin/key.json"); echo "$id" > "$XDG_DATA_HOME/id"
             kid=$(keyctl search @u user "signin:$id"); echo "@held=$?"

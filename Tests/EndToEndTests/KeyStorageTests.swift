@@ -17,18 +17,21 @@ import Testing
 
     /// Runs `script` (bash, with `$S` the signin binary and `$PW` a file holding the passphrase) in a new kernel
     /// session keyring and, with `keyring`, a private D-Bus session whose gnome-keyring is unlocked (or `locked`).
-    func session(_ box: Sandbox, keyring: Bool = true, locked: Bool = false, _ script: String) throws -> RunResult {
+    func session(_ box: Sandbox, keyring: Bool = true, locked: Bool = false, keepKernelKey: Bool = false, _ script: String) throws -> RunResult {
         let pw = box.root.appendingPathComponent("pw").path
         try "hunter2-is-long-enough\n".write(toFile: pw, atomically: true, encoding: .utf8)
         let start = locked ? "gnome-keyring-daemon --start --components=secrets >/dev/null" : "echo -n keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null"
-        let body = "export S=\(Paths.signin) PW=\(pw)\n" + (keyring ? start + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
+        // However the script ends, the kernel's copy of this store's key goes (unless the test keeps it for a next
+        // session), and every process this session started ends with it: the whole run is under `reap.py`.
+        let cleanup = keepKernelKey ? "" : "trap '\"$S\" lock >/dev/null 2>&1' EXIT\n"
+        let body = "export S=\(Paths.signin) PW=\(pw)\n" + cleanup + (keyring ? start + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
         let file = box.root.appendingPathComponent("session-\(UUID().uuidString).sh").path
         try body.write(toFile: file, atomically: true, encoding: .utf8)
         let inner = keyring ? ["/usr/bin/dbus-run-session", "--", "/bin/bash", file] : ["/bin/bash", file]
         // Descriptors above 2 are closed first: Foundation's Process learns that its child ended through one, and
         // the keyring daemon (which outlives the session a little) must not hold it.
         let closeAndRun = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done; exec "$@""#
-        return try Subprocess.run("/bin/bash", ["-c", closeAndRun, "bash", "/usr/bin/keyctl", "session", "-"] + inner,
+        return try Subprocess.run(Paths.python, [Paths.providers.appendingPathComponent("reap.py").path, "/bin/bash", "-c", closeAndRun, "bash", "/usr/bin/keyctl", "session", "-"] + inner,
                                   env: box.environment.filter { !$0.value.isEmpty })
     }
 

@@ -72,5 +72,9 @@ def self_signed_context(key, cert_out: str | None = None):
     with open(f"{folder}/key.pem", "wb") as f:
         f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(f"{folder}/cert.pem", f"{folder}/key.pem")
+    try:
+        ctx.load_cert_chain(f"{folder}/cert.pem", f"{folder}/key.pem")
+    finally:
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)  # the context holds the key now; nothing stays on disk
     return ctx

@@ -2,14 +2,18 @@ import Foundation
 import Testing
 @_spi(CLI) @testable import SignInKit
 
-@Suite struct CredentialStoreTests {
+@Suite final class CredentialStoreTests {
+    let root = NSTemporaryDirectory() + "signin-store-\(UUID().uuidString)"
     let dir: String
     let store: CredentialStore
 
     init() throws {
-        dir = NSTemporaryDirectory() + "signin-store-\(UUID().uuidString)/signin"
+        dir = root + "/signin"
         store = CredentialStore(directory: dir)
     }
+
+    // Each test's folder (and the key in it) goes when the test ends, passed or failed.
+    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func creds(issuer: String = "https://i.example", client: String = "c", refresh: String = "rt-secret", sub: String = "alice") -> StoredCredentials {
         StoredCredentials(issuer: issuer, clientID: client, refreshToken: refresh, accessToken: "at-secret", accessTokenExpiry: Date(timeIntervalSince1970: 2_000_000_000),
@@ -50,7 +54,7 @@ import Testing
     @Test func fileNamesSayNothingWithoutTheKey() throws {
         let c = creds()
         try store.save(c)
-        let other = CredentialStore(directory: dir + "-other")
+        let other = CredentialStore(directory: root + "/other")
         try other.save(c)
         let here = try store.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
         let there = try other.entryPath(issuer: c.issuer, clientID: c.clientID, subject: "alice")
@@ -60,7 +64,6 @@ import Testing
         for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
             #expect(!name.contains(StoreNames.legacyConfiguration(issuer: c.issuer, clientID: c.clientID)) && name != guessed, "\(name)")
         }
-        try? FileManager.default.removeItem(atPath: dir + "-other")
     }
 
     /// A format 2 store (unkeyed names) is carried over: its accounts and its current pointer, nothing lost.
