@@ -174,6 +174,26 @@ import Testing
         #expect(r.stdout.isEmpty)
     }
 
+    /// `init -c rel/dir/f.json` writes under the working directory, not at `/`; a signed-out account leaves no
+    /// lock file of its own while others remain.
+    @Test func relativeConfigPathsAndSignedOutAccountsLeaveNothingAstray() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let rel = "signin-rel-\(UUID().uuidString.prefix(8))/dir/f.json"
+        let r = try Subprocess.run("/bin/sh", ["-c", "cd \(box.root.path) && exec \(Paths.signin) init -c \(rel)"],
+                                   env: box.environment.filter { !$0.value.isEmpty }, stdin: Data("2\n\(strict.issuer)\nc\n\n\n".utf8))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: box.root.path + "/" + rel) && !FileManager.default.fileExists(atPath: "/" + rel.split(separator: "/")[0]))
+        #expect(try box.signin("login").status == 0)
+        #expect(try box.signin("token", "--force-refresh").status == 0)  // takes alice's lock
+        #expect(try box.signin("login", env: ["STANDIN_SUB": "bob"]).status == 0)
+        let locks = { ((try? FileManager.default.contentsOfDirectory(atPath: box.storeDir)) ?? []).filter { $0.hasSuffix(".cred.lock") } }
+        let before = locks()
+        #expect(try box.signin("logout", "--account", "alice@example.org").status == 0)
+        #expect(locks().count < max(before.count, 1) || before.isEmpty, "alice's lock file went with her: \(before) -> \(locks())")
+        #expect(!locks().contains { name in !FileManager.default.fileExists(atPath: box.storeDir + "/" + name.dropLast(5)) }, "no lock without its entry: \(locks())")
+    }
+
     /// A relative `$XDG_DATA_HOME` is ignored (XDG), a relative `$HOME` is taken from the working directory:
     /// nothing is created at `/`.
     @Test func relativeHomeAndXDGVariablesCreateNothingAtTheRoot() throws {

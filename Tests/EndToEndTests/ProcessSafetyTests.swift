@@ -33,6 +33,37 @@ import Testing
         #expect(cores.isEmpty, "core files: \(cores)")
     }
 
+    /// Not dumpable from the start: another process of the same user cannot read signin's memory (ptrace,
+    /// `/proc/PID/mem`): the kernel shows such a process's `/proc` files as root's. Run as another uid, waiting at
+    /// `init`'s first question.
+    @Test func signinIsNotDumpableSoTheSameUserCannotReadItsMemory() throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { print("skipped: needs root and setpriv"); return }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", Paths.signin, "init", "-c", "/nonexistent/x.json"]
+        p.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
+        let input = Pipe()
+        let errPath = NSTemporaryDirectory() + "signin-dump-\(UUID().uuidString)"
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: errPath) }
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        try p.run()
+        defer { try? input.fileHandleForWriting.close(); p.waitUntilExit() }
+        let environ = "/proc/\(p.processIdentifier)/environ"
+        var owner: Int = -1
+        // signin itself (not setpriv before its exec) is waiting at the first question.
+        #expect(waitFor { ((try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "").contains("Provider:") })
+        #expect(waitFor {
+            owner = ((try? FileManager.default.attributesOfItem(atPath: environ))?[.ownerAccountID] as? NSNumber)?.intValue ?? -1
+            return owner == 0
+        }, "signin runs as uid 65534 but its /proc files must be root's (not dumpable); owner \(owner)")
+        // A process of that same uid cannot read its environment (where `exec` would put a token).
+        let peek = try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/cat", environ])
+        #expect(peek.status != 0, "read: \(peek.stdout)")
+    }
+
     /// Signal state as `/proc/self/status` shows it, of a shell started directly and of one started by signin
     /// (the browser, `exec`'s COMMAND): the same, every time, whatever thread signin started it from.
     /// Signals 32 and 33 are glibc's own (thread cancellation, set*id), which no program can query or set; the

@@ -123,7 +123,9 @@ import Testing
         #expect(box.entryFile() != nil, "nothing deleted")
         // Signing in again replaces it.
         try strict.control(box.clientID, ["token_fault": NSNull()])
-        #expect(try box.signin("login").status == 0)
+        let again = try box.signin("login")
+        #expect(again.status == 0)
+        #expect(again.stderr.contains("The provider ended the sign-in of Alice Example") && !again.stderr.contains("Already signed in"), "login says what whoami says: \(again.stderr)")
         #expect(try box.signin("token", "--force-refresh").status == 0)
     }
 
