@@ -62,60 +62,39 @@ int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, 
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-/* Signals that whoever started us ignored (nohup, a shell's background job): recorded before we change any. */
-static sigset_t inherited_ignored;
-static atomic_int inherited_recorded;
+/* The signals signin itself ever sets to SIG_IGN (SIGPIPE, SIGXFSZ always; SIGINT, SIGTERM, SIGHUP during a
+ * sign-in) or catches: what a child must get back. Others signin never touches, so a child gets what our parent
+ * gave us, and a caught signal is reset to its default by exec anyway. */
+static const int tracked[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
+#define TRACKED (sizeof tracked / sizeof tracked[0])
+/* Which of them whoever started us had ignored (nohup, a shell's background job): recorded before we change any. */
+static int inherited_ignored[TRACKED];
 
 void signin_signals_record_inherited(void) {
-    sigemptyset(&inherited_ignored);
-    for (int sig = 1; sig < NSIG; sig++) {
+    for (unsigned i = 0; i < TRACKED; i++) {
         struct sigaction current;
-        if (sig == SIGKILL || sig == SIGSTOP) continue;
-        if (sigaction(sig, NULL, &current) == 0 && current.sa_handler == SIG_IGN) sigaddset(&inherited_ignored, sig);
-    }
-    atomic_store(&inherited_recorded, 1);
-}
-
-/* Every catchable signal but those our parent had us ignore. */
-static void child_defaults(sigset_t *set) {
-    sigfillset(set);
-    sigdelset(set, SIGKILL);
-    sigdelset(set, SIGSTOP);
-    if (atomic_load(&inherited_recorded)) {
-        for (int sig = 1; sig < NSIG; sig++)
-            if (sigismember(&inherited_ignored, sig)) sigdelset(set, sig);
+        inherited_ignored[i] = sigaction(tracked[i], NULL, &current) == 0 && current.sa_handler == SIG_IGN;
     }
 }
 
 int signin_spawnattr_clean_signals(posix_spawnattr_t *attr) {
     sigset_t empty, defaults;
     sigemptyset(&empty);
-    child_defaults(&defaults);
+    sigemptyset(&defaults);
+    for (unsigned i = 0; i < TRACKED; i++)
+        if (!inherited_ignored[i]) sigaddset(&defaults, tracked[i]);
     if (posix_spawnattr_setsigmask(attr, &empty) != 0) return -1;
     if (posix_spawnattr_setsigdefault(attr, &defaults) != 0) return -1;
     return posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 }
 
 void signin_signals_reset_for_exec(void) {
-    sigset_t defaults;
-    child_defaults(&defaults);
-    for (int sig = 1; sig < NSIG; sig++) {
-        if (!sigismember(&defaults, sig)) continue;
+    for (unsigned i = 0; i < TRACKED; i++) {
         struct sigaction a;
         memset(&a, 0, sizeof a);
-        a.sa_handler = SIG_DFL;
+        a.sa_handler = inherited_ignored[i] ? SIG_IGN : SIG_DFL;
         sigemptyset(&a.sa_mask);
-        sigaction(sig, &a, NULL);
-    }
-    if (atomic_load(&inherited_recorded)) {
-        for (int sig = 1; sig < NSIG; sig++) {
-            if (!sigismember(&inherited_ignored, sig)) continue;
-            struct sigaction a;
-            memset(&a, 0, sizeof a);
-            a.sa_handler = SIG_IGN;
-            sigemptyset(&a.sa_mask);
-            sigaction(sig, &a, NULL);
-        }
+        sigaction(tracked[i], &a, NULL);
     }
     sigset_t empty;
     sigemptyset(&empty);

@@ -81,7 +81,7 @@ enum CLI {
         do throws(SignInError) {
             let known = KnownClient()
             var events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
-            events.loginCommand = invocation.command("login")
+            events.invocation = invocation
             events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
             let shown = events
             client = SignInClient(configuration: try SignInConfiguration.load(path: path), environment: env, onEvent: { shown.show($0) },
@@ -133,7 +133,8 @@ enum CLI {
         while i < args.count {
             let arg = args[i]
             // Every option that takes a value is read with its value wherever it stands (`signin --min-ttl 5 token`).
-            if Self.valueOptions.contains(arg) { i += 2; continue }
+            // (Only an option before the command builds the list: `signin token` never does.)
+            if arg.hasPrefix("-") && Self.valueOptions.contains(arg) { i += 2; continue }
             if arg == "--" { break }
             if !arg.hasPrefix("-") {
                 guard let command = Command(rawValue: arg) else {
@@ -212,7 +213,8 @@ struct Invocation: Sendable {
 
     /// A word as a POSIX shell reads it back.
     static func quoted(_ w: String) -> String {
-        let plain = !w.isEmpty && w.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "@%+=:,./_-".unicodeScalars.contains($0)) }
+        let safe: Set<UInt8> = Set("@%+=:,./_-".utf8)
+        let plain = !w.isEmpty && w.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || safe.contains($0) }
         return plain ? w : "'" + w.replacing("'", with: "'\\''") + "'"
     }
 }

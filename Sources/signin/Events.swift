@@ -9,8 +9,9 @@ struct Events: Sendable {
     let environment: [String: String]
     /// Whether the provider offers the device flow (asked when the advice is written, after discovery).
     var deviceFlowAvailable: @Sendable () -> Bool = { true }
-    /// The `signin login` that repeats this run's choice of configuration and account.
-    var loginCommand = "signin login"
+    /// This run's choice of configuration and account, which advice repeats (rendered only when advice is given).
+    var invocation: Invocation?
+    var loginCommand: String { invocation?.command("login") ?? "signin login" }
 
     func show(_ e: SignInEvent) {
         switch e {

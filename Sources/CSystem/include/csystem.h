@@ -56,10 +56,10 @@ int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short loc
                           const void *remote_addr, unsigned short remote_port, unsigned int *uid);
 
 /*
- * What a child starts with. `record_inherited` notes, once and first thing in main, which signals our parent had
- * us ignore (nohup); every child then starts with an empty signal mask and every other signal at its default,
- * whichever thread starts it and whatever signin was doing: `spawnattr_clean_signals` for posix_spawn,
- * `reset_for_exec` in the process itself just before execvp.
+ * What a child starts with. `record_inherited` notes, once and first thing in main, which of the signals signin
+ * ever ignores or catches our parent had us ignore (nohup); every child then starts with an empty signal mask and
+ * those signals at their default (or ignored, as our parent had them), whichever thread starts it and whatever
+ * signin was doing: `spawnattr_clean_signals` for posix_spawn, `reset_for_exec` just before execvp.
  */
 void signin_signals_record_inherited(void);
 int signin_spawnattr_clean_signals(posix_spawnattr_t *attr);

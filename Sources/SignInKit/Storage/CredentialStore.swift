@@ -326,11 +326,12 @@ public struct CredentialStore: CredentialStorage {
     func current(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
         guard try checkDirectory(create: false), let o = try open() else { return nil }
         let c = o.names.configuration(issuer: issuer, clientID: clientID)
-        // Two access(2) calls: an older store's file still there means a carry-over to begin or finish.
+        // One access(2) on the cached path: a version 1 file still there means a carry-over to finish; a format 2
+        // pointer is looked for only when this store has none of its own.
         let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
-        if access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) != 0 && access(pointerPath(configuration: legacyC), F_OK) != 0 {
-            guard let a = try readPointer(configuration: c) else { return nil }
-            return try entry(o, configuration: c, account: a)
+        if access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) != 0 {
+            if let a = try readPointer(configuration: c) { return try entry(o, configuration: c, account: a) }
+            guard access(pointerPath(configuration: legacyC), F_OK) == 0 else { return nil }
         }
         return try withConfigurationLock { () throws(SignInError) -> StoredCredentials? in
             try carryOver(o, issuer: issuer, clientID: clientID)
