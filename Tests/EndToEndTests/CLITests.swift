@@ -106,31 +106,33 @@ import Testing
         let driver = dir + "/drive_terminal.py"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try """
-            import os, pty, sys, termios, time
+            import os, pty, select, sys, termios, time
             def run(answers, interrupt):
                 pid, fd = pty.fork()
                 if pid == 0:
                     os.execv(sys.argv[1], [sys.argv[1], "init", "--profile", sys.argv[2] + str(interrupt)])
                 out = b""
-                for answer in answers:
-                    mark = len(out)
+                def read_until(text, start):
+                    nonlocal out
                     deadline = time.time() + 20
-                    while b": " not in out[mark:] and time.time() < deadline:
-                        out += os.read(fd, 1024)
+                    while text not in out[start:] and time.time() < deadline:
+                        if select.select([fd], [], [], 0.5)[0]:
+                            try:
+                                out += os.read(fd, 1024)
+                            except OSError:
+                                return
+                for i, answer in enumerate(answers):
+                    read_until(b": ", len(out))
+                    if i == 2:
+                        # The secret's prompt turns echo off, flushing what was typed ahead: wait for that state.
+                        deadline = time.time() + 20
+                        while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:
+                            time.sleep(0.01)
                     os.write(fd, answer + b"\\n")
                 if interrupt:
-                    mark = len(out)
-                    while b": " not in out[mark:]:
-                        out += os.read(fd, 1024)
+                    read_until(b": ", len(out))
                     os.write(fd, b"\\x03")
-                while True:
-                    try:
-                        chunk = os.read(fd, 1024)
-                    except OSError:
-                        break
-                    if not chunk:
-                        break
-                    out += chunk
+                read_until(b"\\0", len(out))  # to the end (EOF or 20 s)
                 _, status = os.waitpid(pid, 0)
                 return out.decode(errors="replace"), os.WEXITSTATUS(status)
             out, code = run([b"1", b"42-x.apps.googleusercontent.com", b"GOCSPX-very-secret", b""], False)

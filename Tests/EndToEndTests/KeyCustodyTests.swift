@@ -104,7 +104,7 @@ import Testing
         #expect(box.storeSnapshot() == before)
         let driver = box.root.appendingPathComponent("drive_terminal.py").path
         try """
-            import os, pty, sys, termios, time
+            import os, pty, select, sys, termios, time
             pid, fd = pty.fork()
             if pid == 0:
                 os.execv(sys.argv[1], [sys.argv[1], "key", "move", "--to", "passphrase"])
@@ -113,6 +113,8 @@ import Testing
                 global out
                 deadline = time.time() + 30
                 while text not in out[start:] and time.time() < deadline:
+                    if not select.select([fd], [], [], 0.5)[0]:
+                        continue
                     try:
                         out += os.read(fd, 1024)
                     except OSError:

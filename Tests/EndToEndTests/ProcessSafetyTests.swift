@@ -124,14 +124,15 @@ import Testing
         let before = box.storeSnapshot()
         let driver = box.root.appendingPathComponent("drive_terminal.py").path
         try """
-            import os, pty, sys, termios, time
+            import os, pty, select, sys, termios, time
             pid, fd = pty.fork()
             if pid == 0:
                 os.execv(sys.argv[1], [sys.argv[1], "key", "move", "--to", "passphrase"])
             out = b""
             deadline = time.time() + 20
             while b"passphrase" not in out.lower() and time.time() < deadline:
-                out += os.read(fd, 1024)
+                if select.select([fd], [], [], 0.5)[0]:
+                    out += os.read(fd, 1024)
             echo_during = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
             os.write(fd, b"\\x03")
             _, status = os.waitpid(pid, 0)

@@ -1,11 +1,21 @@
-/// The head of an HTTP/1.x request as the loopback listener reads it: method, target and `Host`.
-/// Parsing is pure and bounded, so it can be fuzzed.
+/// The head of an HTTP/1.x request as the loopback server reads it: method, target, `Host` and the other header
+/// fields. Parsing is pure and bounded, so it can be fuzzed.
 struct HTTPRequestHead: Equatable {
     let method: String
     let path: String
     let query: Substring
     /// The `Host` header, lowercased; nil when absent.
     let host: String?
+    /// Every header field but `Host`, names lowercased, values trimmed, in order.
+    var fields: [Field] = []
+
+    struct Field: Equatable {
+        let name: String
+        let value: String
+    }
+
+    /// The first value of the header `name` (lowercase), or nil.
+    func header(_ name: String) -> String? { fields.first { $0.name == name }?.value }
 
     static let maxBytes = 8 * 1024
     static let maxHeaders = 64
@@ -26,17 +36,23 @@ struct HTTPRequestHead: Equatable {
         let parts = lines[0].split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else { return .malformed }
         var host: String?
+        var fields: [Field] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { return .malformed }
-            guard line[..<colon].lowercased() == "host" else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingWhitespace
+            guard name == "host" else {
+                fields.append(Field(name: name, value: value))
+                continue
+            }
             // Two Host headers are a classic request-smuggling trick (RFC 9112 3.2): refuse them.
             guard host == nil else { return .malformed }
-            host = line[line.index(after: colon)...].trimmingWhitespace.lowercased()
+            host = value.lowercased()
         }
         let target = parts[1]
         let q = target.firstIndex(of: "?")
         return .request(HTTPRequestHead(method: String(parts[0]), path: String(target[..<(q ?? target.endIndex)]),
-                                        query: q.map { target[target.index(after: $0)...] } ?? "", host: host))
+                                        query: q.map { target[target.index(after: $0)...] } ?? "", host: host, fields: fields))
     }
 
     static func headEnd(_ b: [UInt8]) -> Int? {

@@ -1,0 +1,269 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One answer of a `LoopbackServer` handler: the status line's text, header fields and a body.
+struct LoopbackResponse {
+    var status: String
+    var headers: [(String, String)] = []
+    var body: [UInt8] = []
+
+    init(status: String, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A text answer (`contentType` as given).
+    static func text(_ status: String, _ text: String, contentType: String = "text/plain; charset=utf-8", headers: [(String, String)] = []) -> LoopbackResponse {
+        LoopbackResponse(status: status, headers: [("Content-Type", contentType)] + headers, body: Array(text.utf8))
+    }
+}
+
+/// What the server did that the person should hear about (the handler's own notices come from the handler).
+enum LoopbackServerNotice: Sendable, Equatable {
+    /// A request addressed to another host than this server (a web page trying DNS rebinding?), refused.
+    case refusedHost(reason: String)
+    /// A connection from another local user (or from an owner that cannot be found), closed unanswered.
+    case refusedPeer(reason: String)
+}
+
+/// A local HTTP/1.1 server on `127.0.0.1` (and `[::1]` on the same port where available), the part every local
+/// server of signin shares: the OAuth redirect (`LoopbackReceiver`), and next the metadata server.
+///
+/// One thread, non-blocking sockets and `poll`, with limits on request size, header count, connections and
+/// time per connection: a slow or hostile local client can neither block nor crash it. Who may talk to it: only
+/// processes of the user running signin (`LoopbackPeer`, unless `sameUserOnly` is off), with a `Host` that names
+/// this server (so a web page cannot reach it through DNS rebinding), with one of `methods`. Each well-formed
+/// request that passes goes to the handler, whose answer is sent and the connection closed.
+final class LoopbackServer {
+    let port: Int
+    /// Refuse connections from other local users (see `LoopbackPeer`).
+    let sameUserOnly: Bool
+    /// The methods a handler is asked about; others get 405.
+    let methods: Set<String>
+    /// How the server's own refusals (405, 400, 431) are worded: plain text, or a handler's page.
+    let errorResponse: (String) -> LoopbackResponse
+
+    static let maxConnections = 32
+    static let perConnectionSeconds = 5.0
+
+    private var listeners: [Int32] = []
+
+    private final class Connection {
+        let fd: Int32
+        let deadline: Double
+        var buffer: [UInt8] = []
+        init(fd: Int32, deadline: Double) {
+            self.fd = fd
+            self.deadline = deadline
+        }
+    }
+    private var connections: [Connection] = []
+    private var reportedPeers: Set<String> = []
+
+    /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
+    init(port: Int, sameUserOnly: Bool = true, methods: Set<String> = ["GET", "HEAD"],
+         errorResponse: @escaping (String) -> LoopbackResponse = { .text($0, $0 + "\n") }) throws(SignInError) {
+        self.sameUserOnly = sameUserOnly
+        self.methods = methods
+        self.errorResponse = errorResponse
+        let v4 = try LoopbackServer.bind(family: AF_INET, port: port)
+        listeners.append(v4.fd)
+        self.port = v4.port
+        if let v6 = try? LoopbackServer.bind(family: AF_INET6, port: v4.port) { listeners.append(v6.fd) }
+    }
+
+    deinit { close() }
+
+    var isOpen: Bool { !listeners.isEmpty }
+
+    func close() {
+        for c in connections { Glibc.close(c.fd) }
+        connections.removeAll()
+        for fd in listeners { Glibc.close(fd) }
+        listeners.removeAll()
+    }
+
+    /// The `Host` values that name this server.
+    var allowedHosts: Set<String> { ["127.0.0.1:\(port)", "[::1]:\(port)", "localhost:\(port)"] }
+
+    private static func bind(family: Int32, port: Int) throws(SignInError) -> (fd: Int32, port: Int) {
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var rc: Int32
+        if family == AF_INET {
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_port = in_port_t(UInt16(port).bigEndian)
+            a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        } else {
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_port = in_port_t(UInt16(port).bigEndian)
+            a.sin6_addr = in6addr_loopback
+            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        }
+        guard rc == 0, listen(fd, 16) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            if e == EADDRINUSE { throw .system(reason: "port \(port) on the loopback address is in use; choose another with --port or redirect_port") }
+            throw .system(reason: "cannot listen on loopback port \(port): \(FileIO.errnoText(e))")
+        }
+        var st = sockaddr_storage()
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &st) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        let bound = withUnsafePointer(to: &st) { p -> Int in
+            family == AF_INET
+                ? p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+                : p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+        }
+        return (fd, bound)
+    }
+
+    /// Seconds on the monotonic clock.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    // MARK: The loop
+
+    /// Accepts and answers until `deadline` (nil returned), cancellation (`.canceled` thrown), or a handler's value.
+    /// `handler` answers each request that passed the rules and may end the loop with a value; when it throws,
+    /// `failure` gives the answer for that request first. `lines` (a pasted answer, for the OAuth redirect) is
+    /// polled with the sockets, each complete line going to `onLine`, which may end the loop too.
+    func serve<T>(until deadline: Double, canceller: Canceller?, lines: PasteReader? = nil, notice: (LoopbackServerNotice) -> Void,
+                  handler: (HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, T?),
+                  failure: (SignInError) -> LoopbackResponse,
+                  onLine: (String) throws(SignInError) -> T? = { _ in nil }) throws(SignInError) -> T? {
+        while !listeners.isEmpty {
+            if let canceller, canceller.isCanceled { throw .canceled(reason: "interrupted") }
+            let now = LoopbackServer.now()
+            if now >= deadline { return nil }
+            expireConnections(now: now)
+            // Snapshot: accepting and dropping below change `connections`; the poll results follow this list.
+            let polled = connections
+            var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            fds += polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            if let canceller { fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)) }
+            if let lines, !lines.atEOF { fds.append(pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)) }
+            let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
+            let ms = Int32(max(1, min(60_000, (nextDeadline - now) * 1000)))
+            let n = poll(&fds, nfds_t(fds.count), ms)
+            if n < 0 && errno != EINTR { throw .system(reason: "poll: \(FileIO.errnoText())") }
+            if n <= 0 { continue }
+            for (i, fd) in listeners.enumerated() where fds[i].revents != 0 { acceptAll(fd, notice: notice) }
+            for (i, c) in polled.enumerated() {
+                // Skip connections closed since the poll (their descriptor number may already be reused).
+                guard fds[listeners.count + i].revents != 0, connections.contains(where: { $0 === c }) else { continue }
+                guard let request = readRequest(c) else { continue }
+                guard methods.contains(request.method) else {
+                    respond(c, errorResponse("405 Method Not Allowed"))
+                    continue
+                }
+                guard let host = request.host, allowedHosts.contains(host) else {
+                    notice(.refusedHost(reason: "a request addressed to \(request.host.map { "host \"\($0)\"" } ?? "no host"), not to this listener (a web page trying DNS rebinding?)"))
+                    respond(c, errorResponse("400 Bad Request"))
+                    continue
+                }
+                do {
+                    let (reply, value) = try handler(request)
+                    respond(c, reply)
+                    if let value { return value }
+                } catch {
+                    respond(c, failure(error))
+                    throw error
+                }
+            }
+            if let lines, let last = fds.last, last.fd == lines.fd, last.revents != 0 {
+                for line in lines.readLines() {
+                    if let value = try onLine(line) { return value }
+                }
+            }
+        }
+        return nil
+    }
+
+    private func acceptAll(_ listener: Int32, notice: (LoopbackServerNotice) -> Void) {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 { return }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            if let refusal = refusal(ofAccepted: fd) {
+                // Closed unanswered: another user learns nothing, not even that this is signin.
+                Glibc.close(fd)
+                if reportedPeers.insert(refusal).inserted { notice(.refusedPeer(reason: refusal)) }
+                continue
+            }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if connections.count >= LoopbackServer.maxConnections {
+                // Full: drop the oldest, so a flood of idle connections cannot lock the browser out.
+                let oldest = connections.removeFirst()
+                Glibc.close(oldest.fd)
+            }
+            connections.append(Connection(fd: fd, deadline: LoopbackServer.now() + LoopbackServer.perConnectionSeconds))
+        }
+    }
+
+    /// Why a new connection is refused, or nil when it comes from the user running signin.
+    private func refusal(ofAccepted fd: Int32) -> String? {
+        guard sameUserOnly else { return nil }
+        switch LoopbackPeer.owner(ofAccepted: fd) {
+        case .uid(let uid):
+            return uid == geteuid() ? nil : "refused a connection from another user, uid \(uid)"
+        case .unknown(let reason):
+            return "refused a connection whose user cannot be told (\(reason)); if your browser reaches this machine through a relay, set \"listener_same_user_only\": false"
+        }
+    }
+
+    private func expireConnections(now: Double) {
+        connections.removeAll { c in
+            if c.deadline <= now {
+                Glibc.close(c.fd)
+                return true
+            }
+            return false
+        }
+    }
+
+    private func drop(_ c: Connection) {
+        Glibc.close(c.fd)
+        connections.removeAll { $0 === c }
+    }
+
+    /// Reads what is available; returns a request once its head is complete. Closes the connection on
+    /// EOF, errors, oversize or malformed input (answering where that is still useful).
+    private func readRequest(_ c: Connection) -> HTTPRequestHead? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = Glibc.read(c.fd, &chunk, chunk.count)
+        if n < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
+        if n <= 0 {
+            drop(c)
+            return nil
+        }
+        c.buffer += chunk[0..<n]
+        switch HTTPRequestHead.parse(c.buffer) {
+        case .incomplete: return nil
+        case .tooLarge: respond(c, errorResponse("431 Request Header Fields Too Large"))
+        case .malformed: respond(c, errorResponse("400 Bad Request"))
+        case .request(let r): return r
+        }
+        return nil
+    }
+
+    private func respond(_ c: Connection, _ reply: LoopbackResponse) {
+        var head = "HTTP/1.1 \(reply.status)\r\n"
+        for (name, value) in reply.headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(reply.body.count)\r\nConnection: close\r\n\r\n"
+        let bytes = Array(head.utf8) + reply.body
+        _ = bytes.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        drop(c)
+    }
+}
