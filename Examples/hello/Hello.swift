@@ -16,7 +16,7 @@ import SignInKit
         } catch {
             // Every error is a SignInError: a sentence for a person, never a token.
             FileHandle.standardError.write(Data("signin-hello: \(error)\n".utf8))
-            if case .configInvalid(let file, nil, "file not found") = error {
+            if case .configNotFound(let file) = error {
                 FileHandle.standardError.write(Data("Write one with `signin init -c \(file)`.\n".utf8))
             }
             exit(1)

@@ -13,7 +13,7 @@ import SignInKit
         } catch let error as SignInError {
             // Say what is needed and stop cleanly: a configuration of the program's own, first of all.
             FileHandle.standardError.write(Data("signin-tasks: \(error)\n".utf8))
-            if case .configInvalid(let file, nil, "file not found") = error {
+            if case .configNotFound(let file) = error {
                 FileHandle.standardError.write(Data("This example is a program of its own (\"my-tool\"); write its configuration with `signin init -c \(file)`.\n".utf8))
             }
             exit(1)

@@ -19,7 +19,7 @@ enum Bridges {
             return try c.restore(token)
         } catch .noPreviousSignIn(let reason) {
             guard interactive else { throw .noPreviousSignIn(reason: reason) }
-            err("signin: signing in is needed first (\(reason.withoutTerminalControls)).")
+            err("signin: signing in is needed first (\(reason.description.withoutTerminalControls)).")
             var opts = SignInOptions()
             opts.openBrowser = !c.browsing.headless
             opts.loginHint = c.account
@@ -38,7 +38,7 @@ enum Bridges {
         let kind: TokenKind = a.has(Command.idTokenFlag) ? .id : .access
         let user = try freshUser(c, token: kind, interactive: a.has(Command.loginFlag))
         guard let token = (kind == .id ? user.idToken : user.accessToken)?.value else {
-            throw .noPreviousSignIn(reason: "no \(kind == .id ? "ID" : "access") token stored")
+            throw .noPreviousSignIn(reason: .noToken(kind))
         }
         let name = a.value(Command.env) ?? "SIGNIN_ACCESS_TOKEN"
         setenv(name, token, 1)
@@ -88,7 +88,7 @@ enum Bridges {
                 return .usage
             }
             let user = try freshUser(c, token: .access, interactive: false)
-            guard let token = user.accessToken else { throw .noPreviousSignIn(reason: "no access token stored") }
+            guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
             let username = c.arguments.value(Command.username) ?? c.client.configuration.gitUsername ?? user.profile.email ?? user.userID
             var answer = "username=\(username.withoutTerminalControls)\npassword=\(token.value)\n"
             if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
@@ -110,7 +110,7 @@ enum Bridges {
     static func kubectlCredential(_ c: Context) throws(SignInError) -> ExitCode {
         let version = KubectlCredential.apiVersion(c.environment)
         let user = try freshUser(c, token: .id, interactive: KubectlCredential.interactive(c.environment))
-        guard let token = user.idToken else { throw .noPreviousSignIn(reason: "no ID token stored") }
+        guard let token = user.idToken else { throw .noPreviousSignIn(reason: .noToken(.id)) }
         var status: [String: JSONValueOut] = ["token": .string(token.value)]
         if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
         out(JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]))

@@ -163,20 +163,20 @@ enum CLI {
     /// the command line adds its own commands, with the options that chose this run's configuration and account.
     static func advice(for e: SignInError, _ invocation: Invocation) -> String? {
         switch e {
-        case .noPreviousSignIn(let reason) where reason.hasPrefix("no account is current"):
+        case .noPreviousSignIn(.noCurrentAccount):
             return "Run `\(invocation.command("use", account: false)) ACCOUNT` (see `\(invocation.command("accounts", account: false))`), or name one with --account."
         case .noPreviousSignIn:
             let login = "Run `\(invocation.command("login"))` to sign in"
             return invocation.command == .exec ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
         case .accountNotFound:
             return "`\(invocation.command("login"))` signs it in; `\(invocation.command("accounts", account: false))` lists those stored."
-        case .configInvalid(let file, nil, let reason) where reason == "file not found":
+        case .configNotFound(let file):
             return "Write one with `\(invocation.initCommand(file))`."
-        case .configInvalid(_, "client_id", let reason) where reason.contains("placeholder"):
+        case .configInvalid(_, "client_id", _):
             return "`\(invocation.initCommand(nil))` writes a configuration for your own client."
-        case .passphraseRefused(let reason) where reason.contains("no way to ask"):
+        case .passphraseUnavailable:
             return "Run it on a terminal, or give the passphrase on a file descriptor: --passphrase-fd N."
-        case .storeUnreadable(_, let reason) where reason.contains("left as is"):
+        case .storeUnreadable(let path, _) where path.hasSuffix(".cred") || path.hasSuffix(".current") || path.hasSuffix("/key") || path.hasSuffix(".json"):
             return "`\(invocation.command("logout", account: false))` removes credentials that cannot be read; `\(invocation.command("status", account: false))` says where the store and its key are."
         default:
             return nil

@@ -83,7 +83,7 @@ enum Commands {
 
     static func token(_ c: Context) throws(SignInError) -> ExitCode {
         let user = try c.restore()
-        guard let token = user.accessToken else { throw SignInError.noPreviousSignIn(reason: "no access token stored") }
+        guard let token = user.accessToken else { throw SignInError.noPreviousSignIn(reason: .noToken(.access)) }
         if c.json {
             out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
                                  "token_type": .string("Bearer"), "sub": .string(user.userID)]))
@@ -95,7 +95,7 @@ enum Commands {
 
     static func idToken(_ c: Context) throws(SignInError) -> ExitCode {
         let user = try c.restore(.id)
-        guard let token = user.idToken else { throw SignInError.noPreviousSignIn(reason: "no ID token stored") }
+        guard let token = user.idToken else { throw SignInError.noPreviousSignIn(reason: .noToken(.id)) }
         if c.json {
             out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
                                  "claims": JSONText.claims(of: token.value)]))

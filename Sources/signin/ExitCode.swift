@@ -19,7 +19,7 @@ struct ExitCode: Equatable, Sendable {
         case .canceled: self = .canceled
         case .timedOut: self = .timedOut
         case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed: self = .network
-        case .configInvalid, .unsupported, .accountNotFound, .ambiguousAccount, .passphraseRefused: self = .usage
+        case .configInvalid, .configNotFound, .unsupported, .accountNotFound, .ambiguousAccount, .passphraseRefused, .passphraseUnavailable: self = .usage
         case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system: self = .failure
         }
     }

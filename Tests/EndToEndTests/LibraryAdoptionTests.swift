@@ -24,7 +24,7 @@ import Testing
         } catch {
             // `error` is a SignInError (typed throws): a switch needs no cast.
             switch error {
-            case .noPreviousSignIn(let reason): #expect(reason.contains("nothing stored"))
+            case .noPreviousSignIn(let reason): #expect(reason == .nothingStored(issuer: strict.issuer), "\(reason)")
             default: Issue.record("\(error)")
             }
             #expect((error as any Error).localizedDescription == error.description)
@@ -131,7 +131,7 @@ import Testing
         var hasPreviousSignIn: Bool { signedIn }
         var currentUser: StandInUser? { signedIn ? StandInUser() : nil }
         func restorePreviousSignIn(account: String?, minimumValidity: Duration, forceRefresh: Bool, token: TokenKind) async throws(SignInError) -> StandInUser {
-            guard signedIn else { throw .noPreviousSignIn(reason: "stand-in") }
+            guard signedIn else { throw .noPreviousSignIn(reason: .nothingStored(issuer: "stand-in")) }
             return StandInUser()
         }
         func signIn(hint: String?, additionalScopes: [String], options: SignInOptions) async throws(SignInError) -> StandInUser {

@@ -190,8 +190,8 @@ public final class SignInClient: Sendable {
     /// Why there is no account to use: nothing stored, or accounts stored but none current.
     func noAccount() -> SignInError {
         let others = (try? allCredentials()) ?? []
-        if others.isEmpty { return .noPreviousSignIn(reason: "nothing stored for \(issuer) and this client") }
-        return .noPreviousSignIn(reason: "no account is current (\(others.count) stored: \(others.map { $0.profile.email ?? $0.profile.userID }.joined(separator: ", ")))")
+        if others.isEmpty { return .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
+        return .noPreviousSignIn(reason: .noCurrentAccount(stored: others.map { $0.profile.email ?? $0.profile.userID }))
     }
 
     func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
@@ -253,7 +253,7 @@ public final class SignInClient: Sendable {
         let subject = cached.profile.userID
         return try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> SignInUser in
             guard let current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject) else {
-                throw .noPreviousSignIn(reason: "signed out meanwhile")
+                throw .noPreviousSignIn(reason: .signedOutMeanwhile)
             }
             if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
             let someoneElseRefreshed = current.accessToken != seen
@@ -262,7 +262,7 @@ public final class SignInClient: Sendable {
             }
             let next = try refreshLocked(current)
             if token == .id && next.idToken == current.idToken {
-                throw .noPreviousSignIn(reason: "the provider sent no new ID token with the refresh (it issues one only at sign-in), and the stored one expires \(next.idTokenExpiry.map { $0.formatted(.iso8601) } ?? "at an unknown time"); sign in again for a fresh one")
+                throw .noPreviousSignIn(reason: .noNewIDToken(storedExpiry: next.idTokenExpiry))
             }
             return SignInUser(next, client: self, isCurrent: isCurrent)
         }
@@ -279,7 +279,7 @@ public final class SignInClient: Sendable {
     /// 6. The new tokens are saved.
     private func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
         guard let refreshToken = current.refreshToken else {
-            throw .noPreviousSignIn(reason: "cannot refresh: no refresh token is stored (the provider issued none); sign in again")
+            throw .noPreviousSignIn(reason: .noRefreshToken)
         }
         let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
@@ -500,7 +500,7 @@ public final class SignInClient: Sendable {
     /// 4. Remove the local credentials whatever the revocation's outcome (a failed revocation is then thrown as
     ///    `.revocationFailed`), except when the caller cancelled: then nothing is removed and `.canceled` is thrown.
     func disconnectBlocking(account: String? = nil) throws(SignInError) {
-        guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: "nothing stored to revoke") }
+        guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         let http = HTTPClient(configuration: configuration)
         let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
         var failure: SignInError?
@@ -527,7 +527,7 @@ public final class SignInClient: Sendable {
     /// provider with no revocation endpoint is refused first (`.unsupported`, nothing changed). Nil when the
     /// provider cannot be reached to find out (then `disconnect` removes the local credentials and reports it).
     @_spi(CLI) public func revocationEndpoint(account: String? = nil) throws(SignInError) -> String? {
-        guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: "nothing stored to revoke") }
+        guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         do throws(SignInError) {
             guard let url = try revocationEndpoint(c, http: HTTPClient(configuration: configuration)) else { throw Self.noRevocationEndpoint(issuer) }
             return url
@@ -549,7 +549,7 @@ public final class SignInClient: Sendable {
 extension SignInError {
     /// The provider refused the stored grant on `date` (revoked, expired, or a reused refresh token).
     public static func grantEnded(on date: Date) -> SignInError {
-        .noPreviousSignIn(reason: "the provider ended this sign-in on \(date.formatted(.iso8601)) (it no longer accepts the stored grant); sign in again")
+        .noPreviousSignIn(reason: .grantEnded(on: date))
     }
 }
 

@@ -197,7 +197,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             data = try FileIO.read(path: path, limit: 1 << 20)
         } catch let e {
             if e.notFound {
-                throw .configInvalid(file: path, field: nil, reason: "file not found")
+                throw .configNotFound(file: path)
             }
             throw .configInvalid(file: path, field: nil, reason: e.reason)
         }

@@ -3,8 +3,10 @@ import FoundationEssentials
 /// Every failure `SignInKit` reports. Each case is something a caller can act on, and each
 /// `message` is safe to show a person: no token, code or secret is ever part of it.
 public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Nothing is stored for this issuer and client, or the stored grant is no longer valid.
-    case noPreviousSignIn(reason: String)
+    /// No signed-in user to use: `reason` says why (nothing stored, no account current, the grant ended, ...).
+    case noPreviousSignIn(reason: NotSignedInReason)
+    /// The configuration file does not exist.
+    case configNotFound(file: String)
     /// The person declined in the browser, or the sign-in was interrupted (Ctrl-C, task cancellation).
     case canceled(reason: String)
     /// Nobody completed the sign-in within the allowed time (`after`).
@@ -35,8 +37,11 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case accountNotFound(account: String, known: [String])
     /// `account` names more than one stored account (an e-mail used by two); name one by its `sub`.
     case ambiguousAccount(account: String, matches: [String])
-    /// The store's key is under a passphrase that was wrong, or that could not be asked for.
+    /// The store's key is under a passphrase that was wrong, or a new one was refused (too short, not repeated).
     case passphraseRefused(reason: String)
+    /// A passphrase is needed (for the key described at `path`, or a new key) and there is no way to ask for one:
+    /// no terminal, and none given (`PassphraseProvider` answered nil).
+    case passphraseUnavailable(path: String)
     /// The grant could not be revoked at the provider (`cause` says why); the local credentials were removed anyway.
     indirect case revocationFailed(cause: SignInError)
 
@@ -47,6 +52,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     private var sentence: String {
         switch self {
         case .noPreviousSignIn(let reason): return "Not signed in: \(reason)"
+        case .configNotFound(let file): return "Configuration \(file): file not found"
         case .canceled(let reason): return "Sign-in canceled: \(reason)"
         case .timedOut(let after): return "Timed out after \(after.components.seconds) s waiting for the sign-in in the browser."
         case .providerError(let endpoint, let code, let detail):
@@ -70,6 +76,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ambiguousAccount(let account, let matches):
             return "\"\(account)\" names several accounts: \(matches.joined(separator: "; ")). Name one by its sub."
         case .passphraseRefused(let reason): return "The store key's passphrase: \(reason)"
+        case .passphraseUnavailable(let path):
+            return "The store key's passphrase: one is needed for the store key (\(path)) and there is no way to ask for it here (no terminal, and no passphrase given)"
         case .revocationFailed(let cause): return "The local credentials were removed, but revoking the grant at the provider failed: \(cause.sentence)"
         }
     }

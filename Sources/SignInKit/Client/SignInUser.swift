@@ -52,7 +52,7 @@ public struct SignInUser: Sendable {
     /// The access token with its expiry, valid for at least `minimumValidity` more (refreshed only when needed).
     public func freshToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInToken {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
-        guard let token = user.accessToken else { throw .noPreviousSignIn(reason: "no access token stored") }
+        guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
         return token
     }
 

@@ -99,7 +99,7 @@ public struct CredentialStore: CredentialStorage {
 
     /// The entry file of one account (the store must have its key).
     public func entryPath(issuer: String, clientID: String, subject: String) throws(SignInError) -> String {
-        guard let o = try open() else { throw .noPreviousSignIn(reason: "the store \(directory) has no key yet") }
+        guard let o = try open() else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
         return entryPath(o, issuer: issuer, clientID: clientID, subject: subject)
     }
 
@@ -372,7 +372,7 @@ public struct CredentialStore: CredentialStorage {
             return
         }
         try checkDirectory(create: true)
-        guard let o = try open() else { throw .noPreviousSignIn(reason: "the store \(directory) has no key yet") }
+        guard let o = try open() else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
         let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
         do { try FileIO.writeAtomically(Array((o.names.account(issuer: issuer, clientID: clientID, subject: subject) + "\n").utf8), to: path) } catch {
             throw .storeUnwritable(path: path, reason: error.reason)

@@ -31,7 +31,7 @@ extension CredentialStore {
     /// A crash or signal before 5 leaves the old arrangement (the next command rolls back), after it the new one
     /// (the next command rolls forward); never both. A copy of the old key opens nothing written after the move.
     public func moveKey(to storage: KeyStorage, configurations: [(issuer: String, clientID: String)] = []) throws(SignInError) -> KeyMoveResult {
-        guard try checkDirectory(create: false) else { throw .noPreviousSignIn(reason: "the store \(directory) does not exist yet; sign in first") }
+        guard try checkDirectory(create: false) else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
         let k = key
         if let o = try k.read().map(Opened.init) {
             for c in configurations {
@@ -41,7 +41,7 @@ extension CredentialStore {
         return try FileLock.with(k.lockPath) { () throws(SignInError) -> KeyMoveResult in
             try k.finishInterruptedMove()
             let before = try k.location()
-            guard let oldKey = try k.read(recover: false) else { throw .noPreviousSignIn(reason: "the store has no key yet; it is created at the first sign-in") }
+            guard let oldKey = try k.read(recover: false) else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
             let target = storage == .auto ? k.resolvedStorage().0 : storage
             let from = k.description
             guard before.storage != target else { return KeyMoveResult(from: from, to: from, reencrypted: 0, moved: false) }

@@ -235,7 +235,7 @@ struct StoreKey {
         for attempt in 1...3 {
             guard let passphrase = custody.passphrase?(.unlock(attempt: attempt)) else {
                 if attempt > 1 { break }  // a script's descriptor gives one passphrase, and it was wrong
-                throw .passphraseRefused(reason: "the store's key (\(path)) is under a passphrase and there is no way to ask for it here (no terminal, and no passphrase given)")
+                throw .passphraseUnavailable(path: path)
             }
             let kek = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
             if let key = Crypto.open(sealed, key: kek, aad: aad) { return key }
@@ -266,7 +266,7 @@ struct StoreKey {
     /// A new passphrase from the person (asked twice) or the script's descriptor, refused under the floor.
     func newPassphrase() throws(SignInError) -> String {
         guard let passphrase = custody.passphrase?(.create), !passphrase.isEmpty else {
-            throw .passphraseRefused(reason: "one is needed for the new key (key_storage is passphrase), and there is no way to ask for it here (no terminal, and no passphrase given)")
+            throw .passphraseUnavailable(path: descriptorPath)
         }
         if let problem = StorePassphrase.problem(passphrase) { throw .passphraseRefused(reason: problem) }
         return passphrase
