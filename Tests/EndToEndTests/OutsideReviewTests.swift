@@ -139,4 +139,28 @@ import Testing
         let next = try box.signin("token", "--force-refresh")
         #expect(next.status == 0, "the rotated refresh token was kept: \(next.stderr)")
     }
+
+    /// The same after a sign-in in the same process (`exec --login`, whose sign-in ignores and then restores the
+    /// signals): a SIGTERM during the refresh that follows still waits for the save, and then ends signin.
+    @Test func aSignalDuringARefreshAfterASignInInTheSameProcessLosesNothing() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(["rotate": true, "access_ttl": 30])
+        try strict.control(box.clientID, ["refresh_delay": 1.0])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.signin)
+        // --min-ttl beyond the token's life: the sign-in is followed by a refresh, in the same process.
+        p.arguments = ["exec", "--login", "--min-ttl", "120", "--", "/bin/true"]
+        p.environment = box.environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 }, "the refresh after the sign-in reached the provider")
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGTERM,
+                "the signal ends it after the save, not before, and not ignored: \(p.terminationReason.rawValue) \(p.terminationStatus)")
+        try strict.control(box.clientID, ["refresh_delay": 0])
+        let next = try box.signin("token", "--force-refresh")
+        #expect(next.status == 0, "the rotated refresh token was kept: \(next.stderr)")
+    }
 }
