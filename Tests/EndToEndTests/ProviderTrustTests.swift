@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Protocol attacks, each refused (CSRF, mix-up, PKCE downgrade and ID token attacks are in LoginTests).
-@Suite struct AttackTests {
+/// What signin trusts of a provider and a callback, each refusal shown (CSRF, mix-up, PKCE downgrade and ID token
+/// attacks are in LoginTests).
+@Suite struct ProviderTrustTests {
     @Test func codeInjectedFromAnotherSessionFailsOnPKCE() throws {
         let strict = try Shared.strict.get()
         let box = try Sandbox(issuer: strict.issuer)
@@ -56,7 +57,10 @@ import Testing
         #expect(r.stderr.contains("not https"), "\(r.stderr)")
         #expect(box.entryFile() == nil)
     }
+}
 
+/// The profile and scopes a sign-in ends with, where the provider says less than asked.
+@Suite struct ProfileAndScopesTests {
     @Test func missingProfileClaimsComeFromUserinfo() throws {
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(["id_token_claims": ["name": NSNull(), "email": NSNull()]])
