@@ -19,7 +19,7 @@ enum Bridges {
             return try c.restore(token)
         } catch .noPreviousSignIn(let reason) {
             guard interactive else { throw .noPreviousSignIn(reason: reason) }
-            err("signin: signing in is needed first (\(reason.description.withoutTerminalControls)).")
+            err("signin: signing in is needed first (\(reason.description.withoutControlCharacters)).")
             var opts = SignInOptions()
             opts.openBrowser = !c.browsing.headless
             opts.loginHint = c.account
@@ -51,14 +51,14 @@ enum Bridges {
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
         guard argv[0].contains("/") || (c.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains(where: { access("\($0)/\(argv[0])", F_OK) == 0 }) else {
             unsetenv(name)
-            err("signin: \(argv[0].withoutTerminalControls): command not found")
+            err("signin: \(argv[0].withoutControlCharacters): command not found")
             return ExitCode(rawValue: 127)
         }
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         execvp(argv[0], &cargs)
         let e = errno
         unsetenv(name)
-        err("signin: cannot run \(argv[0].withoutTerminalControls): \(String(cString: strerror(e)))")
+        err("signin: cannot run \(argv[0].withoutControlCharacters): \(String(cString: strerror(e)))")
         return ExitCode(rawValue: e == ENOENT ? 127 : 126)
     }
 
@@ -79,18 +79,18 @@ enum Bridges {
             let host = attributes["host"] ?? ""
             let patterns = GitHosts.patterns(for: c.client.configuration)
             guard GitHosts.allows(host, patterns: patterns) else {
-                err("signin: git-credential gives no token to \"\(host.withoutTerminalControls)\": it is not in git_hosts of \(c.client.configuration.sourcePath) (" +
-                    (patterns.isEmpty ? "none is allowed" : "allowed: " + patterns.joined(separator: ", ")) + "). To allow it, add \"git_hosts\": [\"\(host.withoutTerminalControls)\"] there.")
+                err("signin: git-credential gives no token to \"\(host.withoutControlCharacters)\": it is not in git_hosts of \(c.client.configuration.sourcePath) (" +
+                    (patterns.isEmpty ? "none is allowed" : "allowed: " + patterns.joined(separator: ", ")) + "). To allow it, add \"git_hosts\": [\"\(host.withoutControlCharacters)\"] there.")
                 return .usage
             }
             if attributes["protocol"] == "http" && !GitHosts.isLoopback(host) {
-                err("signin: git-credential gives no token over plain http to \"\(host.withoutTerminalControls)\" (anyone on the way could read it); use https.")
+                err("signin: git-credential gives no token over plain http to \"\(host.withoutControlCharacters)\" (anyone on the way could read it); use https.")
                 return .usage
             }
             let user = try freshUser(c, token: .access, interactive: false)
             guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
             let username = c.arguments.value(Command.username) ?? c.client.configuration.gitUsername ?? user.profile.email ?? user.userID
-            var answer = "username=\(username.withoutTerminalControls)\npassword=\(token.value)\n"
+            var answer = "username=\(username.withoutControlCharacters)\npassword=\(token.value)\n"
             if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
             writeAll(1, answer)
         case "erase":

@@ -119,7 +119,7 @@ enum CLI {
     static func checkProfileNames(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         for (name, source) in [(a.value(.profile), "--profile"), (env["SIGNIN_PROFILE"], "$SIGNIN_PROFILE")] {
             guard let name, !name.isEmpty, !SignInConfiguration.isValidProfileName(name) else { continue }
-            throw UsageError("\(source) \"\(name.withoutTerminalControls)\" is not a configuration name (letters, digits, . _ -, not starting with . or -)")
+            throw UsageError("\(source) \"\(name.withoutControlCharacters)\" is not a configuration name (letters, digits, . _ -, not starting with . or -)")
         }
     }
 

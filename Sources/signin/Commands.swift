@@ -128,7 +128,7 @@ enum Commands {
                 lines.append("Access token: " + (left > 0 ? "valid for \(left / 60) min \(left % 60) s (until \(iso8601(exp)))" : "expired (a refresh happens on the next `signin token`)"))
             }
             lines.append("Refresh token: " + (user.refreshToken != nil ? "stored" : "none"))
-            lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutTerminalControls)")
+            lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutControlCharacters)")
             lines.append("Store: \(store) (key: \(client.fileStore.keyDescription))")
             lines.append("Configuration: \(client.configuration.sourcePath)")
             out(lines.joined(separator: "\n"))
@@ -154,10 +154,10 @@ enum Commands {
     }
 
     static func accountLines(_ users: [SignInUser]) -> [String] {
-        let width = users.map { ($0.profile.email ?? $0.userID).withoutTerminalControls.count }.max() ?? 0
+        let width = users.map { ($0.profile.email ?? $0.userID).withoutControlCharacters.count }.max() ?? 0
         return users.map { u in
-            let id = (u.profile.email ?? u.userID).withoutTerminalControls
-            let name = (u.profile.name ?? "").withoutTerminalControls
+            let id = (u.profile.email ?? u.userID).withoutControlCharacters
+            let name = (u.profile.name ?? "").withoutControlCharacters
             var state: String
             if let ended = u.grantEndedAt {
                 state = "ended by the provider on \(iso8601(ended))"
@@ -368,7 +368,7 @@ enum Commands {
             return .usage
         }
         let literal = candidates.filter { c in
-            !c.isEmpty && c.hasPrefix(prefix) && c.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
+            !c.isEmpty && c.hasPrefix(prefix) && !c.unicodeScalars.contains(where: \.isControl)
         }
         if !literal.isEmpty { out(literal.joined(separator: "\n")) }
         return .success
@@ -391,9 +391,6 @@ func blockingAwaitTyped<T: Sendable>(_ body: @escaping @Sendable () async throws
 func iso8601(_ d: Date) -> String { d.formatted(.iso8601) }
 
 extension String {
-    /// Provider-supplied text made safe for a terminal (control characters removed).
-    var withoutTerminalControls: String { String(String.UnicodeScalarView(unicodeScalars.filter { !($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) })) }
-
     func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }
 

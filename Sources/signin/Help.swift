@@ -101,9 +101,9 @@ enum Help {
 
             """
         for line in ExitCode.table.split(separator: "\n").dropFirst() {
-            let t = String(line).trimmingCharacters
+            let t = String(line).trimmingWhitespace
             if let space = t.firstIndex(of: " "), t.first?.isNumber == true {
-                m += ".TP\n.B \(t[..<space])\n\(esc(String(t[space...]).trimmingCharacters))\n"
+                m += ".TP\n.B \(t[..<space])\n\(esc(String(t[space...]).trimmingWhitespace))\n"
             } else {
                 m += ".PP\n\(esc(t))\n"
             }

@@ -31,7 +31,7 @@ extension Commands {
                 writeAll(2, "\n")
             }
             guard let line else { throw EndOfInput() }
-            let answer = line.trimmingCharacters
+            let answer = line.trimmingWhitespace
             return answer.isEmpty ? (d ?? "") : answer
         }
         /// Asks until `check` accepts the answer (it returns why not, said before asking again).
@@ -70,7 +70,7 @@ extension Commands {
                     guard !issuer.isEmpty else { return "The issuer is the provider's URL, as its documentation gives it." }
                     let json = JSONText.object(["client_id": .string("probe"), "issuer": .string(issuer)])
                     guard var probe = try? SignInConfiguration.parse(Data(json.utf8), sourcePath: "the issuer you gave") else {
-                        return "\"\(issuer.withoutTerminalControls)\" is not an https URL (plain http only to this machine)."
+                        return "\"\(issuer.withoutControlCharacters)\" is not an https URL (plain http only to this machine)."
                     }
                     probe.sourcePath = path
                     do throws(SignInError) {
@@ -78,7 +78,7 @@ extension Commands {
                         err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
                         return nil
                     } catch {
-                        return "Could not use \(issuer.withoutTerminalControls) as an OpenID provider: \(error.description) Check the URL and try again."
+                        return "Could not use \(issuer.withoutControlCharacters) as an OpenID provider: \(error.description) Check the URL and try again."
                     }
                 }
                 config["issuer"] = .string(issuer)

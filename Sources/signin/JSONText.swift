@@ -8,16 +8,6 @@ enum JSONValueOut {
     case raw(String)
 }
 
-/// Base64url decoding of a JWT part, for showing claims.
-enum JWTPayload {
-    static func decode(_ part: Substring) -> String? {
-        var s = String(part).replacing("-", with: "+").replacing("_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        guard let data = Data(base64Encoded: s), let text = String(data: data, encoding: .utf8), text.hasPrefix("{") else { return nil }
-        return text
-    }
-}
-
 enum JSONText {
     static func object(_ o: [String: JSONValueOut]) -> String { render(.object(o)) }
 
@@ -78,7 +68,7 @@ enum JSONText {
     /// The claims of a JWT, decoded without verification (it was verified when it was stored).
     static func claims(of jwt: String) -> JSONValueOut {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let raw = JWTPayload.decode(parts[1]) else { return .null }
+        guard parts.count == 3, let data = Base64URL.decode(parts[1]), let raw = String(data: data, encoding: .utf8), raw.hasPrefix("{") else { return .null }
         return .raw(raw)
     }
 

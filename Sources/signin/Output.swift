@@ -1,3 +1,5 @@
+@_spi(CLI) import SignInKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,11 +38,7 @@ func readLine(fd: Int32 = 0, limit: Int = 64 * 1024) -> String? {
 func confirm(_ question: String) -> Bool {
     writeAll(2, question + " [y/N] ")
     guard let answer = readLine() else { return false }
-    return ["y", "yes"].contains(answer.lowercased().trimmingCharacters)
+    return ["y", "yes"].contains(answer.lowercased().trimmingWhitespace)
 }
 
-extension String {
-    var trimmingCharacters: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
-}
+

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Base64url without padding (RFC 4648 section 5), as JOSE and PKCE use it.
-enum Base64URL {
+@_spi(CLI) public enum Base64URL {
     static func encode<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
         Data(bytes).base64EncodedString()
             .replacing("+", with: "-")
@@ -10,7 +10,7 @@ enum Base64URL {
     }
 
     /// Decodes strict base64url; returns nil for any character outside the alphabet or padding.
-    static func decode(_ string: Substring) -> Data? {
+    @_spi(CLI) public static func decode(_ string: Substring) -> Data? {
         var s = ""
         s.reserveCapacity(string.utf8.count + 3)
         for c in string.utf8 {

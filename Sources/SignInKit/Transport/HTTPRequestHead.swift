@@ -64,7 +64,7 @@ struct HTTPRequestHead: Equatable {
 
 extension StringProtocol {
     /// The string without leading and trailing white space.
-    var trimmingWhitespace: String {
+    @_spi(CLI) public var trimmingWhitespace: String {
         // Index walking rather than reversed(): this runs on the cached path (the current-account pointer), where
         // instantiating the generic reversed views cost about 1 M instructions.
         var start = startIndex, end = endIndex
