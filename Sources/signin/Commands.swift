@@ -33,9 +33,7 @@ enum Commands {
             let missing = Set(c.client.configuration.scopes).subtracting(user.grantedScopes)
             if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
             if user.refreshToken == nil {
-                let hint = c.client.configuration.isGoogle
-                    ? "add \"prompt\": \"consent\" to extra_authorization_parameters"
-                    : "many providers want the \"offline_access\" scope for that"
+                let hint = c.client.configuration.providerRules.refreshTokenHint
                 err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(hint)).")
             }
         }

@@ -64,7 +64,7 @@ extension Commands {
                       3. Copy the client ID and client secret shown (a desktop client's secret is not a secret).
 
                     """)
-                config["issuer"] = .string("https://accounts.google.com")
+                config["issuer"] = .string(ProviderRules.googleIssuer)
             } else {
                 let issuer = try askUntil("Issuer URL (for example https://login.example.com/realms/main)") { issuer in
                     guard !issuer.isEmpty else { return "The issuer is the provider's URL, as its documentation gives it." }
@@ -85,8 +85,8 @@ extension Commands {
             }
             let clientID = try askUntil("Client ID") { id in
                 if id.isEmpty { return "A client ID is needed (the provider shows it where the client was created)." }
-                if google && !id.hasSuffix(".apps.googleusercontent.com") {
-                    return "A Google client ID ends in .apps.googleusercontent.com (copy it from the console)."
+                if google, let suffix = ProviderRules.forIssuer(ProviderRules.googleIssuer).clientIDSuffix, !id.hasSuffix(suffix) {
+                    return "A Google client ID ends in \(suffix) (copy it from the console)."
                 }
                 return nil
             }

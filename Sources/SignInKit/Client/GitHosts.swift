@@ -1,12 +1,9 @@
 /// Which hosts git may be given an access token for (`git_hosts`): a token goes only where the person said, so a
 /// global `credential.helper` line does not hand it to every server git talks to.
 public enum GitHosts {
-    /// Google's source hosts: the default for the Google issuer.
-    public static let google = ["source.developers.google.com", "*.googlesource.com"]
-
     /// The patterns in force for `configuration`: its `git_hosts`, else the default.
     public static func patterns(for configuration: SignInConfiguration) -> [String] {
-        configuration.gitHosts ?? (configuration.isGoogle ? google : [])
+        configuration.gitHosts ?? ProviderRules.forIssuer(configuration.issuer).defaultGitHosts
     }
 
     /// `host`, `host:port` or `*.domain[:port]`: letters, digits, `-` and `.`, a wildcard only as the first label.

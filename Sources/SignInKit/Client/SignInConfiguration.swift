@@ -140,6 +140,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
     public var isGoogle: Bool { Issuer.isGoogle(issuer) }
 
+    /// What is special about this configuration's provider (`ProviderRules`).
+    @_spi(CLI) public var providerRules: ProviderRules { ProviderRules.forIssuer(issuer) }
+
     /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>` (a relative
     /// `$XDG_CONFIG_HOME` is ignored, as the XDG specification says).
     public static func directory(environment: [String: String], appName: String = "signin") -> String {

@@ -48,8 +48,7 @@ public struct SignInProfile: Codable, Sendable, Equatable {
     /// Nil when there is no picture, or its address is not an https URL.
     public func imageURL(dimension: Int) -> URL? {
         guard let picture, picture.hasPrefix("https://"), !picture.unicodeScalars.contains(where: { $0.isControl }) else { return nil }
-        guard picture.hasPrefix("https://lh3.googleusercontent.com/") || picture.hasPrefix("https://lh4.googleusercontent.com/")
-                || picture.hasPrefix("https://lh5.googleusercontent.com/") || picture.hasPrefix("https://lh6.googleusercontent.com/") else {
+        guard ProviderRules.google.sizablePicturePrefixes.contains(where: { picture.hasPrefix($0) }) else {
             return URL(string: picture)
         }
         let base = picture.firstIndex(of: "=").map { String(picture[..<$0]) } ?? picture

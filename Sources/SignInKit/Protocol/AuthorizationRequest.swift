@@ -26,10 +26,7 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
             ("code_challenge", pkce.challenge),
             ("code_challenge_method", PKCE.method),
         ]
-        if config.isGoogle {
-            params.append(("access_type", "offline"))
-            params.append(("include_granted_scopes", "true"))
-        }
+        params += config.providerRules.authorizationParameters
         if let hint = loginHint ?? config.loginHint { params.append(("login_hint", hint)) }
         if let hd = config.hostedDomain { params.append(("hd", hd)) }
         for (k, v) in config.extraAuthorizationParameters.sorted(by: { $0.key < $1.key }) { params.append((k, v)) }

@@ -39,7 +39,7 @@ enum Discovery {
             revocation: try pick(o.revocation, "revocation_endpoint", required: false),
             userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
             deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
-                ?? (config.isGoogle ? "https://oauth2.googleapis.com/device/code" : nil),
+                ?? config.providerRules.deviceAuthorizationEndpoint,
             issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil,
             tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) })
     }
