@@ -107,12 +107,7 @@ extension Commands {
             return ExitCode(error)
         }
         // The folders up to the file, the last one private.
-        var dir = ""
-        let parts = path.split(separator: "/").dropLast()
-        for (i, part) in parts.enumerated() {
-            dir += "/" + part
-            _ = mkdir(dir, i == parts.count - 1 ? 0o700 : 0o755)
-        }
+        Directory.create(PathName(path: path).deletingLastPathComponent)
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             err("signin: cannot write \(path): \(String(cString: strerror(errno)))")

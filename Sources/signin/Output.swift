@@ -11,8 +11,7 @@ func writeAll(_ fd: Int32, _ s: String) {
     var bytes = Array(s.utf8)
     var off = 0
     while off < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
-        if n < 0 && errno == EINTR { continue }
+        let n = SystemCall.retrying { bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) } }
         if n <= 0 { return }
         off += n
     }
@@ -24,8 +23,7 @@ func readLine(fd: Int32 = 0, limit: Int = 64 * 1024) -> String? {
     var bytes: [UInt8] = []
     var b: UInt8 = 0
     while bytes.count < limit {
-        let n = read(fd, &b, 1)
-        if n < 0 && errno == EINTR { continue }
+        let n = SystemCall.retrying { read(fd, &b, 1) }
         if n <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
         if b == UInt8(ascii: "\n") { break }
         bytes.append(b)

@@ -168,13 +168,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
 
     /// The named configurations in `directory(environment:)`: `config` for `config.json`, else the file's name.
     public static func profileNames(environment: [String: String]) -> [String] {
-        let dir = directory(environment: environment)
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
         var names: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".json"), !name.hasPrefix(".") { names.append(String(name.dropLast(5))) }
+        for name in Directory.fileNames(directory(environment: environment)) where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            names.append(String(name.dropLast(5)))
         }
         return names.sorted()
     }

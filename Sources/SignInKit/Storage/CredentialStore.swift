@@ -90,7 +90,7 @@ public struct CredentialStore: CredentialStorage {
     func open(recover: Bool = true) throws(SignInError) -> Opened? {
         if let k = try key.read(recover: recover, checkingConfiguration: true) { return Opened(k) }
         // No key, yet credentials: names and contents are both locked away without it.
-        let entries = StoreFolder.fileNames(directory).filter { $0.hasSuffix(".cred") }
+        let entries = Directory.fileNames(directory).filter { $0.hasSuffix(".cred") }
         guard entries.isEmpty else {
             throw .storeUnreadable(path: key.filePath, reason: "the store key is missing (neither \(key.filePath) nor \(key.descriptorPath) is there), so \(entries.count) credential file(s) cannot be decrypted; left as is. Restore the key, or `signin logout --all` to start over")
         }
@@ -145,21 +145,13 @@ public struct CredentialStore: CredentialStorage {
 
     private func makeDirectories() throws(SignInError) {
         guard directory.hasPrefix("/") else { throw .storeUnwritable(path: directory, reason: "is not an absolute path") }
-        var path = ""
-        let parts = directory.split(separator: "/")
-        for (i, part) in parts.enumerated() {
-            path += "/" + part
-            let last = i == parts.count - 1
-            if mkdir(path, last ? 0o700 : 0o755) != 0 && errno != EEXIST {
-                throw .storeUnwritable(path: path, reason: FileIO.errnoText())
-            }
-        }
+        if let failed = Directory.create(directory) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
     }
 
     private func fileNames() throws(SignInError) -> [String] {
         guard let dir = opendir(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
         closedir(dir)
-        return StoreFolder.fileNames(directory)
+        return Directory.fileNames(directory)
     }
 
     // MARK: Entries
@@ -444,7 +436,7 @@ public struct CredentialStore: CredentialStorage {
     func removeLeftoversIfEmpty() {
         guard let names = try? fileNames(), !names.contains(where: { $0.hasSuffix(".cred") }) else { return }
         key.destroy()
-        for name in StoreFolder.fileNames(directory) where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
+        for name in Directory.fileNames(directory) where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
             unlink(directory + "/" + name)
         }
         rmdir(directory)

@@ -90,7 +90,7 @@ extension CredentialStore {
         var files: [(name: String, bytes: [UInt8])] = []
         var oldNames: [String] = []
         var renamedAccount: [String: (configuration: String, account: String)] = [:]
-        let names = StoreFolder.fileNames(directory)
+        let names = Directory.fileNames(directory)
         for name in names {
             guard let parsed = StoreNames.parseEntry(name) else { continue }
             let path = directory + "/" + name

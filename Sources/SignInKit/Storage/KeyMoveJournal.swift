@@ -83,42 +83,18 @@ extension StoreKey {
         }
         switch journal.state {
         case .prepared:
-            for name in StoreFolder.fileNames(directory) where name.hasSuffix(Self.pendingSuffix) { unlink(directory + "/" + name) }
+            for name in Directory.fileNames(directory) where name.hasSuffix(Self.pendingSuffix) { unlink(directory + "/" + name) }
             if let staged = journal.staged { forget(staged) }
         case .committed:
             for pair in journal.renames where rename(directory + "/" + pair[0], directory + "/" + pair[1]) != 0 && errno != ENOENT {
                 throw .storeUnwritable(path: directory + "/" + pair[1], reason: FileIO.errnoText())
             }
-            StoreFolder.sync(directory)
+            Directory.sync(directory)
             for name in journal.removals { unlink(directory + "/" + name) }
             if let retired = journal.retired { forget(retired) }
         }
-        StoreFolder.sync(directory)
+        Directory.sync(directory)
         if unlink(journalPath) != 0 && errno != ENOENT { throw .storeUnwritable(path: journalPath, reason: FileIO.errnoText()) }
-        StoreFolder.sync(directory)
-    }
-}
-
-/// The store folder's listing and durability.
-enum StoreFolder {
-    /// The names in `directory` (empty when it cannot be read).
-    static func fileNames(_ directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    /// fsync of the folder: renames and removals in it are on disk.
-    static func sync(_ directory: String) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        Directory.sync(directory)
     }
 }

@@ -36,8 +36,7 @@ enum FileIO {
         var got = 0
         let total = data.count
         while got < total {
-            let n = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, total - got) }
-            if n < 0 && errno == EINTR { continue }
+            let n = SystemCall.retrying { data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, total - got) } }
             guard n > 0 else { break }
             got += n
         }
@@ -52,8 +51,7 @@ enum FileIO {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while data.count < limit {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
+            let n = SystemCall.retrying { Glibc.read(fd, &chunk, chunk.count) }
             guard n > 0 else { break }
             data.append(contentsOf: chunk[0..<n])
         }
@@ -74,8 +72,7 @@ enum FileIO {
         }
         var written = 0
         while written < data.count {
-            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + written, data.count - written) }
-            if n < 0 && errno == EINTR { continue }
+            let n = SystemCall.retrying { data.withUnsafeBytes { write(fd, $0.baseAddress! + written, data.count - written) } }
             if n <= 0 {
                 let e = errno
                 close(fd)
@@ -103,9 +100,10 @@ enum FileIO {
 }
 
 /// Path helpers without NSString.
-struct PathName {
+@_spi(CLI) public struct PathName {
     let path: String
-    var deletingLastPathComponent: String {
+    public init(path: String) { self.path = path }
+    public var deletingLastPathComponent: String {
         guard let i = path.lastIndex(of: "/") else { return "." }
         return i == path.startIndex ? "/" : String(path[..<i])
     }
@@ -124,9 +122,7 @@ enum FileLock {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
         defer { close(fd) }
-        while flock(fd, shared ? LOCK_SH : LOCK_EX) != 0 {
-            guard errno == EINTR else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-        }
+        guard SystemCall.retrying({ flock(fd, shared ? LOCK_SH : LOCK_EX) }) == 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
         held.withLock { _ = $0.insert(mine) }
         defer {
             held.withLock { _ = $0.remove(mine) }
