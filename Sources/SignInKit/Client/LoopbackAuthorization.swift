@@ -3,12 +3,23 @@ import FoundationEssentials
 /// The authorization code grant with PKCE through the system browser and the loopback listener (RFC 6749 4.1,
 /// RFC 7636, RFC 8252 7.3): bind the listener, build the request, open the browser, wait for the code (from the
 /// listener or pasted), exchange it, and show the browser how it ended.
-final class LoopbackAuthorization {
+final class LoopbackAuthorization: AuthorizationGrant {
     let receiver: LoopbackReceiver
     let request: AuthorizationRequest
+    let configuration: SignInConfiguration
+    let endpoints: ProviderEndpoints
+    let options: SignInOptions
+    let environment: [String: String]
+    let tokens: TokenClient
     private var answeredViaBrowser = false
 
-    init(configuration: SignInConfiguration, endpoints: ProviderEndpoints, scopes: [String], options: SignInOptions) throws(SignInError) {
+    init(configuration: SignInConfiguration, endpoints: ProviderEndpoints, scopes: [String], options: SignInOptions,
+         environment: [String: String], tokens: TokenClient) throws(SignInError) {
+        self.configuration = configuration
+        self.endpoints = endpoints
+        self.options = options
+        self.environment = environment
+        self.tokens = tokens
         receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
                                         sameUserOnly: configuration.listenerSameUserOnly)
         request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: receiver.redirectURI,
@@ -16,8 +27,7 @@ final class LoopbackAuthorization {
     }
 
     /// Opens the browser (unless told not to) and waits for a valid answer until `options.timeout` or cancellation.
-    func awaitCode(configuration: SignInConfiguration, endpoints: ProviderEndpoints, options: SignInOptions, environment: [String: String],
-                   canceller: Canceller, onEvent: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> AuthorizationResponse {
+    func awaitAnswer(canceller: Canceller, emit onEvent: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> AuthorizationResponse {
         let port = receiver.port
         let outcome = options.openBrowser
             ? Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) } : nil
@@ -36,12 +46,13 @@ final class LoopbackAuthorization {
         answeredViaBrowser = answer.viaBrowser
         // A pasted answer won: no browser will ask for the result page.
         if !answer.viaBrowser { receiver.close() }
+        onEvent(.exchangingCode)
         return answer
     }
 
     /// Exchanges the code with the PKCE verifier, which never left this process.
-    func exchange(_ answer: AuthorizationResponse, tokens: TokenClient) throws(SignInError) -> TokenResponse {
-        try tokens.exchange(code: answer.code, verifier: request.pkce.verifier, redirectURI: request.redirectURI)
+    func exchange(_ answer: AuthorizationResponse) throws(SignInError) -> (response: TokenResponse, nonce: String?) {
+        (try tokens.exchange(code: answer.code, verifier: request.pkce.verifier, redirectURI: request.redirectURI), request.nonce)
     }
 
     /// Shows the browser that brought the code how the sign-in ended (waiting a few seconds for it to ask), then

@@ -1,0 +1,113 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The accounts a client knows, offline: who is stored, who is current, switching, and marking a token rejected.
+extension SignInClient {
+    // MARK: Accounts (offline)
+
+    /// The current account's stored user, without network (also when the provider has ended its grant: see
+    /// `SignInUser.grantEndedAt`); with `account` (an e-mail or `sub`), that account's. Nil when nothing is stored or no
+    /// account is current. Throws when the store cannot be trusted, or `account` names no account or several.
+    public func storedUser(account: String? = nil) throws(SignInError) -> SignInUser? {
+        guard let c = try credentials(account: account) else { return nil }
+        return SignInUser(c, client: self, isCurrent: account == nil || c.profile.userID == (try? currentSubject()))
+    }
+
+    /// `storedUser(account:)`, but no user is an error that says why: nothing stored, or accounts stored and
+    /// none current (the same error `restorePreviousSignIn()` throws).
+    public func signedInUser(account: String? = nil) throws(SignInError) -> SignInUser {
+        guard let user = try storedUser(account: account) else { throw noAccount() }
+        return user
+    }
+
+    /// The current user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
+    public var currentUser: SignInUser? { try? storedUser() }
+
+    /// Whether a previous sign-in of the current account is stored that `restorePreviousSignIn()` can use without
+    /// a browser: false when nothing is stored, no account is current, the store cannot be read, or the provider
+    /// has ended the grant.
+    public var hasPreviousSignIn: Bool {
+        guard let c = try? storage.currentCredentials(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
+        return c.refreshToken != nil || isFresh(c, minimumValidity: .zero)
+    }
+
+    /// Every account signed in with this configuration, the current one marked (`SignInUser.isCurrent`).
+    public func accounts() throws(SignInError) -> [SignInUser] {
+        let current = try currentSubject()
+        return try allCredentials().map { SignInUser($0, client: self, isCurrent: $0.profile.userID == current) }
+    }
+
+    /// Makes `account` (an e-mail or `sub`) the current account: the one `restorePreviousSignIn()`, `currentUser`
+    /// and the CLI's commands use when no account is named.
+    @discardableResult
+    public func switchAccount(to account: String) throws(SignInError) -> SignInUser {
+        let c = try resolve(account)
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
+            try storage.makeCurrent(subject: c.profile.userID, issuer: issuer, clientID: clientID)
+        }
+        currentUserChanged()
+        return SignInUser(c, client: self, isCurrent: true)
+    }
+
+    func currentSubject() throws(SignInError) -> String? {
+        try storage.currentCredentials(issuer: issuer, clientID: clientID)?.profile.userID
+    }
+
+    func allCredentials() throws(SignInError) -> [StoredCredentials] {
+        try storage.allCredentials(issuer: issuer, clientID: clientID)
+    }
+
+    /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's.
+    func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
+        guard let account else { return try storage.currentCredentials(issuer: issuer, clientID: clientID) }
+        return try resolve(account)
+    }
+
+    /// The one stored account `account` names; an error listing what is stored when it names none or several.
+    func resolve(_ account: String) throws(SignInError) -> StoredCredentials {
+        let all = try allCredentials()
+        // One account by its `sub` and another by its e-mail is two accounts: ambiguous, never a silent choice.
+        let matches = all.filter { $0.profile.userID == account || $0.profile.email?.lowercased() == account.lowercased() }
+        let known = all.map { $0.profile.displayName + " (sub \($0.profile.userID))" }
+        guard matches.count == 1 else {
+            if matches.isEmpty { throw .accountNotFound(account: account, known: known) }
+            throw .ambiguousAccount(account: account, matches: matches.map { $0.profile.displayName + " (sub \($0.profile.userID))" })
+        }
+        return matches[0]
+    }
+
+    /// Why there is no account to use: nothing stored, or accounts stored but none current.
+    func noAccount() -> SignInError {
+        let others = (try? allCredentials()) ?? []
+        if others.isEmpty { return .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
+        return .noPreviousSignIn(reason: .noCurrentAccount(stored: others.map { $0.profile.email ?? $0.profile.userID }))
+    }
+
+    func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
+        let minimumValidity = minimumValidity.timeInterval
+        switch token {
+        case .access:
+            guard c.accessToken != nil, let exp = c.accessTokenExpiry else { return false }
+            return exp.timeIntervalSinceNow >= minimumValidity
+        case .id:
+            guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
+            return exp.timeIntervalSinceNow >= minimumValidity
+        }
+    }
+
+    /// Makes the next `restore` refresh before handing out an access token: for a caller told by an API that the
+    /// token was rejected (git's `erase`). Only when `rejected` is the stored access token (compared in constant
+    /// time), so a late report about an older token changes nothing.
+    public func markAccessTokenRejected(_ rejected: String, account: String? = nil) throws(SignInError) {
+        guard let c = try credentials(account: account) else { return }
+        let subject = c.profile.userID
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
+            guard var current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject),
+                  let token = current.accessToken, Crypto.constantTimeEqual(token, rejected) else { return }
+            current.accessTokenExpiry = Date(timeIntervalSince1970: 0)
+            try storage.save(current)
+        }
+    }
+}

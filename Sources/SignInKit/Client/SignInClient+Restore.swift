@@ -1,0 +1,103 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Restore and refresh: the silent path, no browser (`restorePreviousSignIn`, `restore`).
+extension SignInClient {
+    // MARK: Restore and refresh
+
+    /// Restores the previous sign-in without a browser, refreshing the tokens when the access token expires
+    /// within `minimumValidity` (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
+    public func restorePreviousSignIn(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
+                                      token: TokenKind = .access) async throws(SignInError) -> SignInUser {
+        try await offPool { (_) throws(SignInError) -> SignInUser in
+            try self.restore(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+        }
+    }
+
+    /// The synchronous body of `restorePreviousSignIn`, for callers that are not async (the CLI's cached path).
+    ///
+    /// 1. The account: `account` (an e-mail or `sub`) when given, else the current one. Nothing stored, or no
+    ///    account current: `.noPreviousSignIn`.
+    /// 2. The provider ended the grant (remembered from an earlier refresh): `.noPreviousSignIn` at once, no request.
+    /// 3. The token asked for (`token`: the access token, or the ID token) is valid for `minimumValidity` more
+    ///    and no refresh is forced: the stored user, with no network and no lock.
+    /// 4. Otherwise, under this account's lock (other accounts do not wait), read again: another process may have
+    ///    refreshed meanwhile (with a rotating provider, the refresh token we read first is already spent). Its
+    ///    fresh result is used as is; else this process refreshes (`refreshLocked`). Many parallel callers so
+    ///    cause one refresh. When the ID token was asked for and the refresh brought none, that is an error
+    ///    (`.noPreviousSignIn`: only a new sign-in gives one), after the refreshed tokens are saved.
+    public func restore(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
+                        token: TokenKind = .access) throws(SignInError) -> SignInUser {
+        guard let cached = try credentials(account: account) else { throw noAccount() }
+        let isCurrent = account == nil || cached.profile.userID == (try? currentSubject())
+        if let ended = cached.grantEndedAt { throw .grantEnded(on: ended) }
+        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return SignInUser(cached, client: self, isCurrent: isCurrent) }
+        let seen = cached.accessToken
+        let subject = cached.profile.userID
+        return try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> SignInUser in
+            guard let current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject) else {
+                throw .noPreviousSignIn(reason: .signedOutMeanwhile)
+            }
+            if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
+            let someoneElseRefreshed = current.accessToken != seen
+            if isFresh(current, minimumValidity: minimumValidity, token: token) && (!forceRefresh || someoneElseRefreshed) {
+                return SignInUser(current, client: self, isCurrent: isCurrent)
+            }
+            let next = try refreshLocked(current)
+            if token == .id && next.idToken == current.idToken {
+                throw .noPreviousSignIn(reason: .noNewIDToken(storedExpiry: next.idTokenExpiry))
+            }
+            return SignInUser(next, client: self, isCurrent: isCurrent)
+        }
+    }
+
+    /// Refreshes the tokens of `current`; the caller holds the account's lock.
+    ///
+    /// 1. No refresh token stored: `.noPreviousSignIn` (the provider issued none).
+    /// 2. From sending the request until its answer is saved, SIGINT, SIGTERM and SIGHUP are held (`CriticalSection`).
+    /// 3. The provider refuses the grant (`invalid_grant`): that and its date are saved in the entry (nothing is
+    ///    deleted), then `.noPreviousSignIn`. Any other failure changes nothing.
+    /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent.
+    /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
+    /// 6. The new tokens are saved.
+    func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
+        guard let refreshToken = current.refreshToken else {
+            throw .noPreviousSignIn(reason: .noRefreshToken)
+        }
+        let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
+        return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
+            let response: TokenResponse
+            do throws(SignInError) {
+                response = try tokens.refresh(refreshToken)
+            } catch where error.isGrantRefused {
+                // Under the lock we sent the newest refresh token, so the refusal is about the grant itself.
+                var ended = current
+                ended.grantEndedAt = Date()
+                try storage.save(ended)
+                throw .grantEnded(on: ended.grantEndedAt!)
+            }
+            var next = current
+            next.refreshToken = response.refreshToken ?? current.refreshToken
+            if next.refreshToken != current.refreshToken { try storage.save(next) }
+            if let raw = response.idToken {
+                let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
+                guard verified.subject == current.profile.userID else {
+                    throw .invalidIDToken(reason: "the refreshed ID token is for another account (sub changed)")
+                }
+                var profile = verified.profile
+                profile.fillMissing(from: current.profile)
+                next.profile = profile
+                next.idToken = raw
+                next.idTokenExpiry = verified.expiry
+            }
+            next.accessToken = response.accessToken
+            next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
+            if let scope = response.scope { next.grantedScopes = scope }
+            next.savedAt = Date()
+            try storage.save(next)
+            return next
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The interactive sign-in: discovery, the grant (`AuthorizationGrant`), verification, saving.
+extension SignInClient {
+    // MARK: Interactive sign-in
+
+    /// Signs in through the browser (or the device flow), verifies the ID token and stores the credentials.
+    /// Cancel the surrounding task to stop at once, wherever it waits (the browser, discovery, the code
+    /// exchange): it throws `.canceled`, the listener is closed and its port freed.
+    public func signIn(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions()) async throws(SignInError) -> SignInUser {
+        try await signIn(hint: hint, additionalScopes: additionalScopes, options: options) { _ in }
+    }
+
+    /// `signIn` whose events also go to `alsoTo` (besides the client's `onEvent`): one sign-in's own observer.
+    func signIn(hint: String?, additionalScopes: [String], options: SignInOptions,
+                alsoTo extra: @escaping @Sendable (SignInEvent) -> Void) async throws(SignInError) -> SignInUser {
+        var opts = options
+        if let hint { opts.loginHint = hint }
+        let o = opts
+        let emit: @Sendable (SignInEvent) -> Void = { event in
+            self.onEvent(event)
+            extra(event)
+        }
+        return try await offPool { (canceller) throws(SignInError) -> SignInUser in
+            try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller, emit: emit)
+        }
+    }
+
+    func scopes(adding extra: [String]) -> [String] {
+        var s = configuration.scopes
+        for x in extra where !s.contains(x) { s.append(x) }
+        return s
+    }
+
+    /// An interactive sign-in, decided in this order:
+    ///
+    /// 1. The store must be readable: one that cannot be read safely is never overwritten, so this fails before
+    ///    any browser opens (`signOut()` removes it on purpose). Other accounts stay as they are. Its key must be
+    ///    where the configuration says (created now if there is none, a new passphrase asked for now).
+    /// 2. Discovery, or the configured endpoints, gives the provider's endpoints. The provider's signing keys are
+    ///    fetched meanwhile, while the person is in the browser.
+    /// 3. The grant: the device authorization grant (RFC 8628) when `options.useDeviceFlow`, else the
+    ///    authorization code grant with PKCE through the browser and the loopback listener (`LoopbackAuthorization`).
+    ///    Both end in a token response.
+    /// 4. `complete`: the ID token must verify and, for incremental consent, name the required account; then the
+    ///    account is added (or updated) and made current. The browser, when it brought the code, is shown how it ended.
+    func signInBlocking(additionalScopes: [String], options: SignInOptions, canceller: Canceller,
+                        emit: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> SignInUser {
+        _ = try allCredentials()
+        // The key where the configuration says it goes, before anyone signs in for nothing.
+        try credentialStore?.prepareKey()
+        let http = HTTPClient(configuration: configuration)
+        let endpoints: ProviderEndpoints
+        if let known = knownEndpoints { endpoints = known } else { endpoints = try Discovery.endpoints(for: configuration, http: http) }
+        discovered.withLock { $0 = endpoints }
+        let tokens = TokenClient(config: configuration, endpoints: endpoints)
+        let scopes = scopes(adding: additionalScopes)
+        let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
+        // Never return while it still runs: a program that exits then would tear down OpenSSL under it.
+        defer { _ = jwks.value }
+        let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> SignInUser in
+            try self.complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
+                              requireUserID: options.requireUserID, jwks: jwks.value)
+        }
+        func run<G: AuthorizationGrant>(_ grant: G) throws(SignInError) -> SignInUser {
+            do throws(SignInError) {
+                let answer = try grant.awaitAnswer(canceller: canceller, emit: emit)
+                let user = try CriticalSection.run { () throws(SignInError) -> SignInUser in
+                    let (response, nonce) = try grant.exchange(answer)
+                    return try done(response, nonce)
+                }
+                grant.finish(.success(account: user.profile.displayName, provider: issuer))
+                return user
+            } catch {
+                grant.finish(.failure(error.description, provider: issuer))
+                throw error
+            }
+        }
+        if options.useDeviceFlow {
+            return try run(DeviceGrant(device: DeviceAuthorization(tokens: tokens, scopes: scopes), timeoutSeconds: options.timeoutSeconds))
+        }
+        return try run(try LoopbackAuthorization(configuration: configuration, endpoints: endpoints, scopes: scopes, options: options,
+                                                 environment: environment, tokens: tokens))
+    }
+
+    /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
+    func complete(_ response: TokenResponse, endpoints: ProviderEndpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
+                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> SignInUser {
+        guard let raw = response.idToken else {
+            throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
+        }
+        let verified = try verifyIDToken(raw, endpoints: endpoints, nonce: nonce, prefetched: jwks)
+        if let required = requireUserID, verified.subject != required {
+            throw .mismatchWithCurrentUser(expected: required, actual: verified.profile.displayName)
+        }
+        var profile = verified.profile
+        if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) {
+            profile.fillMissing(from: SignInProfile(claims: info))
+        }
+        let subject = verified.subject
+        let creds = try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> StoredCredentials in
+            let previous = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject)
+            let creds = StoredCredentials(
+                issuer: issuer, clientID: clientID,
+                // Google omits the refresh token when one was already issued: keep the old one of this account.
+                refreshToken: response.refreshToken ?? (previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
+                accessToken: response.accessToken,
+                accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
+                idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
+                grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
+            try storage.save(creds)
+            return creds
+        }
+        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
+            try storage.makeCurrent(subject: subject, issuer: issuer, clientID: clientID)
+        }
+        currentUserChanged()
+        return SignInUser(creds, client: self, isCurrent: true)
+    }
+
+    func verifyIDToken(_ raw: String, endpoints: ProviderEndpoints, nonce: String?, prefetched: JWKS? = nil) throws(SignInError) -> IDToken {
+        let http = HTTPClient(configuration: configuration)
+        let jwks: JWKS
+        if let prefetched { jwks = prefetched } else { jwks = try JWKS.fetch(endpoints.jwks, http: http) }
+        let expect = IDToken.Expectations(issuer: issuer, clientID: clientID, nonce: nonce, hostedDomain: configuration.hostedDomain)
+        return try IDToken.verify(raw, jwks: jwks, refetch: { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }, expect: expect)
+    }
+}
