@@ -17,12 +17,15 @@ let package = Package(
         // Signal holding and spawn file actions, which need C (an async-signal-safe handler, a glibc extension).
         .target(name: "CSystem", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL", "CSystem"]),
-        .executableTarget(name: "signin", dependencies: ["SignInKit"]),
+        // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
+        // the executable is only main.swift.
+        .target(name: "SignInCLI", dependencies: ["SignInKit"]),
+        .executableTarget(name: "signin", dependencies: ["SignInCLI", "SignInKit"]),
         // README's library example, compiled so it cannot drift from the API.
         .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),
         // README's library tasks, compiled for the same reason.
         .executableTarget(name: "signin-tasks", dependencies: ["SignInKit"], path: "Examples/tasks"),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL", "SignInCLI"]),
         .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "SignInKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(CLI) @testable import SignInKit
+@testable import SignInCLI
 
 @Suite struct ConfigurationTests {
     func parse(_ json: String) throws(SignInError) -> SignInConfiguration {
@@ -105,5 +106,30 @@ import Testing
         #expect(r.state.count >= 22 && r.nonce.count >= 22)  // >= 128 bits
         let other = try AuthorizationRequest(config: c, endpoints: e, redirectURI: "x", scopes: c.scopes, loginHint: nil)
         #expect(other.state != r.state && other.nonce != r.nonce)
+    }
+}
+
+/// The command line's own parsing and checks, as unit tests (each command a type that reads its arguments).
+@Suite struct CommandParsingTests {
+    func parse(_ words: [String]) throws(UsageError) -> any SignInCommand {
+        guard let (type, rest) = try CLI.split(words) else { throw UsageError("no command") }
+        return try type.init(try Arguments.parse(rest, for: type.spec), [:])
+    }
+
+    @Test func everyCommandIsListedUnderItsOwnName() {
+        for type in Commands.all { #expect(type.spec.name == type.name) }
+        #expect(Set(Commands.all.map { $0.name }).count == Commands.all.count)
+    }
+
+    @Test func argumentsBecomeTypedFieldsAndMistakesAreRefusedBeforeAnythingRuns() throws {
+        let token = try #require(try parse(["--min-ttl", "5", "token", "--force-refresh"]) as? Token)
+        #expect(token.freshness.minTTL == 5 && token.freshness.forceRefresh)
+        let exec = try #require(try parse(["exec", "--env", "X_TOKEN", "--id-token", "--", "env"]) as? Exec)
+        #expect(exec.variable == "X_TOKEN" && exec.kind == .id && exec.command == ["env"])
+        for bad in [["token", "--min-ttl", "abc"], ["login", "--device", "--no-browser"], ["logout", "--all", "--account", "a"],
+                    ["use"], ["git-credential", "fetch"], ["key", "move", "--to", "auto"], ["exec", "--env", "1X", "--", "env"],
+                    ["exec"], ["completion", "tcsh"], ["whoami", "extra"], ["tokn"]] {
+            #expect(throws: UsageError.self, "\(bad)") { _ = try parse(bad) }
+        }
     }
 }

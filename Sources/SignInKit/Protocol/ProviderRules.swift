@@ -46,7 +46,10 @@
     }
 
     /// Whether `issuer` is Google's, in any of the forms Google uses.
-    static func isGoogle(_ issuer: String) -> Bool { issuer == googleIssuer || google.issuerAliases.contains(issuer) }
+    /// (Literal comparisons: the configuration asks this on every command, before any rules are needed.)
+    static func isGoogle(_ issuer: String) -> Bool {
+        issuer == googleIssuer || issuer == "accounts.google.com" || issuer == "https://accounts.google.com/"
+    }
 
     /// Whether an issuer the provider named (`iss` in a token, a callback or a discovery document) is this one.
     func names(_ named: String) -> Bool { named == issuer || issuerAliases.contains(named) }

@@ -23,6 +23,11 @@ struct OptionSpec: Sendable, Equatable {
     static let help = OptionSpec("--help", short: "-h", "Show this help")
     static let minTTL = OptionSpec("--min-ttl", value: "SECONDS", "Refresh first when the token expires within this many seconds (default 60)")
     static let forceRefresh = OptionSpec("--force-refresh", "Refresh even when the stored token is fresh")
+    static let passphraseFD = OptionSpec("--passphrase-fd", value: "N", "Read the store's passphrase from file descriptor N (for scripts)")
+    static let yes = OptionSpec("--yes", short: "-y", "Do not ask for confirmation")
+
+    /// `--min-ttl` as a number of seconds (default 60), checked.
+    static func minTTL(_ a: Arguments) throws(UsageError) -> Int { try a.int(.minTTL, default: 60, in: 0...86400) }
 }
 
 /// What the command line said, checked against what the command accepts.
@@ -46,7 +51,7 @@ struct Arguments {
 
     /// Parses `args` for `command`: an option the command does not take is refused by name, with the nearest one
     /// it does take; `--name=value` equals `--name value`.
-    static func parse(_ args: [String], for command: Command) throws(UsageError) -> Arguments {
+    static func parse(_ args: [String], for command: CommandSpec) throws(UsageError) -> Arguments {
         let accepted = command.options
         var a = Arguments()
         var i = 0
@@ -73,9 +78,9 @@ struct Arguments {
                 inline = String(arg[arg.index(after: eq)...])
             }
             guard let spec = accepted.first(where: { $0.long == name || $0.short == name }) else {
-                let known = Command.allCases.flatMap(\.options).contains { $0.long == name || $0.short == name }
+                let known = Commands.specs.flatMap(\.options).contains { $0.long == name || $0.short == name }
                 let hint = Suggest.nearest(name, among: accepted.map(\.long)).map { " (did you mean \($0)?)" } ?? ""
-                throw UsageError(known ? "`signin \(command.rawValue)` does not take \(name)\(hint)" : "unknown option \(name)\(hint)")
+                throw UsageError(known ? "`signin \(command.name)` does not take \(name)\(hint)" : "unknown option \(name)\(hint)")
             }
             if let placeholder = spec.value {
                 if let inline { a.values[spec.long] = inline; continue }

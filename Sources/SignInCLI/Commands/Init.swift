@@ -5,7 +5,24 @@ import FoundationEssentials
 import Glibc
 #endif
 
-extension Commands {
+/// `signin init [--profile NAME | -c PATH]`: a first configuration, written interactively.
+struct Init: SignInCommand {
+    static var name: String { "init" }
+    static let spec = CommandSpec(
+        name: name, summary: "Write a first configuration, interactively",
+        details: "Asks for a client ID and secret (Google) or an issuer (any OpenID provider, checked by discovery) and\nwrites the configuration file, mode 0600. Never overwrites a file without asking.",
+        ownOptions: [.config, .profile, .yes], readsConfiguration: false, takesJSON: false)
+
+    let arguments: Arguments
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+        try noPositional(a, Self.spec)
+        arguments = a
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { Self.initialize(arguments, env) }
+
     /// `signin init`: asks what a first configuration needs and writes it (mode 0600, one field a line), never over
     /// an existing file without a yes.
     ///
@@ -43,7 +60,7 @@ extension Commands {
             }
         }
         if access(path, F_OK) == 0 {
-            guard terminal || a.has(Command.yes), confirm("\(path) exists. Overwrite it?") else {
+            guard terminal || a.has(.yes), confirm("\(path) exists. Overwrite it?") else {
                 err("signin: \(path) exists; nothing was changed (remove it, or choose another file with --profile NAME or -c PATH).")
                 return .usage
             }

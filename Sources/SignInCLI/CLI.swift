@@ -4,11 +4,12 @@
 import Glibc
 #endif
 
-/// The command line: argv in, text and an exit code out.
-enum CLI {
+/// The command line: argv in, text and an exit code out. Each command is a type (`Commands.all`) that reads and checks
+/// its own arguments; what is common to every command that reads a configuration is checked here once.
+public enum CLI {
     /// Synchronous on purpose: the cached commands never start the concurrency runtime's threads; only commands
     /// that wait on the network or a person go through `blockingAwait`.
-    static func main(_ args: [String]) -> Int32 {
+    public static func main(_ args: [String]) -> Int32 {
         do {
             return try run(args).rawValue
         } catch {
@@ -22,61 +23,31 @@ enum CLI {
     }
 
     static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        if args.first == Completion.hiddenCommand { return Commands.complete(Array(args.dropFirst()), ProcessEnvironment.current) }
-        guard let (command, rest) = try split(args) else {
+        if args.first == Completion.hiddenCommand { return CompletionCandidates.complete(Array(args.dropFirst()), ProcessEnvironment.current) }
+        guard let (type, rest) = try split(args) else {
             err(Help.general)
             return .usage
         }
-        let a = try Arguments.parse(rest, for: command)
+        let spec = type.spec
+        let a = try Arguments.parse(rest, for: spec)
         if a.has(.help) {
-            out(Help.text(for: command))
+            out(Help.text(for: spec))
             return .success
         }
         let env = ProcessEnvironment.current
-        switch command {
-        case .help: return try Commands.help(a)
-        case .version: return Commands.version(a)
-        case .completion: return try Commands.completion(a)
-        case .`init`:
-            try checkProfileNames(a, env)
-            return Commands.initialize(a, env)
-        default: break
-        }
-        if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
         try checkProfileNames(a, env)
-        if command == .login && a.has(Command.device) && a.has(Command.noBrowser) {
-            throw UsageError("--device and --no-browser are two different ways to sign in without a local browser; choose one")
+        if spec.readsConfiguration {
+            if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+            if let fd = a.value(.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
         }
-        if command == .logout && a.has(Command.all) && a.value(.account) != nil { throw UsageError("--all and --account contradict each other; give one") }
-        if command == .use && a.positional.count != 1 { throw UsageError("`signin use` takes one ACCOUNT (an e-mail or sub); see `signin accounts`") }
-        if command == .gitCredential && (a.positional.count != 1 || !["get", "store", "erase"].contains(a.positional[0])) {
-            throw UsageError("`signin git-credential` takes one of get, store, erase (git calls it so)")
-        }
-        if command == .key && (a.positional != ["move"] || a.value(Command.to).flatMap(KeyStorage.init(rawValue:)) == nil || a.value(Command.to) == "auto") {
-            throw UsageError("usage: signin key move --to secret-service|passphrase|file")
-        }
-        if let fd = a.value(Command.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
-        if command == .exec && a.rest.isEmpty { throw UsageError("`signin exec` needs a command to run: signin exec [--env NAME] -- COMMAND [ARGS...]") }
-        if ![.use, .gitCredential, .key].contains(command), let extra = a.positional.first {
-            throw UsageError("`signin \(command.rawValue)` takes no argument \"\(extra)\"")
-        }
-        if a.value(Command.port) != nil { _ = try a.int(Command.port, default: 0, in: 1...65535) }
-        _ = try a.int(Command.timeout, default: 300, in: 1...86400)
-        _ = try a.int(.minTTL, default: 60, in: 0...86400)
-        if let name = a.value(Command.env), name.isEmpty || name.contains("=") || name.first!.isNumber || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
-            throw UsageError("--env \"\(name)\" is not an environment variable name (letters, digits and _)")
-        }
-        let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
-        // `accounts` with no configuration named and none at the default place answers as `accounts --all` does.
-        let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
-        if command == .accounts && (a.has(Command.all) || (!named && access(path, F_OK) != 0)) { return Commands.accountsEverywhere(a, env) }
+        let command = try type.init(a, env)
+        if let answered = try command.runWithoutConfiguration(env) { return answered }
 
+        let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         let json = a.has(.json)
-        let login = command == .login || (command == .exec && a.has(Command.loginFlag))
-            || (command == .kubectlCredential && KubectlCredential.interactive(env))
         // Only commands that may sign in ask whether a browser can open here (which may read /proc).
-        let browsing = login ? Browsing(a, env, command: command) : .none
-        let invocation = Invocation(a, env, command: command)
+        let browsing = command.signsIn ? Browsing(noBrowser: command.noBrowser, paste: command.acceptsPaste, env) : .none
+        let invocation = Invocation(a, env, command: spec.name)
         let client: SignInClient
         do throws(SignInError) {
             let known = KnownClient()
@@ -85,31 +56,15 @@ enum CLI {
             events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
             let shown = events
             client = SignInClient(configuration: try SignInConfiguration.load(path: path), environment: env, onEvent: { shown.show($0) },
-                                  passphrase: Passphrase.provider(fd: a.value(Command.passphraseFD).flatMap { Int32($0) }))
+                                  passphrase: Passphrase.provider(fd: a.value(.passphraseFD).flatMap { Int32($0) }))
             known.client = client
         } catch {
             return fail(error, json: json, invocation)
         }
         let account = a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
-        let context = Context(client: client, arguments: a, account: account, json: json, environment: env, browsing: browsing)
+        let context = Context(client: client, account: account, json: json, environment: env, browsing: browsing)
         do {
-            switch command {
-            case .login: return try Commands.login(context)
-            case .restore: return try Commands.restore(context)
-            case .whoami: return try Commands.whoami(context)
-            case .token: return try Commands.token(context)
-            case .idToken: return try Commands.idToken(context)
-            case .status: return try Commands.status(context)
-            case .accounts: return try Commands.accounts(context)
-            case .use: return try Commands.use(context)
-            case .logout: return try Commands.logout(context)
-            case .exec: return try Bridges.exec(context)
-            case .gitCredential: return try Bridges.gitCredential(context)
-            case .key: return try Commands.keyMove(context)
-            case .lock: return Commands.lock(context)
-            case .kubectlCredential: return try Bridges.kubectlCredential(context)
-            case .help, .version, .completion, .`init`: return .usage  // answered above
-            }
+            return try command.run(context)
         } catch {
             return fail(error, json: json, invocation)
         }
@@ -117,18 +72,22 @@ enum CLI {
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.
     static func checkProfileNames(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        for (name, source) in [(a.value(.profile), "--profile"), (env["SIGNIN_PROFILE"], "$SIGNIN_PROFILE")] {
-            guard let name, !name.isEmpty, !SignInConfiguration.isValidProfileName(name) else { continue }
+        // Two plain checks, not a loop over an array of pairs: this runs on every command (and an array of tuples
+        // costs a type lookup by name at run time).
+        func check(_ name: String?, _ source: String) throws(UsageError) {
+            guard let name, !name.isEmpty, !SignInConfiguration.isValidProfileName(name) else { return }
             throw UsageError("\(source) \"\(name.withoutControlCharacters)\" is not a configuration name (letters, digits, . _ -, not starting with . or -)")
         }
+        try check(a.value(.profile), "--profile")
+        try check(env["SIGNIN_PROFILE"], "$SIGNIN_PROFILE")
     }
 
     /// The spellings of every option that takes a value, of any command.
-    static let valueOptions: Set<String> = Set(Command.allCases.flatMap(\.options).filter { $0.value != nil }.flatMap { [$0.long] + ($0.short.map { [$0] } ?? []) })
+    static let valueOptions: Set<String> = Set(Commands.specs.flatMap(\.options).filter { $0.value != nil }.flatMap { [$0.long] + ($0.short.map { [$0] } ?? []) })
 
-    /// Finds the command: the first argument that is not an option (or the value of `-c`/`--profile`).
+    /// Finds the command: the first argument that is not an option (or an option's value).
     /// `--help` and `--version` alone stand for `help` and `version`.
-    static func split(_ args: [String]) throws(UsageError) -> (Command, [String])? {
+    static func split(_ args: [String]) throws(UsageError) -> ((any SignInCommand.Type), [String])? {
         var i = 0
         while i < args.count {
             let arg = args[i]
@@ -137,8 +96,8 @@ enum CLI {
             if arg.hasPrefix("-") && Self.valueOptions.contains(arg) { i += 2; continue }
             if arg == "--" { break }
             if !arg.hasPrefix("-") {
-                guard let command = Command(rawValue: arg) else {
-                    let hint = Command.suggestion(for: arg).map { " (did you mean `\($0)`?)" } ?? ""
+                guard let command = Commands.named(arg) else {
+                    let hint = Commands.suggestion(for: arg).map { " (did you mean `\($0)`?)" } ?? ""
                     throw UsageError("unknown command \"\(arg)\"\(hint)")
                 }
                 var rest = args
@@ -147,8 +106,8 @@ enum CLI {
             }
             i += 1
         }
-        if args.contains("--version") { return (.version, args.filter { $0 != "--version" }) }
-        if args.contains("--help") || args.contains("-h") { return (.help, args.filter { $0 != "--help" && $0 != "-h" }) }
+        if args.contains("--version") { return (Version.self, args.filter { $0 != "--version" }) }
+        if args.contains("--help") || args.contains("-h") { return (HelpCommand.self, args.filter { $0 != "--help" && $0 != "-h" }) }
         return nil
     }
 
@@ -167,7 +126,7 @@ enum CLI {
             return "Run `\(invocation.command("use", account: false)) ACCOUNT` (see `\(invocation.command("accounts", account: false))`), or name one with --account."
         case .noPreviousSignIn:
             let login = "Run `\(invocation.command("login"))` to sign in"
-            return invocation.command == .exec ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
+            return invocation.command == Exec.spec.name ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
         case .accountNotFound:
             return "`\(invocation.command("login"))` signs it in; `\(invocation.command("accounts", account: false))` lists those stored."
         case .configNotFound(let file):
@@ -187,11 +146,11 @@ enum CLI {
 /// The options that chose this run's configuration and account (`--profile`, `$SIGNIN_PROFILE`, `-c`,
 /// `--account`), so that advice repeats them.
 struct Invocation: Sendable {
-    let command: Command?
+    let command: String?
     var configuration: [String] = []
     var account: String?
 
-    init(_ a: Arguments, _ env: [String: String], command: Command?) {
+    init(_ a: Arguments, _ env: [String: String], command: String?) {
         self.command = command
         if let c = a.value(.config) { configuration = ["-c", c] } else if let p = a.value(.profile) ?? env["SIGNIN_PROFILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             configuration = ["--profile", p]
@@ -224,22 +183,18 @@ final class KnownClient: @unchecked Sendable {
     var client: SignInClient?
 }
 
-/// What every command function gets: the client, its arguments and the environment.
+/// What every command that reads a configuration runs with: the client, the account and the output form.
 struct Context {
     let client: SignInClient
-    let arguments: Arguments
     /// `--account`, else `$SIGNIN_ACCOUNT`; nil for the current account.
     let account: String?
     let json: Bool
     let environment: [String: String]
     let browsing: Browsing
 
-    var minTTL: Int { (try? arguments.int(.minTTL, default: 60, in: 0...86400)) ?? 60 }
-
-    /// The account restored as the command line asks: `--account`, `--min-ttl`, `--force-refresh` (unless
-    /// `forceRefresh` is given: a sign-in just made needs no forced refresh).
-    func restore(_ token: TokenKind = .access, forceRefresh: Bool? = nil) throws(SignInError) -> SignInUser {
-        try client.restore(account: account, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh ?? arguments.has(.forceRefresh), token: token)
+    /// The account restored as the command line asks: `--account`, `--min-ttl`, `--force-refresh`.
+    func restore(_ freshness: Freshness, _ token: TokenKind = .access) throws(SignInError) -> SignInUser {
+        try client.restore(account: account, minimumValidity: .seconds(freshness.minTTL), forceRefresh: freshness.forceRefresh, token: token)
     }
 }
 
@@ -259,8 +214,9 @@ struct Browsing {
         self.paste = paste
     }
 
-    init(_ a: Arguments, _ env: [String: String], command: Command) {
-        headless = a.has(Command.noBrowser) || !Browser.localBrowserLikely(environment: env)
-        paste = command == .login && !a.has(Command.device) && (headless || (isatty(0) == 1 && tcgetpgrp(0) == getpgrp()))
+    /// `noBrowser`: `--no-browser`; `paste`: the command reads a pasted answer (a login, not a bridge, not `--device`).
+    init(noBrowser: Bool, paste: Bool, _ env: [String: String]) {
+        headless = noBrowser || !Browser.localBrowserLikely(environment: env)
+        self.paste = paste && (headless || (isatty(0) == 1 && tcgetpgrp(0) == getpgrp()))
     }
 }

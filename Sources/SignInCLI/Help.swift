@@ -1,12 +1,13 @@
 @_spi(CLI) import SignInKit
 
-/// `--help`, `signin help COMMAND` and the manual page, all from `Command`'s one table, so they cannot drift.
+/// `--help`, `signin help COMMAND` and the manual page, all from the commands' own declarations (`Commands.all`),
+/// so they cannot drift.
 enum Help {
     static let commonOptions: [OptionSpec] = [.config, .profile, .json, .help]
 
     static var general: String {
-        let width = Command.allCases.map(\.rawValue.count).max()!
-        let commands = Command.allCases.map { "  \($0.rawValue.padding(to: width))  \($0.summary)" }.joined(separator: "\n")
+        let width = Commands.specs.map(\.name.count).max()!
+        let commands = Commands.specs.map { "  \($0.name.padding(to: width))  \($0.summary)" }.joined(separator: "\n")
         return """
             signin: sign in with Google or any OpenID provider from the terminal, and hand its tokens to scripts,
             git, kubectl and any command.
@@ -32,7 +33,7 @@ enum Help {
             """
     }
 
-    static func text(for command: Command) -> String {
+    static func text(for command: CommandSpec) -> String {
         """
         Usage: \(command.usage)
 
@@ -71,7 +72,7 @@ enum Help {
             .SH COMMANDS
 
             """
-        for c in Command.allCases {
+        for c in Commands.specs {
             m += ".SS \(esc(c.usage))\n\(esc(c.details))\n"
             for o in c.options where !commonOptions.contains(o) && o != .account {
                 m += ".TP\n.B \(esc(o.synopsis))\n\(esc(o.help))\n"

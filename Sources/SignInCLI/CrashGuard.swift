@@ -8,10 +8,11 @@ import Glibc
 /// `/proc/PID/mem` by the same user's other processes (not dumpable), and Swift's crash backtracer, whose report
 /// dumps registers and the memory they point to, replaced by a one-line message for every signal that would dump
 /// core (SIGQUIT included). `SIGNIN_DEBUG_CRASH=1` keeps the process dumpable and the full backtrace, for developers.
-enum CrashGuard {
+public enum CrashGuard {
     static let fatalSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT, SIGQUIT, SIGSYS, SIGXCPU]
 
-    static func install() {
+    /// Installs the guard (and makes the process undumpable); call first thing in main.
+    public static func install() {
         if let v = getenv("SIGNIN_DEBUG_CRASH"), String(cString: v) == "1" { return }
         ProcessHardening.apply()
         for sig in fatalSignals {

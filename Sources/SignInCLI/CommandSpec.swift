@@ -1,0 +1,100 @@
+@_spi(CLI) import SignInKit
+
+/// What a command declares, as swift-argument-parser's `CommandConfiguration` with the command's options: its name,
+/// its help, the options and words it takes, and what it needs. Help, the manual page, the completions and the
+/// argument splitter read these, from `Commands.all`.
+struct CommandSpec: Sendable {
+    let name: String
+    /// One line, for the list of commands.
+    let summary: String
+    /// The paragraph of `signin help NAME` and the manual page.
+    let details: String
+    /// The command's own options (those every configured command takes are added by `options`).
+    var ownOptions: [OptionSpec] = []
+    /// What follows the options in the usage line: ` ACCOUNT`, ` [--] COMMAND [ARGS...]`.
+    var usageTail: String = ""
+    /// The whole usage line, where the generated one would not say it right.
+    var usageOverride: String?
+    /// Words completion offers after the command (`get store erase`).
+    var positionalWords: [String] = []
+    /// Reads a configuration (and so takes `--config`, `--profile` and `--passphrase-fd`).
+    var readsConfiguration = true
+    /// Works on one account, named by `--account` or `$SIGNIN_ACCOUNT`.
+    var takesAccount = false
+    /// Has a `--json` form.
+    var takesJSON = true
+    /// Everything after the first non-option argument is a command to run.
+    var takesCommand = false
+
+    /// Every option the command accepts.
+    var options: [OptionSpec] {
+        var all = ownOptions
+        if takesAccount { all.append(.account) }
+        if readsConfiguration { all += [.config, .profile, .passphraseFD] }
+        if takesJSON { all.append(.json) }
+        return all + [.help]
+    }
+
+    var usage: String {
+        if let usageOverride { return usageOverride }
+        let opts = options.filter { $0 != .help && $0 != .config && $0 != .profile && $0 != .json }.map { "[\($0.synopsis)]" }.joined(separator: " ")
+        return "signin \(name)" + (opts.isEmpty ? "" : " " + opts) + usageTail
+    }
+}
+
+/// One `signin` command: its declaration, an initialiser that reads and checks its arguments into typed fields
+/// (swift-argument-parser's `validate()`: a wrong argument is a `UsageError` before anything runs), and its run.
+protocol SignInCommand {
+    /// The command's name (also `spec.name`): looked up on every run, so it is a literal, not the declaration.
+    static var name: String { get }
+    static var spec: CommandSpec { get }
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError)
+    /// Whether this run may sign in (only then is it asked whether a browser can open here).
+    var signsIn: Bool { get }
+    /// Whether a person may paste the address the browser ended at (a sign-in that reads standard input).
+    var acceptsPaste: Bool { get }
+    /// `--no-browser` was given.
+    var noBrowser: Bool { get }
+    /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode?
+    /// Runs with the configured client.
+    func run(_ c: Context) throws(SignInError) -> ExitCode
+}
+
+extension SignInCommand {
+    var signsIn: Bool { false }
+    var acceptsPaste: Bool { false }
+    var noBrowser: Bool { false }
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
+    func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
+}
+
+/// The list of commands: help, the manual page, the completions and `CLI.split` read it. Adding a command is a new
+/// file and one line here.
+enum Commands {
+    /// One command in the list (a named struct, not a bare metatype: its array's type metadata is direct, where an
+    /// array of existential metatypes is built by demangling its name at run time on every start).
+    struct Entry {
+        let type: any SignInCommand.Type
+        init(_ type: any SignInCommand.Type) { self.type = type }
+    }
+
+    static var entries: [Entry] {
+        [Entry(Login.self), Entry(Restore.self), Entry(Whoami.self), Entry(Token.self), Entry(IDTokenCommand.self), Entry(Status.self),
+         Entry(AccountsCommand.self), Entry(Use.self), Entry(Logout.self), Entry(Exec.self), Entry(GitCredential.self),
+         Entry(KubectlCredential.self), Entry(KeyCommand.self), Entry(Lock.self), Entry(Init.self), Entry(Version.self),
+         Entry(HelpCommand.self), Entry(CompletionCommand.self)]
+    }
+
+    static var all: [any SignInCommand.Type] { entries.map(\.type) }
+
+    static var specs: [CommandSpec] { entries.map { $0.type.spec } }
+
+    static func named(_ name: String) -> (any SignInCommand.Type)? {
+        for e in entries where e.type.name == name { return e.type }
+        return nil
+    }
+
+    /// The command whose name is nearest to a mistyped one.
+    static func suggestion(for word: String) -> String? { Suggest.nearest(word, among: entries.map { $0.type.name }) }
+}

@@ -1,0 +1,91 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin accounts [--all]`: the accounts of this configuration (or of every configuration), the current one marked.
+struct AccountsCommand: SignInCommand {
+    static let allOption = OptionSpec("--all", "Every configuration's accounts")
+    static var name: String { "accounts" }
+    static let spec = CommandSpec(
+        name: name, summary: "List the signed-in accounts, the current one marked",
+        details: "Lists the accounts of this configuration (--all: of every configuration), the current one marked with *,\neach with e-mail, name, access-token expiry and whether the provider still accepted its grant at the last refresh.",
+        ownOptions: [allOption])
+
+    let all: Bool
+    let json: Bool
+    let configurationNamed: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        all = a.has(Self.allOption)
+        json = a.has(.json)
+        configurationNamed = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
+        try noPositional(a, Self.spec)
+    }
+
+    /// `--all`, or no configuration named and none at the default place: every configuration's accounts (the same
+    /// answer either way: "no configurations yet" is not an error).
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        if all || (!configurationNamed && access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
+            return Self.everywhere(json: json, env)
+        }
+        return nil
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let users = try c.client.accounts()
+        if c.json {
+            out(JSONText.render(.array(users.map { .object(JSONText.user($0)) })))
+        } else if users.isEmpty {
+            out("No accounts for \(c.client.configuration.issuer) (\(c.client.configuration.sourcePath)); run `signin login`.")
+        } else {
+            out(Self.accountLines(users).joined(separator: "\n"))
+        }
+        return .success
+    }
+
+    static func accountLines(_ users: [SignInUser]) -> [String] {
+        let width = users.map { ($0.profile.email ?? $0.userID).withoutControlCharacters.count }.max() ?? 0
+        return users.map { u in
+            let id = (u.profile.email ?? u.userID).withoutControlCharacters
+            let name = (u.profile.name ?? "").withoutControlCharacters
+            var state: String
+            if let ended = u.grantEndedAt {
+                state = "ended by the provider on \(iso8601(ended))"
+            } else if let exp = u.accessToken?.expirationDate {
+                state = exp > Date() ? "token until \(iso8601(exp))" : "token expired (refreshes when used)"
+                if u.refreshToken == nil { state += ", no refresh token" }
+            } else {
+                state = "no access token"
+            }
+            return "\(u.isCurrent ? "*" : " ") \(id.padding(to: width))  \(name.isEmpty ? "" : name + "  ")\(state)"
+        }
+    }
+
+    /// `signin accounts --all`: every named configuration and its accounts.
+    static func everywhere(json asJSON: Bool, _ env: [String: String]) -> ExitCode {
+        var sections: [String] = []
+        var json: [JSONValueOut] = []
+        for name in SignInConfiguration.profileNames(environment: env) {
+            let path = SignInConfiguration.directory(environment: env) + "/\(name).json"
+            guard let config = try? SignInConfiguration.load(path: path) else {
+                sections.append("\(name) (\(path)): cannot be read; `signin status --profile \(name)` says why")
+                continue
+            }
+            let client = SignInClient(configuration: config, environment: env)
+            let users = (try? client.accounts()) ?? []
+            sections.append("\(name) (\(config.issuer)):\n" + (users.isEmpty ? "  no accounts" : accountLines(users).map { "  " + $0 }.joined(separator: "\n")))
+            for u in users {
+                var o = JSONText.user(u)
+                o["profile_name"] = .string(name)
+                json.append(.object(o))
+            }
+        }
+        if asJSON { out(JSONText.render(.array(json))) } else {
+            out(sections.isEmpty ? "No configurations in \(SignInConfiguration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
+        }
+        return .success
+    }
+}

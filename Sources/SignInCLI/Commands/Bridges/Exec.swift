@@ -1,0 +1,74 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`.
+struct Exec: SignInCommand {
+    static let envOption = OptionSpec("--env", value: "NAME", "The environment variable that receives the token (default SIGNIN_ACCESS_TOKEN)")
+    static let idTokenOption = OptionSpec("--id-token", "Put the ID token there instead of the access token")
+    static let loginOption = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
+    static var name: String { "exec" }
+    static let spec = CommandSpec(
+        name: name, summary: "Run a command with a fresh token in its environment, never in its arguments",
+        details: """
+            Runs COMMAND with a fresh access token (--id-token: the ID token) in the environment variable NAME, never
+            in its arguments. Standard input, output, error, signals and the exit status pass through. When signing
+            in is needed first it exits 3 rather than open a browser in a script, unless --login is given.
+            """,
+        ownOptions: [envOption, idTokenOption, loginOption, .minTTL], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
+        takesJSON: false, takesCommand: true)
+
+    let kind: TokenKind
+    let login: Bool
+    let variable: String
+    let minTTL: Int
+    let command: [String]
+    let passphraseFD: Int32?
+    var signsIn: Bool { login }
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        kind = a.has(Self.idTokenOption) ? .id : .access
+        login = a.has(Self.loginOption)
+        minTTL = try OptionSpec.minTTL(a)
+        variable = a.value(Self.envOption) ?? "SIGNIN_ACCESS_TOKEN"
+        if variable.isEmpty || variable.contains("=") || variable.first!.isNumber || !variable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+            throw UsageError("--env \"\(variable)\" is not an environment variable name (letters, digits and _)")
+        }
+        command = a.rest
+        if command.isEmpty { throw UsageError("`signin exec` needs a command to run: signin exec [--env NAME] -- COMMAND [ARGS...]") }
+        passphraseFD = a.value(.passphraseFD).flatMap { Int32($0) }
+    }
+
+    /// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`: the token goes into COMMAND's
+    /// environment, then signin *becomes* COMMAND (execvp): standard streams, signals, the terminal and the exit
+    /// status are COMMAND's own, exactly as if it ran alone. Nothing of signin stays in between.
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+                let user = try Bridge.freshUser(c, Freshness(minTTL: minTTL), token: kind, interactive: login)
+        guard let token = (kind == .id ? user.idToken : user.accessToken)?.value else {
+            throw .noPreviousSignIn(reason: .noToken(kind))
+        }
+        let name = variable
+        setenv(name, token, 1)
+        // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
+        // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
+        ProcessHardening.resetSignalsForExec()
+        // The passphrase's descriptor was for signin: COMMAND must not read it again through /proc/self/fd.
+        if let fd = passphraseFD, fd > 2 { close(fd) }
+        let argv = command
+        // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
+        guard argv[0].contains("/") || (c.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains(where: { access("\($0)/\(argv[0])", F_OK) == 0 }) else {
+            unsetenv(name)
+            err("signin: \(argv[0].withoutControlCharacters): command not found")
+            return ExitCode(rawValue: 127)
+        }
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        execvp(argv[0], &cargs)
+        let e = errno
+        unsetenv(name)
+        err("signin: cannot run \(argv[0].withoutControlCharacters): \(String(cString: strerror(e)))")
+        return ExitCode(rawValue: e == ENOENT ? 127 : 126)
+    }
+}

@@ -1,0 +1,74 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin git-credential get|store|erase`: git's credential-helper protocol.
+struct GitCredential: SignInCommand {
+    static let usernameOption = OptionSpec("--username", value: "NAME", "The user name to answer (default: the account's e-mail)")
+    static var name: String { "git-credential" }
+    static let spec = CommandSpec(
+        name: name, summary: "git credential helper: answer git with a fresh token as the password",
+        details: """
+            Speaks git's credential-helper protocol on standard input and output. `get` answers username= and
+            password= (a fresh access token) and password_expiry_utc; `erase` (git reports the password was
+            rejected) makes the next `get` refresh first; `store` does nothing. `get` answers only the hosts in
+            git_hosts (Google's source hosts by default for Google) and plain http only to this machine.
+            Configure with (the empty line first keeps other helpers from storing the token)
+              git config --global credential.https://HOST.helper ''
+              git config --global --add credential.https://HOST.helper '!signin git-credential'
+            """,
+        ownOptions: [usernameOption, .minTTL], usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false)
+
+    let operation: String
+    let username: String?
+    let minTTL: Int
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        guard a.positional.count == 1, ["get", "store", "erase"].contains(a.positional[0]) else {
+            throw UsageError("`signin git-credential` takes one of get, store, erase (git calls it so)")
+        }
+        operation = a.positional[0]
+        username = a.value(Self.usernameOption)
+        minTTL = try OptionSpec.minTTL(a)
+    }
+
+    /// git's credential-helper protocol (gitcredentials(7)): attributes on standard input until a blank line;
+    /// `get` answers username and password (a fresh access token) and the token's expiry; `erase` (git says the
+    /// password was refused) makes the next `get` refresh first; `store` does nothing (signin keeps its own).
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        var attributes: [String: String] = [:]
+        while let line = readLine(), !line.isEmpty {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            attributes[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        switch operation {
+        case "get":
+            // The token goes only to the hosts the configuration names, and over plain http only to this machine.
+            let host = attributes["host"] ?? ""
+            let patterns = GitHosts.patterns(for: c.client.configuration)
+            guard GitHosts.allows(host, patterns: patterns) else {
+                err("signin: git-credential gives no token to \"\(host.withoutControlCharacters)\": it is not in git_hosts of \(c.client.configuration.sourcePath) (" +
+                    (patterns.isEmpty ? "none is allowed" : "allowed: " + patterns.joined(separator: ", ")) + "). To allow it, add \"git_hosts\": [\"\(host.withoutControlCharacters)\"] there.")
+                return .usage
+            }
+            if attributes["protocol"] == "http" && !GitHosts.isLoopback(host) {
+                err("signin: git-credential gives no token over plain http to \"\(host.withoutControlCharacters)\" (anyone on the way could read it); use https.")
+                return .usage
+            }
+            let user = try Bridge.freshUser(c, Freshness(minTTL: minTTL), token: .access, interactive: false)
+            guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
+            let username = self.username ?? c.client.configuration.gitUsername ?? user.profile.email ?? user.userID
+            var answer = "username=\(username.withoutControlCharacters)\npassword=\(token.value)\n"
+            if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
+            writeAll(1, answer)
+        case "erase":
+            if let rejected = attributes["password"] { try c.client.markAccessTokenRejected(rejected, account: c.account) }
+        default:
+            break  // store: the credentials live in signin's own store
+        }
+        return .success
+    }
+}

@@ -1,0 +1,68 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin kubectl-credential`: a kubectl exec credential plugin.
+struct KubectlCredential: SignInCommand {
+    static var name: String { "kubectl-credential" }
+    static let spec = CommandSpec(
+        name: name, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
+        details: """
+            An ExecCredential (client.authentication.k8s.io v1, or v1beta1 as $KUBERNETES_EXEC_INFO asks) with a fresh
+            ID token and its expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says
+            the session is interactive.
+            """,
+        ownOptions: [.minTTL], takesAccount: true, takesJSON: false)
+
+    let minTTL: Int
+    let interactive: Bool
+    var signsIn: Bool { interactive }
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        minTTL = try OptionSpec.minTTL(a)
+        interactive = KubectlExecInfo.interactive(env)
+        try noPositional(a, Self.spec)
+    }
+
+    /// A kubectl exec credential plugin (client.authentication.k8s.io): prints an ExecCredential with a fresh ID
+    /// token (what Kubernetes' OIDC authenticator takes) and its expiry, in the API version kubectl asks for in
+    /// `$KUBERNETES_EXEC_INFO` (v1, or v1beta1 for older kubectl). Signs in through the browser only when kubectl
+    /// says the session is interactive; otherwise exits 3 with the reason on standard error.
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let version = KubectlExecInfo.apiVersion(c.environment)
+        let user = try Bridge.freshUser(c, Freshness(minTTL: minTTL), token: .id, interactive: KubectlExecInfo.interactive(c.environment))
+        guard let token = user.idToken else { throw .noPreviousSignIn(reason: .noToken(.id)) }
+        var status: [String: JSONValueOut] = ["token": .string(token.value)]
+        if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
+        out(JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]))
+        return .success
+    }
+}
+
+/// What kubectl tells its exec plugins in `$KUBERNETES_EXEC_INFO`.
+enum KubectlExecInfo {
+    struct ExecInfo {
+        struct Spec { let interactive: Bool? }
+        let apiVersion: String?
+        let spec: Spec?
+    }
+
+    static func decoded(_ env: [String: String]) -> ExecInfo? {
+        guard let text = env["KUBERNETES_EXEC_INFO"], let o = JSONValue.object(from: Data(text.utf8)) else { return nil }
+        var spec: ExecInfo.Spec?
+        if case .object(let s)? = o["spec"] { spec = ExecInfo.Spec(interactive: s["interactive"].flatMap { if case .bool(let b) = $0 { b } else { nil } }) }
+        return ExecInfo(apiVersion: o["apiVersion"]?.string, spec: spec)
+    }
+
+    /// The version kubectl asked for; v1 when it did not say (kubectl 1.22+ always says).
+    static func apiVersion(_ env: [String: String]) -> String {
+        let asked = decoded(env)?.apiVersion ?? ""
+        return ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"].contains(asked) ? asked : "client.authentication.k8s.io/v1"
+    }
+
+    /// kubectl says whether a person is there (`spec.interactive`); without that, never.
+    static func interactive(_ env: [String: String]) -> Bool { decoded(env)?.spec?.interactive == true }
+}

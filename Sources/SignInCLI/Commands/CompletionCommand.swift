@@ -1,0 +1,27 @@
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin completion bash|zsh|fish`: the completion script.
+struct CompletionCommand: SignInCommand {
+    static var name: String { "completion" }
+    static let spec = CommandSpec(name: name, summary: "Print the shell completion script for bash, zsh or fish",
+                                  details: "Prints a completion script: `source <(signin completion bash)`, or see `signin --help`.",
+                                  usageTail: " bash|zsh|fish", positionalWords: ["bash", "zsh", "fish"], readsConfiguration: false, takesJSON: false)
+
+    let script: String
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        guard let shell = a.positional.first, a.positional.count == 1, let script = Completion.script(for: shell) else {
+            throw UsageError("`signin completion` takes bash, zsh or fish")
+        }
+        self.script = script
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        out(script)
+        return .success
+    }
+}

@@ -1,0 +1,33 @@
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin help [COMMAND] [--man]`.
+struct HelpCommand: SignInCommand {
+    static let manOption = OptionSpec("--man", "Print the manual page (roff) instead")
+    static var name: String { "help" }
+    static let spec = CommandSpec(name: name, summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
+                                  ownOptions: [manOption], usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false)
+
+    let man: Bool
+    let command: (any SignInCommand.Type)?
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        man = a.has(Self.manOption)
+        if let name = a.positional.first {
+            guard let found = Commands.named(name) else {
+                throw UsageError("no command \"\(name)\"" + (Commands.suggestion(for: name).map { " (did you mean `\($0)`?)" } ?? ""))
+            }
+            command = found
+        } else {
+            command = nil
+        }
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        if man { out(Help.manPage) } else if let command { out(Help.text(for: command.spec)) } else { out(Help.general) }
+        return .success
+    }
+}

@@ -1,0 +1,23 @@
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin lock`: the kernel keyring forgets the unlocked store key.
+struct Lock: SignInCommand {
+    static var name: String { "lock" }
+    static let spec = CommandSpec(name: name, summary: "Forget the unlocked store key (the kernel keyring's copy) until the next unlock",
+                                  details: "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase).")
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+
+    /// `signin lock`: the kernel keyring forgets the unlocked key.
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let dropped = c.client.fileStore.lock()
+        if c.json { out(JSONText.object(["locked": .bool(dropped)])) } else {
+            out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
+        }
+        return .success
+    }
+}

@@ -1,0 +1,101 @@
+import Dispatch
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin login`: sign in through the browser (or `--no-browser`, `--device`), add the account and make it current.
+struct Login: SignInCommand {
+    static let noBrowserOption = OptionSpec("--no-browser", "Do not open a browser; print the address (paste the address it ends at back here)")
+    static let deviceOption = OptionSpec("--device", "Sign in with a code on another device (RFC 8628), where the provider allows it")
+    static let portOption = OptionSpec("--port", value: "N", "Listen on this loopback port (default: redirect_port, else any free port)")
+    static let timeoutOption = OptionSpec("--timeout", value: "SECONDS", "Give up waiting for the browser after this long (default 300)")
+    static let loginHintOption = OptionSpec("--login-hint", value: "EMAIL", "Suggest this account to the provider (--account does the same for login)")
+
+    static var name: String { "login" }
+    static let spec = CommandSpec(
+        name: name,
+        summary: "Sign in through the browser (or --no-browser, --device); add the account and make it current",
+        details: """
+            Opens the browser at the provider's sign-in page, receives the answer on http://127.0.0.1:<port>, verifies
+            the ID token and stores the credentials encrypted. The account is added beside any others (or updated)
+            and becomes the current one. Prints "Signed in as NAME <EMAIL>". Over SSH or without a display no
+            browser is opened: the address is printed, with the ways through.
+            """,
+        ownOptions: [noBrowserOption, deviceOption, portOption, timeoutOption, loginHintOption], takesAccount: true)
+
+    let noBrowser: Bool
+    let device: Bool
+    let port: Int?
+    let timeout: Int
+    let loginHint: String?
+    var signsIn: Bool { true }
+    var acceptsPaste: Bool { !device }
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        noBrowser = a.has(Self.noBrowserOption)
+        device = a.has(Self.deviceOption)
+        if device && noBrowser { throw UsageError("--device and --no-browser are two different ways to sign in without a local browser; choose one") }
+        port = a.value(Self.portOption) == nil ? nil : try a.int(Self.portOption, default: 0, in: 1...65535)
+        timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
+        loginHint = a.value(Self.loginHintOption)
+        try noPositional(a, Self.spec)
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        // Who is signed in already, said before any browser opens.
+        if !c.json, let current = try c.client.storedUser() {
+            if let ended = current.grantEndedAt {
+                err("The provider ended the sign-in of \(current.profile.displayName) on \(iso8601(ended)); signing in again replaces it.")
+            } else {
+                err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
+            }
+        }
+        var opts = SignInOptions()
+        opts.timeout = .seconds(timeout)
+        opts.port = port
+        opts.loginHint = loginHint ?? c.account
+        opts.useDeviceFlow = device
+        opts.openBrowser = !c.browsing.headless
+        if c.browsing.paste { opts.pasteFileDescriptor = 0 }
+        let user = try Login.signIn(c.client, opts)
+        if c.json {
+            out(JSONText.object(JSONText.user(user)))
+        } else {
+            out("Signed in as \(user.profile.displayName)")
+            let missing = Set(c.client.configuration.scopes).subtracting(user.grantedScopes)
+            if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
+            if user.refreshToken == nil {
+                err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(c.client.configuration.providerRules.refreshTokenHint)).")
+            }
+        }
+        return .success
+    }
+
+    /// Runs an interactive sign-in; Ctrl-C, SIGTERM or a closed terminal cancel it (the listener closes and frees
+    /// its port; exit 4). Once the code is being exchanged, the sign-in finishes and is saved first.
+    static func signIn(_ client: SignInClient, _ opts: SignInOptions) throws(SignInError) -> SignInUser {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
+        let task = Task { () async throws(SignInError) -> SignInUser in try await client.signIn(options: opts) }
+        let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler { task.cancel() }
+            s.resume()
+            return s
+        }
+        defer {
+            sources.forEach { $0.cancel() }
+            SignalHolding.install()
+        }
+        do {
+            return try blockingAwait { try await task.value }
+        } catch let e as SignInError {
+            throw e
+        } catch {
+            throw .canceled(reason: "interrupted")
+        }
+    }
+}

@@ -1,0 +1,104 @@
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin logout [--revoke] [--account A | --all] [--yes]`: sign out, and with `--revoke` end the grant at the provider.
+struct Logout: SignInCommand {
+    static let revokeOption = OptionSpec("--revoke", "Also revoke the grant at the provider (RFC 7009)")
+    static let allOption = OptionSpec("--all", "Every account of this configuration")
+    static var name: String { "logout" }
+    static let spec = CommandSpec(
+        name: name, summary: "Sign out (remove the local credentials); --revoke also ends the grant at the provider",
+        details: "Signs out the current account (or --account, or --all) and says which. On a terminal it asks first (--yes\nskips the question). Afterwards no account is current until `signin use` or `signin login`.",
+        ownOptions: [revokeOption, allOption, .yes], takesAccount: true)
+
+    let revoke: Bool
+    let all: Bool
+    let yes: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        revoke = a.has(Self.revokeOption)
+        all = a.has(Self.allOption)
+        yes = a.has(.yes)
+        if all && a.value(.account) != nil { throw UsageError("--all and --account contradict each other; give one") }
+        try noPositional(a, Self.spec)
+    }
+
+    /// Signs out the current account, `--account`, or `--all`; asks first on a terminal; `--revoke` ends the grant
+    /// at the provider too (and refuses, changing nothing, when the provider has no revocation endpoint).
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let client = c.client
+        let targets: [SignInUser]
+        let stored: SignInUser?
+        do {
+            stored = all ? nil : try client.storedUser(account: c.account)
+        } catch .storeUnreadable(let path, let reason) where c.account == nil && !revoke {
+            // A damaged or tampered entry: signing out is how it is replaced, and needs no decryption.
+            guard try client.signOut() else { throw .storeUnreadable(path: path, reason: reason) }
+            Self.report(c.json, "Signed out: removed the credentials that could not be read (\(path)).", revoked: false, removed: [])
+            return .success
+        }
+        if all {
+            targets = try client.accounts()
+        } else if let user = stored {
+            targets = [user]
+        } else {
+            let others = (try? client.accounts()) ?? []
+            if !others.isEmpty {
+                throw SignInError.configInvalid(file: client.configuration.sourcePath, field: nil,
+                                                reason: "no account is current, so none was signed out (\(others.count) stored); name one with --account, or use --all")
+            }
+            targets = []
+        }
+        if targets.isEmpty {
+            Self.report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [])
+            return .success
+        }
+        let revoke = revoke
+        // Whether the grant can be revoked at all is found out before anyone is asked (nowhere to revoke: exit 2,
+        // nothing changed); a provider that cannot be reached is a failed revocation later (exit 5).
+        if revoke { for user in targets { _ = try client.revocationEndpoint(account: user.userID) } }
+        if !yes && isatty(0) == 1 && isatty(2) == 1 {
+            let who = targets.map(\.profile.displayName).joined(separator: ", ")
+            let question = "Sign out \(who)?" + (revoke ? " This also ends the grant at the provider (every device signed in with it)." : "")
+            guard confirm(question) else {
+                err("Nothing changed.")
+                return .canceled
+            }
+        }
+        var removed: [SignInUser] = []
+        if !revoke {
+            removed = all ? try client.signOutAll() : [try client.signOut(account: targets[0].userID)]
+        } else {
+            for user in targets {
+                do {
+                    try blockingAwaitTyped { () async throws(SignInError) in try await client.disconnect(account: user.userID) }
+                    removed.append(user)
+                } catch .revocationFailed(let cause) {
+                    err("signin: signed out \(user.profile.displayName) here, but revoking the grant at the provider failed: \(cause.description)")
+                    if c.json { out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
+                    return .network
+                }
+            }
+        }
+        let names = removed.map(\.profile.displayName).joined(separator: ", ")
+        var text = revoke ? "Signed out \(names) and revoked the grant at the provider." : "Signed out \(names) (the grant at the provider remains; --revoke ends it)."
+        let remaining = (try? client.accounts()) ?? []
+        if !remaining.isEmpty && (try? client.storedUser()) == nil {
+            text += "\nNo account is current now (\(remaining.count) still stored); `signin use ACCOUNT` or `signin login` chooses one."
+        }
+        Self.report(c.json, text, revoked: revoke, removed: removed)
+        return .success
+    }
+
+    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [SignInUser]) {
+        if json {
+            out(JSONText.object(["revoked": .bool(revoked && !removed.isEmpty), "removed": .array(removed.map { .string($0.userID) }),
+                                 "signed_out": .array(removed.map { JSONText.profile($0.profile) })]))
+        } else {
+            out(text)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+@_spi(CLI) import SignInKit
+
+/// `signin restore`: the sign-in restored without a browser, refreshed when needed; prints who.
+struct Restore: SignInCommand {
+    static var name: String { "restore" }
+    static let spec = CommandSpec(
+        name: name, summary: "Restore the sign-in without a browser, refreshing if needed; print who",
+        details: "Restores the sign-in without a browser; refreshes the tokens when the access token expires within\n--min-ttl seconds. Prints the profile. Exits 3 when signing in again is needed.",
+        ownOptions: [.minTTL, .forceRefresh], takesAccount: true)
+
+    let freshness: Freshness
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        freshness = try Freshness(a)
+        try noPositional(a, Self.spec)
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        printProfile(try c.restore(freshness), c, verb: "Signed in as")
+        return .success
+    }
+}
+
+/// `--min-ttl` and `--force-refresh`, as the token commands and bridges read them.
+struct Freshness: Sendable {
+    let minTTL: Int
+    let forceRefresh: Bool
+
+    init(_ a: Arguments) throws(UsageError) {
+        minTTL = try OptionSpec.minTTL(a)
+        forceRefresh = a.has(.forceRefresh)
+    }
+
+    init(minTTL: Int, forceRefresh: Bool = false) {
+        self.minTTL = minTTL
+        self.forceRefresh = forceRefresh
+    }
+}

@@ -1,0 +1,53 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin status`: an offline summary of one account: who, token expiry, granted scopes, where its key and file are.
+struct Status: SignInCommand {
+    static var name: String { "status" }
+    static let spec = CommandSpec(
+        name: name, summary: "Offline summary: who, token expiry, granted scopes, where the store is",
+        details: "Offline summary of one account: signed in or not, token expiry, granted scopes, where its key and file are.\nExits 3 when not signed in.",
+        takesAccount: true)
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let client = c.client
+        let user = try client.storedUser(account: c.account)
+        let store = client.fileStore.directory
+        if c.json {
+            var obj: [String: JSONValueOut] = user.map { JSONText.user($0) } ?? [
+                "signed_in": .bool(false), "issuer": .string(client.configuration.issuer),
+            ]
+            obj["client_id"] = .string(client.configuration.clientID)
+            obj["store"] = .string(store)
+            obj["key"] = .string(client.fileStore.keyDescription)
+            obj["configuration"] = .string(client.configuration.sourcePath)
+            out(JSONText.object(obj))
+        } else if let user, let ended = user.grantEndedAt {
+            out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(store)")
+            return .notSignedIn
+        } else if let user {
+            var lines = ["Signed in as \(user.profile.displayName)" + (user.isCurrent ? "" : " (not the current account)"), "Issuer: \(client.configuration.issuer)"]
+            if let exp = user.accessToken?.expirationDate {
+                let left = Int(exp.timeIntervalSinceNow)
+                lines.append("Access token: " + (left > 0 ? "valid for \(left / 60) min \(left % 60) s (until \(iso8601(exp)))" : "expired (a refresh happens on the next `signin token`)"))
+            }
+            lines.append("Refresh token: " + (user.refreshToken != nil ? "stored" : "none"))
+            lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutControlCharacters)")
+            lines.append("Store: \(store) (key: \(client.fileStore.keyDescription))")
+            lines.append("Configuration: \(client.configuration.sourcePath)")
+            out(lines.joined(separator: "\n"))
+        } else {
+            out("Not signed in (issuer \(client.configuration.issuer)).\nStore: \(store)")
+            if let others = try? client.accounts(), !others.isEmpty {
+                out("\(others.count) account(s) stored, none current: `signin use ACCOUNT` to choose one.")
+            }
+        }
+        return user == nil || user?.grantEndedAt != nil ? .notSignedIn : .success
+    }
+}

@@ -1,0 +1,25 @@
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin use ACCOUNT`: make another account current.
+struct Use: SignInCommand {
+    static var name: String { "use" }
+    static let spec = CommandSpec(name: name, summary: "Make ACCOUNT the current account",
+                                  details: "Makes ACCOUNT (an e-mail or sub) the current account of this configuration.", usageTail: " ACCOUNT")
+
+    let account: String
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        guard a.positional.count == 1 else { throw UsageError("`signin use` takes one ACCOUNT (an e-mail or sub); see `signin accounts`") }
+        account = a.positional[0]
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try c.client.switchAccount(to: account)
+        if c.json { out(JSONText.object(JSONText.user(user))) } else { out("Now using \(user.profile.displayName)") }
+        return .success
+    }
+}

@@ -1,0 +1,23 @@
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin version [--json]`.
+struct Version: SignInCommand {
+    static var name: String { "version" }
+    static let spec = CommandSpec(name: name, summary: "Print the version", details: "Prints the version (--json: as JSON).", readsConfiguration: false)
+
+    let json: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        json = a.has(.json)
+        try noPositional(a, Self.spec)
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        if json { out(JSONText.object(["version": .string(SignInKitVersion.string)])) } else { out("signin \(SignInKitVersion.string)") }
+        return .success
+    }
+}

@@ -1,0 +1,17 @@
+@_spi(CLI) import SignInKit
+
+/// `signin whoami`: the signed-in profile, from the store, without network.
+struct Whoami: SignInCommand {
+    static var name: String { "whoami" }
+    static let spec = CommandSpec(name: name, summary: "Print the signed-in profile (no network)",
+                                  details: "Prints the signed-in profile from the store, without network.", takesAccount: true)
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let user = try c.client.signedInUser(account: c.account)
+        if let ended = user.grantEndedAt { throw SignInError.grantEnded(on: ended) }
+        printProfile(user, c, verb: nil)
+        return .success
+    }
+}
