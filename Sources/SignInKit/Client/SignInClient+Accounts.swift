@@ -29,7 +29,7 @@ extension SignInClient {
     /// a browser: false when nothing is stored, no account is current, the store cannot be read, or the provider
     /// has ended the grant.
     public var hasPreviousSignIn: Bool {
-        guard let c = try? storage.currentCredentials(issuer: issuer, clientID: clientID), c.grantEndedAt == nil else { return false }
+        guard let c = try? storage.currentCredentials(for: identity), c.grantEndedAt == nil else { return false }
         return c.refreshToken != nil || isFresh(c, minimumValidity: .zero)
     }
 
@@ -44,24 +44,24 @@ extension SignInClient {
     @discardableResult
     public func switchAccount(to account: String) throws(SignInError) -> SignInUser {
         let c = try resolve(account)
-        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
-            try storage.makeCurrent(subject: c.profile.userID, issuer: issuer, clientID: clientID)
+        try storage.withExclusiveAccess(for: identity, subject: nil) { () throws(SignInError) in
+            try storage.makeCurrent(subject: c.profile.userID, for: identity)
         }
         currentUserChanged()
         return SignInUser(c, client: self, isCurrent: true)
     }
 
     func currentSubject() throws(SignInError) -> String? {
-        try storage.currentCredentials(issuer: issuer, clientID: clientID)?.profile.userID
+        try storage.currentCredentials(for: identity)?.profile.userID
     }
 
     func allCredentials() throws(SignInError) -> [StoredCredentials] {
-        try storage.allCredentials(issuer: issuer, clientID: clientID)
+        try storage.allCredentials(for: identity)
     }
 
     /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's.
     func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
-        guard let account else { return try storage.currentCredentials(issuer: issuer, clientID: clientID) }
+        guard let account else { return try storage.currentCredentials(for: identity) }
         return try resolve(account)
     }
 
@@ -103,8 +103,8 @@ extension SignInClient {
     public func markAccessTokenRejected(_ rejected: String, account: String? = nil) throws(SignInError) {
         guard let c = try credentials(account: account) else { return }
         let subject = c.profile.userID
-        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
-            guard var current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject),
+        try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) in
+            guard var current = try storage.credentials(for: identity, subject: subject),
                   let token = current.accessToken, Crypto.constantTimeEqual(token, rejected) else { return }
             current.accessTokenExpiry = Date(timeIntervalSince1970: 0)
             try storage.save(current)

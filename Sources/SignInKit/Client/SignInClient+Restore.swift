@@ -36,8 +36,8 @@ extension SignInClient {
         if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return SignInUser(cached, client: self, isCurrent: isCurrent) }
         let seen = cached.accessToken
         let subject = cached.profile.userID
-        return try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> SignInUser in
-            guard let current = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject) else {
+        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> SignInUser in
+            guard let current = try storage.credentials(for: identity, subject: subject) else {
                 throw .noPreviousSignIn(reason: .signedOutMeanwhile)
             }
             if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }

@@ -101,8 +101,8 @@ extension SignInClient {
             profile.fillMissing(from: SignInProfile(claims: info))
         }
         let subject = verified.subject
-        let creds = try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) -> StoredCredentials in
-            let previous = try storage.credentials(issuer: issuer, clientID: clientID, subject: subject)
+        let creds = try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> StoredCredentials in
+            let previous = try storage.credentials(for: identity, subject: subject)
             let creds = StoredCredentials(
                 issuer: issuer, clientID: clientID,
                 // Google omits the refresh token when one was already issued: keep the old one of this account.
@@ -114,8 +114,8 @@ extension SignInClient {
             try storage.save(creds)
             return creds
         }
-        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
-            try storage.makeCurrent(subject: subject, issuer: issuer, clientID: clientID)
+        try storage.withExclusiveAccess(for: identity, subject: nil) { () throws(SignInError) in
+            try storage.makeCurrent(subject: subject, for: identity)
         }
         currentUserChanged()
         return SignInUser(creds, client: self, isCurrent: true)

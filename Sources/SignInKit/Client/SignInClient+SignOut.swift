@@ -14,8 +14,8 @@ extension SignInClient {
     /// replaces it, and it needs no decryption.
     @discardableResult
     public func signOut() throws(SignInError) -> Bool {
-        let removed = try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) -> Bool in
-            try storage.removeCurrentCredentials(issuer: issuer, clientID: clientID)
+        let removed = try storage.withExclusiveAccess(for: identity, subject: nil) { () throws(SignInError) -> Bool in
+            try storage.removeCurrentCredentials(for: identity)
         }
         credentialStore?.removeLeftoversIfEmpty()
         currentUserChanged()
@@ -41,9 +41,9 @@ extension SignInClient {
     /// Removes one account's entry under its lock, and the current-account pointer when it named that account.
     func remove(_ c: StoredCredentials) throws(SignInError) {
         let subject = c.profile.userID
-        try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: nil) { () throws(SignInError) in
-            try storage.withExclusiveAccess(issuer: issuer, clientID: clientID, subject: subject) { () throws(SignInError) in
-                _ = try storage.removeCredentials(issuer: issuer, clientID: clientID, subject: subject)
+        try storage.withExclusiveAccess(for: identity, subject: nil) { () throws(SignInError) in
+            try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) in
+                _ = try storage.removeCredentials(for: identity, subject: subject)
             }
         }
         credentialStore?.removeLeftoversIfEmpty()

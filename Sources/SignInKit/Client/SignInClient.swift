@@ -57,6 +57,8 @@ public final class SignInClient: Sendable {
 
     var issuer: String { configuration.issuer }
     var clientID: String { configuration.clientID }
+    /// This client at its provider: what its credentials are kept under.
+    var identity: ClientIdentity { configuration.identity }
 
     // MARK: The provider
 

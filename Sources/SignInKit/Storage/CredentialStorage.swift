@@ -14,23 +14,23 @@
 ///   to overwrite what it could not read.
 /// - `save` replaces an account's credentials entirely or not at all.
 public protocol CredentialStorage: Sendable {
-    /// Every account stored for `clientID` at `issuer`, in a stable order.
-    func allCredentials(issuer: String, clientID: String) throws(SignInError) -> [StoredCredentials]
+    /// Every account stored for `client`, in a stable order.
+    func allCredentials(for client: ClientIdentity) throws(SignInError) -> [StoredCredentials]
     /// The credentials of the account `subject` (its `sub`), or nil when none are stored.
-    func credentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> StoredCredentials?
+    func credentials(for client: ClientIdentity, subject: String) throws(SignInError) -> StoredCredentials?
     /// The current account's credentials, or nil when no account is current.
-    func currentCredentials(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials?
+    func currentCredentials(for client: ClientIdentity) throws(SignInError) -> StoredCredentials?
     /// Adds or replaces one account's credentials (the account is `credentials.profile.userID`).
     func save(_ credentials: StoredCredentials) throws(SignInError)
     /// Makes `subject` the current account.
-    func makeCurrent(subject: String, issuer: String, clientID: String) throws(SignInError)
+    func makeCurrent(subject: String, for client: ClientIdentity) throws(SignInError)
     /// Removes one account; when it was the current one, no account is current afterwards. True when it was there.
-    func removeCredentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> Bool
+    func removeCredentials(for client: ClientIdentity, subject: String) throws(SignInError) -> Bool
     /// Removes the current account's credentials, also when they cannot be read (signing out is how a person
     /// gets rid of a damaged entry); afterwards no account is current. True when there was one.
-    func removeCurrentCredentials(issuer: String, clientID: String) throws(SignInError) -> Bool
+    func removeCurrentCredentials(for client: ClientIdentity) throws(SignInError) -> Bool
     /// Runs `body` with exclusive access to one account (`subject`), or to the client's choice of current account
     /// and its removals (`subject` nil).
-    func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
+    func withExclusiveAccess<T>(for client: ClientIdentity, subject: String?,
                                 _ body: () throws(SignInError) -> T) throws(SignInError) -> T
 }

@@ -463,28 +463,29 @@ public struct CredentialStore: CredentialStorage {
 
 extension CredentialStore {
     /// Every account of this configuration, after carrying an older store over.
-    public func allCredentials(issuer: String, clientID: String) throws(SignInError) -> [StoredCredentials] {
-        try accounts(issuer: issuer, clientID: clientID)
+    public func allCredentials(for client: ClientIdentity) throws(SignInError) -> [StoredCredentials] {
+        try accounts(issuer: client.issuer, clientID: client.clientID)
     }
 
     /// One account's entry, decrypted (or as decrypted before, while its file is unchanged).
-    public func credentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> StoredCredentials? {
-        try load(issuer: issuer, clientID: clientID, subject: subject)
+    public func credentials(for client: ClientIdentity, subject: String) throws(SignInError) -> StoredCredentials? {
+        try load(issuer: client.issuer, clientID: client.clientID, subject: subject)
     }
 
     /// The account the pointer names (see `current(issuer:clientID:)`).
-    public func currentCredentials(issuer: String, clientID: String) throws(SignInError) -> StoredCredentials? {
-        try current(issuer: issuer, clientID: clientID)
+    public func currentCredentials(for client: ClientIdentity) throws(SignInError) -> StoredCredentials? {
+        try current(issuer: client.issuer, clientID: client.clientID)
     }
 
     /// Points the configuration at `subject`; the caller holds the configuration lock.
-    public func makeCurrent(subject: String, issuer: String, clientID: String) throws(SignInError) {
-        try setCurrent(issuer: issuer, clientID: clientID, subject: subject)
+    public func makeCurrent(subject: String, for client: ClientIdentity) throws(SignInError) {
+        try setCurrent(issuer: client.issuer, clientID: client.clientID, subject: subject)
     }
 
     /// Removes one account's entry without reading it, and the pointer when it named that account; the caller holds
     /// the configuration lock.
-    public func removeCredentials(issuer: String, clientID: String, subject: String) throws(SignInError) -> Bool {
+    public func removeCredentials(for client: ClientIdentity, subject: String) throws(SignInError) -> Bool {
+        let (issuer, clientID) = (client.issuer, client.clientID)
         guard try checkDirectory(create: false), let o = try open() else { return false }
         try carryOver(o, issuer: issuer, clientID: clientID)
         let removed = try remove(issuer: issuer, clientID: clientID, subject: subject)
@@ -496,7 +497,8 @@ extension CredentialStore {
 
     /// Removes the current account's entry without decrypting it; the caller holds the configuration lock. An
     /// older entry that cannot be read is removed as it is.
-    public func removeCurrentCredentials(issuer: String, clientID: String) throws(SignInError) -> Bool {
+    public func removeCurrentCredentials(for client: ClientIdentity) throws(SignInError) -> Bool {
+        let (issuer, clientID) = (client.issuer, client.clientID)
         guard try checkDirectory(create: false), let o = try open() else { return false }
         if (try? carryOver(o, issuer: issuer, clientID: clientID)) == nil {
             let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
@@ -514,9 +516,9 @@ extension CredentialStore {
     }
 
     /// The account's lock file (`subject`), else the configuration's.
-    public func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
+    public func withExclusiveAccess<T>(for client: ClientIdentity, subject: String?,
                                        _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
-        if let subject { return try withLock(issuer: issuer, clientID: clientID, subject: subject, body) }
+        if let subject { return try withLock(issuer: client.issuer, clientID: client.clientID, subject: subject, body) }
         return try withConfigurationLock(body)
     }
 }

@@ -22,7 +22,7 @@ public final class InMemoryCredentialStorage: CredentialStorage {
     public init(_ credentials: [StoredCredentials] = []) {
         for c in credentials {
             save(c)
-            makeCurrent(subject: c.profile.userID, issuer: c.issuer, clientID: c.clientID)
+            makeCurrent(subject: c.profile.userID, for: c.identity)
         }
     }
 
@@ -32,20 +32,20 @@ public final class InMemoryCredentialStorage: CredentialStorage {
     }
 
     /// Every account of this client, by e-mail then `sub`.
-    public func allCredentials(issuer: String, clientID: String) -> [StoredCredentials] {
-        state.withLock { $0[Scope(issuer: issuer, clientID: clientID)]?.bySubject.values.map { $0 } ?? [] }
+    public func allCredentials(for client: ClientIdentity) -> [StoredCredentials] {
+        state.withLock { $0[Scope(issuer: client.issuer, clientID: client.clientID)]?.bySubject.values.map { $0 } ?? [] }
             .sorted { ($0.profile.email ?? "", $0.profile.userID) < ($1.profile.email ?? "", $1.profile.userID) }
     }
 
     /// One account's credentials.
-    public func credentials(issuer: String, clientID: String, subject: String) -> StoredCredentials? {
-        state.withLock { $0[Scope(issuer: issuer, clientID: clientID)]?.bySubject[subject] }
+    public func credentials(for client: ClientIdentity, subject: String) -> StoredCredentials? {
+        state.withLock { $0[Scope(issuer: client.issuer, clientID: client.clientID)]?.bySubject[subject] }
     }
 
     /// The current account's credentials.
-    public func currentCredentials(issuer: String, clientID: String) -> StoredCredentials? {
+    public func currentCredentials(for client: ClientIdentity) -> StoredCredentials? {
         state.withLock { all in
-            all[Scope(issuer: issuer, clientID: clientID)].flatMap { a in a.current.flatMap { a.bySubject[$0] } }
+            all[Scope(issuer: client.issuer, clientID: client.clientID)].flatMap { a in a.current.flatMap { a.bySubject[$0] } }
         }
     }
 
@@ -55,23 +55,23 @@ public final class InMemoryCredentialStorage: CredentialStorage {
     }
 
     /// Makes `subject` current.
-    public func makeCurrent(subject: String, issuer: String, clientID: String) {
-        state.withLock { $0[Scope(issuer: issuer, clientID: clientID), default: Accounts()].current = subject }
+    public func makeCurrent(subject: String, for client: ClientIdentity) {
+        state.withLock { $0[Scope(issuer: client.issuer, clientID: client.clientID), default: Accounts()].current = subject }
     }
 
     /// Removes one account, and the current mark when it was that account.
-    public func removeCredentials(issuer: String, clientID: String, subject: String) -> Bool {
+    public func removeCredentials(for client: ClientIdentity, subject: String) -> Bool {
         state.withLock { all in
-            let scope = Scope(issuer: issuer, clientID: clientID)
+            let scope = Scope(issuer: client.issuer, clientID: client.clientID)
             if all[scope]?.current == subject { all[scope]?.current = nil }
             return all[scope]?.bySubject.removeValue(forKey: subject) != nil
         }
     }
 
     /// Removes the current account; none is current afterwards.
-    public func removeCurrentCredentials(issuer: String, clientID: String) -> Bool {
+    public func removeCurrentCredentials(for client: ClientIdentity) -> Bool {
         state.withLock { all in
-            let scope = Scope(issuer: issuer, clientID: clientID)
+            let scope = Scope(issuer: client.issuer, clientID: client.clientID)
             guard let current = all[scope]?.current else { return false }
             all[scope]?.current = nil
             return all[scope]?.bySubject.removeValue(forKey: current) != nil
@@ -79,9 +79,9 @@ public final class InMemoryCredentialStorage: CredentialStorage {
     }
 
     /// A mutex per account (or per client, `subject` nil) held around `body`; within this process only.
-    public func withExclusiveAccess<T>(issuer: String, clientID: String, subject: String?,
+    public func withExclusiveAccess<T>(for client: ClientIdentity, subject: String?,
                                        _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
-        let name = "\(issuer)\u{0}\(clientID)\u{0}\(subject.map { "account\u{0}" + $0 } ?? "configuration")"
+        let name = "\(client.issuer)\u{0}\(client.clientID)\u{0}\(subject.map { "account\u{0}" + $0 } ?? "configuration")"
         let lock = exclusive.withLock { locks in
             if let existing = locks[name] { return existing }
             let made = Locked<Void>(())
