@@ -47,12 +47,12 @@ struct DeviceAuthorization {
         // Both passed EndpointURL.problem above, which parses them as URLs.
         show(DeviceCode(verificationURI: URL(string: verification)!, userCode: userCode.withoutControlCharacters,
                         verificationURIComplete: complete.flatMap { URL(string: $0) }, expiresIn: .seconds(expiresIn)))
-        let deadline = LoopbackServer.now() + Double(expiresIn)
+        let deadline = MonotonicClock.now() + Double(expiresIn)
         let poll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
         var networkFailures = 0
         while true {
             if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "interrupted") }
-            if LoopbackServer.now() >= deadline { throw .timedOut(after: .seconds(expiresIn)) }
+            if MonotonicClock.now() >= deadline { throw .timedOut(after: .seconds(expiresIn)) }
             do {
                 // Google wants client_id and client_secret in the body here.
                 return try tokens.tokenRequest(poll, style: .formBody)

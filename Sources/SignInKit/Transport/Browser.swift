@@ -25,12 +25,7 @@ import Glibc
     }
 
     static func findExecutable(_ name: String, environment: [String: String]) -> String? {
-        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
-        for dir in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-            let p = "\(dir)/\(name)"
-            if access(p, X_OK) == 0 { return p }
-        }
-        return nil
+        ExecutableSearch.locate(name, environment: environment)
     }
 
     /// The argv to run: `$BROWSER` (first of a colon-separated list; `%s` replaced by the URL), never through a

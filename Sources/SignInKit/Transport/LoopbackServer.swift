@@ -126,13 +126,6 @@ final class LoopbackServer {
         return (fd, bound)
     }
 
-    /// Seconds on the monotonic clock.
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
     // MARK: The loop
 
     /// Accepts and answers until `deadline` (nil returned), cancellation (`.canceled` thrown), or a handler's value.
@@ -145,7 +138,7 @@ final class LoopbackServer {
                   onLine: (String) throws(SignInError) -> T? = { _ in nil }) throws(SignInError) -> T? {
         while !listeners.isEmpty {
             if let canceller, canceller.isCanceled { throw .canceled(reason: "interrupted") }
-            let now = LoopbackServer.now()
+            let now = MonotonicClock.now()
             if now >= deadline { return nil }
             expireConnections(now: now)
             // Snapshot: accepting and dropping below change `connections`; the poll results follow this list.
@@ -208,7 +201,7 @@ final class LoopbackServer {
                 let oldest = connections.removeFirst()
                 Glibc.close(oldest.fd)
             }
-            connections.append(Connection(fd: fd, deadline: LoopbackServer.now() + LoopbackServer.perConnectionSeconds))
+            connections.append(Connection(fd: fd, deadline: MonotonicClock.now() + LoopbackServer.perConnectionSeconds))
         }
     }
 

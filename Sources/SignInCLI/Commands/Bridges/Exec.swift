@@ -59,7 +59,7 @@ struct Exec: SignInCommand {
         if let fd = passphraseFD, fd > 2 { close(fd) }
         let argv = command
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
-        guard argv[0].contains("/") || (c.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains(where: { access("\($0)/\(argv[0])", F_OK) == 0 }) else {
+        guard ExecutableSearch.locate(argv[0], environment: c.environment, executable: false) != nil else {
             unsetenv(name)
             err("signin: \(argv[0].withoutControlCharacters): command not found")
             return ExitCode(rawValue: 127)
