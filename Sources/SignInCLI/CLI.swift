@@ -178,9 +178,10 @@ struct Invocation: Sendable {
     }
 }
 
-/// The client, once built: what the sign-in's advice asks about the provider.
+/// The client, once built: what the sign-in's advice asks about the provider. Weak: the client's own event
+/// handler holds this, and a strong reference back would be a cycle that outlives the run.
 final class KnownClient: @unchecked Sendable {
-    var client: SignInClient?
+    weak var client: SignInClient?
 }
 
 /// What every command that reads a configuration runs with: the client, the account and the output form.
