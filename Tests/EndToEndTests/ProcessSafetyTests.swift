@@ -133,6 +133,10 @@ import Testing
             while b"passphrase" not in out.lower() and time.time() < deadline:
                 if select.select([fd], [], [], 0.5)[0]:
                     out += os.read(fd, 1024)
+            # The prompt is written just before echo goes off: wait (bounded) for that state.
+            deadline = time.time() + 20
+            while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < deadline:
+                time.sleep(0.01)
             echo_during = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
             os.write(fd, b"\\x03")
             _, status = os.waitpid(pid, 0)
