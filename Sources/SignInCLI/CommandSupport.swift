@@ -1,17 +1,17 @@
 import FoundationEssentials
 @_spi(CLI) import SignInKit
 
-/// What several commands share: printing a profile, dates, padding, the encrypted store, typed blocking awaits, the
-/// rule that a command takes no words it does not declare.
-enum CommandSupport {}
+// What several commands share: printing a profile, dates, padding, the encrypted store, typed blocking awaits, the
+// rule that a command takes no words it does not declare.
 
+/// The profile as `login`, `restore` and `whoami` print it (`verb` first, or JSON).
 func printProfile(_ user: SignInUser, _ c: Context, verb: String?) {
-        if c.json {
-            out(JSONText.object(JSONText.user(user)))
-        } else {
-            out(verb.map { "\($0) \(user.profile.displayName)" } ?? user.profile.displayName)
-        }
+    if c.json {
+        out(JSONText.object(JSONText.user(user)))
+    } else {
+        out(verb.map { "\($0) \(user.profile.displayName)" } ?? user.profile.displayName)
     }
+}
 
 /// `spec`'s command takes no word but the ones it declares.
 func noPositional(_ a: Arguments, _ spec: CommandSpec) throws(UsageError) {
