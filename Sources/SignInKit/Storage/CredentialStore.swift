@@ -149,9 +149,8 @@ public struct CredentialStore: CredentialStorage {
     }
 
     private func fileNames() throws(SignInError) -> [String] {
-        guard let dir = opendir(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
-        closedir(dir)
-        return Directory.fileNames(directory)
+        guard let names = Directory.names(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
+        return names
     }
 
     // MARK: Entries
@@ -260,19 +259,31 @@ public struct CredentialStore: CredentialStorage {
 
     /// Makes sure the store has its key where the configuration says (creating it, asking for a new passphrase),
     /// so that a sign-in fails before the browser opens, not after, when the key cannot be kept there.
+    /// Only where the key is, is looked at (an existing key is not unwrapped here: no prompt, no D-Bus call).
     public func prepareKey() throws(SignInError) {
         try checkDirectory(create: true)
+        let location = try key.currentLocation()
+        try key.checkMatchesConfiguration(location)
+        guard location == .none else { return }
+        // (`open` refuses to make a key where entries exist without one.)
         if try open() == nil {
             _ = try FileLock.with(key.lockPath) { () throws(SignInError) -> [UInt8] in try key.readOrCreate() }
         }
     }
 
     /// Encrypts and writes one account's entry atomically; the previous entry stays intact if anything fails.
+    /// The key is read once: under the key lock held shared (no move can run meanwhile), or, when the store has
+    /// none yet, made and used under the lock held exclusively.
     public func save(_ creds: StoredCredentials) throws(SignInError) {
-        try prepareKey()
-        try FileLock.with(key.lockPath, shared: true) { () throws(SignInError) in
-            guard let o = try open(recover: false) else { throw .storeUnwritable(path: directory, reason: "the store key vanished while writing") }
+        try checkDirectory(create: true)
+        _ = try key.currentLocation()  // an interrupted move is finished first: it needs the lock exclusively
+        let written = try FileLock.with(key.lockPath, shared: true) { () throws(SignInError) -> Bool in
+            guard let o = try open(recover: false) else { return false }
             try write(creds, o)
+            return true
+        }
+        if !written {
+            try FileLock.with(key.lockPath) { () throws(SignInError) in try write(creds, Opened(try key.readOrCreate())) }
         }
         removeAbandonedTemporaryFiles()
     }

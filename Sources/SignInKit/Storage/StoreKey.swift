@@ -150,10 +150,9 @@ struct StoreKey {
 
     // MARK: Reading
 
-    /// The key, or nil when the store has none yet. An interrupted move is finished (or rolled back) first;
-    /// `recover: false` is for a caller that holds the key lock already. With `checkingConfiguration`, a key kept
-    /// elsewhere than `key_storage` says is refused.
-    func read(recover: Bool = true, checkingConfiguration: Bool = false) throws(SignInError) -> [UInt8]? {
+    /// Where the key is, after an interrupted move is finished (or rolled back): one access(2) when there is none.
+    /// `recover: false` is for a caller that holds the key lock already.
+    func currentLocation(recover: Bool = true) throws(SignInError) -> Location {
         if access(journalPath, F_OK) == 0 {
             if recover {
                 try FileLock.with(lockPath) { () throws(SignInError) in try finishInterruptedMove() }
@@ -161,7 +160,14 @@ struct StoreKey {
                 try finishInterruptedMove()
             }
         }
-        let loc = try location()
+        return try location()
+    }
+
+    /// The key, or nil when the store has none yet. An interrupted move is finished (or rolled back) first;
+    /// `recover: false` is for a caller that holds the key lock already. With `checkingConfiguration`, a key kept
+    /// elsewhere than `key_storage` says is refused.
+    func read(recover: Bool = true, checkingConfiguration: Bool = false) throws(SignInError) -> [UInt8]? {
+        let loc = try currentLocation(recover: recover)
         if checkingConfiguration { try checkMatchesConfiguration(loc) }
         switch loc {
         case .none: return nil

@@ -5,8 +5,11 @@ import Glibc
 /// A folder's listing, durability and creation: the one place each of these system calls is written.
 @_spi(CLI) public enum Directory {
     /// The names in `directory` (empty when it cannot be read).
-    public static func fileNames(_ directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
+    public static func fileNames(_ directory: String) -> [String] { names(directory) ?? [] }
+
+    /// The names in `directory`, or nil when it cannot be opened (errno says why).
+    public static func names(_ directory: String) -> [String]? {
+        guard let dir = opendir(directory) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
