@@ -184,7 +184,12 @@ final class Sandbox: @unchecked Sendable {
     deinit {
         // A key unlocked into the user's kernel keyring (passphrase, Secret Service) goes with the sandbox.
         if FileManager.default.fileExists(atPath: storeDir + "/key.json") { _ = try? signin("lock") }
-        try? FileManager.default.removeItem(at: root)
+        // The browser stand-in works on after signin exits and appends to its log in `root`: a line written
+        // between the removal of the files and of the folder leaves the folder behind. Remove until it is gone
+        // (once the folder is gone, the stand-in's next write fails instead of making it again).
+        for _ in 0..<20 where FileManager.default.fileExists(atPath: root.path) {
+            try? FileManager.default.removeItem(at: root)
+        }
     }
 
     func signin(_ args: String..., env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {
