@@ -126,13 +126,13 @@ public enum CLI {
             return "Run `\(invocation.command("use", account: false)) ACCOUNT` (see `\(invocation.command("accounts", account: false))`), or name one with --account."
         case .noPreviousSignIn:
             let login = "Run `\(invocation.command("login"))` to sign in"
-            return invocation.command == Exec.spec.name ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
+            return invocation.command == Exec.name ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
         case .accountNotFound:
             return "`\(invocation.command("login"))` signs it in; `\(invocation.command("accounts", account: false))` lists those stored."
-        case .configNotFound(let file):
-            return "Write one with `\(invocation.initCommand(file))`."
+        case .configNotFound:
+            return "Write one with `\(invocation.command("init", account: false))`."
         case .configInvalid(_, "client_id", _):
-            return "`\(invocation.initCommand(nil))` writes a configuration for your own client."
+            return "`\(invocation.command("init", account: false))` writes a configuration for your own client."
         case .passphraseUnavailable:
             return "Run it on a terminal, or give the passphrase on a file descriptor: --passphrase-fd N."
         case .storeUnreadable(let path, _) where path.hasSuffix(".cred") || path.hasSuffix(".current") || path.hasSuffix("/key") || path.hasSuffix(".json"):
@@ -163,11 +163,6 @@ struct Invocation: Sendable {
         var words = ["signin", name] + configuration
         if withAccount, let account { words += ["--account", account] }
         return words.map(Self.quoted).joined(separator: " ")
-    }
-
-    /// `signin init` writing `file` (or this run's configuration).
-    func initCommand(_ file: String?) -> String {
-        (["signin", "init"] + configuration).map(Self.quoted).joined(separator: " ")
     }
 
     /// A word as a POSIX shell reads it back.
