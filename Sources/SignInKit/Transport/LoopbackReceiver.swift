@@ -34,9 +34,7 @@ final class LoopbackReceiver {
     /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
     init(port: Int, path: String, sameUserOnly: Bool = true) throws(SignInError) {
         callbackPath = path
-        server = try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"]) { status in
-            Self.page(status, .failure(status, next: "This address is used by signin for sign-in only."))
-        }
+        server = try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"], errorResponse: Self.status)
     }
 
     func close() { server.close() }
