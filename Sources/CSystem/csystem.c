@@ -180,3 +180,56 @@ void signin_cancel_on_signals(int code, const char *message) {
         sigaction(sigs[i], &a, NULL);
     }
 }
+
+/* A child that signin watches over (exec --gce-metadata): signals a process sends to signin go on to the
+ * child; those the terminal sends reach the child by itself (it is in the foreground group), so they are not
+ * sent twice. */
+#include <errno.h>
+#include <sys/wait.h>
+#include <time.h>
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+#define FORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+static void forwarded_set(sigset_t *set) {
+    sigemptyset(set);
+    for (unsigned i = 0; i < FORWARDED; i++) sigaddset(set, forwarded[i]);
+}
+
+void signin_forwarding_block(void) {
+    /* Whoever started us may have SIGCHLD ignored, which would reap the child before we can read its status. */
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &a, NULL);
+    sigset_t set;
+    forwarded_set(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int signin_forwarding_wait(pid_t pid, int *status) {
+    sigset_t set;
+    forwarded_set(&set);
+    for (;;) {
+        pid_t done = waitpid(pid, status, WNOHANG);
+        if (done == pid) return 0;
+        if (done < 0 && errno != EINTR) return -1;
+        struct timespec tick = {1, 0}; /* also looks at the child each second, whatever happens to SIGCHLD */
+        siginfo_t info;
+        int sig = sigtimedwait(&set, &info, &tick);
+        if (sig <= 0 || sig == SIGCHLD) continue;
+        /* From the terminal (SI_KERNEL) the child has it already; from a process (kill, systemd), pass it on. */
+        if (info.si_code != SI_KERNEL) kill(pid, sig);
+    }
+}
+
+void signin_reraise(int sig) {
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = SIG_DFL;
+    sigaction(sig, &a, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}

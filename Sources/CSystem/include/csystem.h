@@ -80,4 +80,13 @@ void signin_cancel_on_signals(int code, const char *message);
 
 /* posix_spawn_file_actions_addclosefrom_np (glibc 2.34 and later). */
 int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+/* A child signin watches over (exec --gce-metadata). `signin_forwarding_block` blocks, in the calling thread
+ * and every thread it starts afterwards, the signals `signin_forwarding_wait` takes: call it first. The wait
+ * passes each signal a process sends to signin on to `pid` (the terminal's own reach the child directly) and
+ * returns 0 with the child's wait status once it ends, -1 on error. `signin_reraise` ends signin with `sig`. */
+#include <sys/types.h>
+void signin_forwarding_block(void);
+int signin_forwarding_wait(pid_t pid, int *status);
+void signin_reraise(int sig);
+
 #endif

@@ -58,6 +58,22 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// How the client secret goes to the token endpoint (`token_endpoint_auth_method`): `client_secret_basic` or
     /// `client_secret_post`. Nil: as the provider's discovery document says, HTTP Basic when it says nothing.
     public var tokenEndpointAuthMethod: String?
+    /// The Google Cloud project the metadata server names (`project_id`), for gcloud and the client libraries.
+    public var projectID: String?
+    /// The project's number (`project_number`); looked up through the Cloud Resource Manager API when only the ID
+    /// is given. gcloud decides it runs "on GCE" from this number.
+    public var projectNumber: String?
+    /// The service account whose tokens `token`, `id-token`, `exec`, the metadata server and the docker helper hand
+    /// out instead of the person's (`impersonate_service_account`): the last e-mail is the target, any before it a
+    /// delegation chain, as `gcloud --impersonate-service-account` takes them. Empty: the person's own tokens.
+    public var impersonateServiceAccount: [String]
+    /// The IAM Service Account Credentials API (`iam_credentials_endpoint`), default Google's.
+    public var iamCredentialsEndpoint: String
+    /// The Cloud Resource Manager API (`resource_manager_endpoint`), default Google's.
+    public var resourceManagerEndpoint: String
+    /// The registries `signin docker-credential get` answers (`docker_registries`): `host`, `host:port` or
+    /// `*.domain`. Nil: Google's registries (`*-docker.pkg.dev`, `gcr.io`, `*.gcr.io`) for Google, none otherwise.
+    public var dockerRegistries: [String]?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -134,6 +150,12 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.tokenEndpointAuthMethod = nil
         self.keyStorage = .auto
         self.keyCacheSeconds = 8 * 3600
+        self.projectID = nil
+        self.projectNumber = nil
+        self.impersonateServiceAccount = []
+        self.iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
+        self.resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
+        self.dockerRegistries = nil
         self.sourcePath = "(in code)"
     }
 
@@ -209,7 +231,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds", "$comment",
+        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
+        "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
+        "docker_registries", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -313,6 +337,41 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         if let v = obj["key_cache_seconds"], v != .null {
             guard case .number = v, let t = v.int, (0...(30 * 86400)).contains(t) else { throw fail("key_cache_seconds", "must be a whole number of seconds from 0 (no cache) to 2592000") }
             c.keyCacheSeconds = t
+        }
+        c.projectID = try string("project_id")
+        if let id = c.projectID, !ServiceAccounts.isProjectID(id) {
+            throw fail("project_id", "\"\(id)\" is not a project ID (6 to 30 lowercase letters, digits and hyphens, starting with a letter)")
+        }
+        if let v = obj["project_number"], v != .null {
+            let text: String? = v.string ?? (v.int.map { String($0) })
+            guard let n = text, !n.isEmpty, n.count <= 20, n.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw fail("project_number", "must be the project's number (digits)") }
+            c.projectNumber = n
+        }
+        if let v = obj["impersonate_service_account"], v != .null {
+            let items: [String]
+            if let s = v.string {
+                items = s.split(separator: ",").map { $0.trimmingWhitespace }
+            } else if let a = v.array {
+                items = a.compactMap(\.string)
+                guard items.count == a.count else { throw fail("impersonate_service_account", "must be an e-mail or a list of e-mails") }
+            } else {
+                throw fail("impersonate_service_account", "must be a service account's e-mail, or a comma-separated delegation chain")
+            }
+            if let bad = items.first(where: { !ServiceAccounts.isEmail($0) }) {
+                throw fail("impersonate_service_account", "\"\(bad)\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)")
+            }
+            c.impersonateServiceAccount = items
+        }
+        if let u = try url("iam_credentials_endpoint") { c.iamCredentialsEndpoint = u }
+        if let u = try url("resource_manager_endpoint") { c.resourceManagerEndpoint = u }
+        if let v = obj["docker_registries"], v != .null {
+            guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
+            c.dockerRegistries = try items.map { item throws(SignInError) -> String in
+                guard let h = item.string, DockerRegistries.isValidPattern(h) else {
+                    throw fail("docker_registries", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a registry pattern (a host name, host:port, or *.domain)")
+                }
+                return h.lowercased()
+            }
         }
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")

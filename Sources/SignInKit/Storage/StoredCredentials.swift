@@ -28,6 +28,19 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// When the provider refused the stored grant (`invalid_grant` on a refresh). Kept, not deleted: the person
     /// learns what happened, and nothing is lost until they sign in again or out.
     public var grantEndedAt: Date?
+    /// Service-account tokens minted with this account's grant (impersonation), kept encrypted with the rest until
+    /// they expire, so that a repeated `signin token --impersonate-service-account` needs no network.
+    public var serviceAccountTokens: [ServiceAccountToken]?
+
+    /// A service account's token as `SignInClient`'s impersonation caches it.
+    public struct ServiceAccountToken: Codable, Sendable, Equatable {
+        /// What it was minted for: the kind, the chain and the scopes or audience.
+        public var key: String
+        /// The token. Treat it as a password.
+        public var value: String
+        /// When it expires.
+        public var expiry: Date
+    }
 
     /// Credentials as a program's own storage or a test builds them.
     public init(issuer: String, clientID: String, refreshToken: String?, accessToken: String?, accessTokenExpiry: Date?,
@@ -94,6 +107,14 @@ extension StoredCredentials {
         guard case .string(let userID)? = p["userID"], let name = string(p["name"]), let givenName = string(p["givenName"]),
               let familyName = string(p["familyName"]), let email = string(p["email"]), let emailVerified = bool(p["emailVerified"]),
               let picture = string(p["pictureURL"]), let hostedDomain = string(p["hostedDomain"]) else { return nil }
+        var serviceAccountTokens: [ServiceAccountToken]?
+        if case .array(let items)? = o["serviceAccountTokens"] {
+            serviceAccountTokens = items.compactMap { item in
+                guard case .object(let t) = item, case .string(let key)? = t["key"], case .string(let value)? = t["value"],
+                      case .number(let expiry)? = t["expiry"] else { return nil }
+                return ServiceAccountToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry))
+            }
+        }
         guard case .string(let endpointIssuer)? = e["issuer"], case .string(let authorization)? = e["authorization"],
               case .string(let token)? = e["token"], case .string(let jwks)? = e["jwks"], let revocation = string(e["revocation"]),
               let userinfo = string(e["userinfo"]), let device = string(e["deviceAuthorization"]),
@@ -107,5 +128,6 @@ extension StoredCredentials {
                                                userinfo: userinfo, deviceAuthorization: device, issuerParameterSupported: issParameter,
                                                tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) }),
                   savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
+        self.serviceAccountTokens = serviceAccountTokens
     }
 }

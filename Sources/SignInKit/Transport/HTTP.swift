@@ -32,6 +32,11 @@ struct HTTPClient: Sendable {
         try perform(url: url, endpoint: endpoint, form: FormEncoding.encode(form), headers: headers)
     }
 
+    /// A POST of a JSON body (Google's REST APIs: the IAM Service Account Credentials API).
+    func postJSON(_ url: String, endpoint: String, json: String, headers: [String] = []) throws(SignInError) -> HTTPResponse {
+        try perform(url: url, endpoint: endpoint, form: json, headers: headers + ["Content-Type: application/json"])
+    }
+
     private final class Sink {
         var data = Data()
         let limit: Int

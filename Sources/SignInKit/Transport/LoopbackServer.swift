@@ -45,6 +45,9 @@ final class LoopbackServer {
     let methods: Set<String>
     /// How the server's own refusals (405, 400, 431) are worded: plain text, or a handler's page.
     let errorResponse: (String) -> LoopbackResponse
+    /// Only `Host: 127.0.0.1:PORT` (and only IPv4) rather than any loopback name: what tools configured with an
+    /// address send, and nothing a browser sends for another site.
+    let addressHostOnly: Bool
 
     static let maxConnections = 32
     static let perConnectionSeconds = 5.0
@@ -64,15 +67,16 @@ final class LoopbackServer {
     private var reportedPeers: Set<String> = []
 
     /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
-    init(port: Int, sameUserOnly: Bool = true, methods: Set<String> = ["GET", "HEAD"],
+    init(port: Int, sameUserOnly: Bool = true, methods: Set<String> = ["GET", "HEAD"], addressHostOnly: Bool = false,
          errorResponse: @escaping (String) -> LoopbackResponse = { .text($0, $0 + "\n") }) throws(SignInError) {
         self.sameUserOnly = sameUserOnly
         self.methods = methods
+        self.addressHostOnly = addressHostOnly
         self.errorResponse = errorResponse
         let v4 = try LoopbackServer.bind(family: AF_INET, port: port)
         listeners.append(v4.fd)
         self.port = v4.port
-        if let v6 = try? LoopbackServer.bind(family: AF_INET6, port: v4.port) { listeners.append(v6.fd) }
+        if !addressHostOnly, let v6 = try? LoopbackServer.bind(family: AF_INET6, port: v4.port) { listeners.append(v6.fd) }
     }
 
     deinit { close() }
@@ -87,7 +91,7 @@ final class LoopbackServer {
     }
 
     /// The `Host` values that name this server.
-    var allowedHosts: Set<String> { ["127.0.0.1:\(port)", "[::1]:\(port)", "localhost:\(port)"] }
+    var allowedHosts: Set<String> { addressHostOnly ? ["127.0.0.1:\(port)"] : ["127.0.0.1:\(port)", "[::1]:\(port)", "localhost:\(port)"] }
 
     private static func bind(family: Int32, port: Int) throws(SignInError) -> (fd: Int32, port: Int) {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
