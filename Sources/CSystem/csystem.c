@@ -233,3 +233,24 @@ void signin_reraise(int sig) {
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     raise(sig);
 }
+
+static void stop_set(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
+void signin_stop_signals_block(void) {
+    sigset_t set;
+    stop_set(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int signin_stop_signals_wait(void) {
+    sigset_t set;
+    stop_set(&set);
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {}
+    return sig;
+}

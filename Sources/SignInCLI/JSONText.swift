@@ -11,6 +11,18 @@ enum JSONValueOut {
 enum JSONText {
     static func object(_ o: [String: JSONValueOut]) -> String { render(.object(o)) }
 
+    /// A parsed document back as text (another program's file that signin edits: docker's config.json).
+    static func value(_ v: JSONValue) -> JSONValueOut {
+        switch v {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .number(let n): return n.rounded() == n && abs(n) < 1e15 ? .int(Int(n)) : .raw("\(n)")
+        case .string(let s): return .string(s)
+        case .array(let a): return .array(a.map(value))
+        case .object(let o): return .object(o.mapValues(value))
+        }
+    }
+
     static func render(_ v: JSONValueOut) -> String {
         switch v {
         case .string(let s): return quote(s)

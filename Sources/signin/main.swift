@@ -17,5 +17,8 @@ SignalHolding.install()
 signal(SIGXFSZ, SIG_IGN)
 // A reader that goes away (`signin token | head -c0`) must not kill us mid-write of the store.
 signal(SIGPIPE, SIG_IGN)
-let code = CLI.main(Array(CommandLine.arguments.dropFirst()))
+// Installed as docker-credential-signin too (a link), the name docker, skopeo and podman run for "signin".
+var arguments = Array(CommandLine.arguments.dropFirst())
+if CommandLine.arguments.first?.split(separator: "/").last == "docker-credential-signin" { arguments.insert("docker-credential", at: 0) }
+let code = CLI.main(arguments)
 exit(code)

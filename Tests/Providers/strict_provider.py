@@ -226,6 +226,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, client(u.path[8:]).stats)
         if u.path == "/authorize":
             return self.authorize(q, {})
+        if u.path.startswith("/v1/projects/") and "/" not in u.path[len("/v1/projects/"):]:
+            return self.resource_manager(u.path[len("/v1/projects/"):])
         if u.path == "/userinfo":
             at = self.headers.get("Authorization", "")[7:]
             for cl in list(CLIENTS.values()):
@@ -246,6 +248,8 @@ class Handler(BaseHTTPRequestHandler):
         if u.path == "/authorize":
             q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
             return self.authorize(q, self.form())
+        if u.path.startswith("/v1/projects/-/serviceAccounts/"):
+            return self.iam_credentials(u.path[len("/v1/projects/-/serviceAccounts/"):])
         f = self.form()
         if u.path == "/token":
             return self.token(f)
@@ -256,6 +260,68 @@ class Handler(BaseHTTPRequestHandler):
         if u.path == "/device/approve":
             return self.device_approve(f)
         self.send(404, {"error": "not_found"})
+
+    # -- Google's APIs, as stand-ins: the IAM Service Account Credentials API and the Cloud Resource Manager.
+    def bearer_client(self):
+        """The client whose access token the request carries (and its sub), or (None, None)."""
+        auth = self.headers.get("Authorization", "")
+        if not auth.startswith("Bearer "):
+            return None, None
+        at = auth[7:]
+        with LOCK:
+            for cl in CLIENTS.values():
+                if at in cl.access:
+                    return cl, cl.access[at]
+        return None, None
+
+    def google_error(self, code: int, status: str, message: str):
+        self.send(code, {"error": {"code": code, "status": status, "message": message}})
+
+    def iam_credentials(self, rest: str):
+        """generateAccessToken / generateIdToken. Per client: `sa_allowed` lists the service accounts its users
+        may impersonate (and use as delegates); `sa_missing` those that do not exist."""
+        email, _, method = rest.partition(":")
+        n = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(n) or b"{}")
+        cl, sub = self.bearer_client()
+        if cl is None:
+            return self.google_error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+        with LOCK:
+            cl.stats["iam_calls"] = cl.stats.get("iam_calls", 0) + 1
+            cl.stats["iam_last_delegates"] = body.get("delegates", [])
+        chain = [d.rpartition("/")[2] for d in body.get("delegates", [])] + [email]
+        for account in chain:
+            if account in cl.c("sa_missing", []):
+                return self.google_error(404, "NOT_FOUND", f"Service account {account} not found.")
+            if account not in cl.c("sa_allowed", []):
+                return self.google_error(403, "PERMISSION_DENIED", "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).")
+        if method == "generateAccessToken":
+            lifetime = int(str(body.get("lifetime", "3600s")).rstrip("s"))
+            at = "sa-at-" + secrets.token_urlsafe(24)
+            with LOCK:
+                cl.access[at] = email
+                cl.stats["sa_scopes"] = body.get("scope", [])
+            expire = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + lifetime))
+            return self.send(200, {"accessToken": at, "expireTime": expire})
+        if method == "generateIdToken":
+            now = int(time.time())
+            claims = {"iss": "https://accounts.google.com", "aud": body.get("audience"), "sub": "1" + hashlib.sha256(email.encode()).hexdigest()[:20],
+                      "azp": email, "iat": now, "exp": now + 3600}
+            if body.get("includeEmail"):
+                claims.update({"email": email, "email_verified": True})
+            return self.send(200, {"token": sign(claims)})
+        return self.google_error(404, "NOT_FOUND", "unknown method")
+
+    def resource_manager(self, project_id: str):
+        """v1/projects/{id}: the number is `project_number` of the caller's client (default 424242)."""
+        cl, _ = self.bearer_client()
+        if cl is None:
+            return self.google_error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+        with LOCK:
+            cl.stats["rm_calls"] = cl.stats.get("rm_calls", 0) + 1
+        if project_id not in cl.c("projects", [project_id]):
+            return self.google_error(403, "PERMISSION_DENIED", f"The caller does not have permission on project {project_id}")
+        self.send(200, {"projectId": project_id, "projectNumber": str(cl.c("project_number", "424242")), "lifecycleState": "ACTIVE"})
 
     def authorize(self, q: dict, form: dict):
         cl = client(q.get("client_id", ""))

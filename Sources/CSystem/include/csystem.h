@@ -88,5 +88,9 @@ int signin_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, 
 void signin_forwarding_block(void);
 int signin_forwarding_wait(pid_t pid, int *status);
 void signin_reraise(int sig);
+/* A server that runs until SIGINT, SIGTERM or SIGHUP (metadata-server): block them first (threads started later
+ * inherit that), then wait; the wait returns the signal. */
+void signin_stop_signals_block(void);
+int signin_stop_signals_wait(void);
 
 #endif

@@ -2,22 +2,32 @@
 
 /// `signin id-token`: only the ID token, refreshed first when needed; `--json` adds its expiry and claims.
 struct IDTokenCommand: SignInCommand {
+    static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
     static var name: String { "id-token" }
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
-        details: "Prints only the ID token, refreshed first when it expires within --min-ttl seconds. A provider that\nsends no new ID token on refresh is an error that says so. --json adds its expiry and claims.",
-        ownOptions: [.minTTL, .forceRefresh], takesAccount: true)
+        details: """
+            Prints only the ID token, refreshed first when it expires within --min-ttl seconds. A provider that
+            sends no new ID token on refresh is an error that says so. --json adds its expiry and claims. With
+            --impersonate-service-account and --audience, the service account's ID token for that audience
+            (Cloud Run, IAP), minted through the IAM Service Account Credentials API.
+            """,
+        ownOptions: [.minTTL, .forceRefresh, audienceOption, Impersonation.option], takesAccount: true)
 
     let freshness: Freshness
+    let chain: [String]?
+    let audience: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
+        chain = try Impersonation.chain(a)
+        audience = a.value(Self.audienceOption)
+        if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }
         try noPositional(a, Self.spec)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let user = try c.restore(freshness, .id)
-        guard let token = user.idToken else { throw SignInError.noPreviousSignIn(reason: .noToken(.id)) }
+        let (token, _) = try Impersonation.token(c, freshness, kind: .id, chain: Impersonation.chain(chain, c), audience: audience)
         if c.json {
             out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
                                  "claims": JSONText.claims(of: token.value)]))

@@ -97,7 +97,7 @@ public final class MetadataServer: @unchecked Sendable {
             switch outcome {
             case .refused(let reason): onEvent(.refused(reason: reason))
             case .failed(let e): onEvent(.failure(e))
-            case .served, .notFound: break
+            case .served, .notFound, .declined: break
             }
             onEvent(.request(path: request.path, status: Int(response.status.prefix(3)) ?? 0))
             return (response, nil)
@@ -131,7 +131,8 @@ public final class MetadataServer: @unchecked Sendable {
                                                             account: server.account, minimumValidity: Self.margin)
             }
             let user = try client.restore(account: server.account, minimumValidity: Self.margin)
-            let missing = (asked ?? []).filter { !user.grantedScopes.contains($0) }
+            let granted = Set(user.grantedScopes.map(Self.canonicalScope))
+            let missing = (asked ?? []).filter { !granted.contains(Self.canonicalScope($0)) }
             if !missing.isEmpty {
                 let who = user.profile.email ?? user.userID
                 server.onEvent(.scopeMissing(scopes: missing, account: who))
@@ -139,6 +140,15 @@ public final class MetadataServer: @unchecked Sendable {
             }
             guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
             return token
+        }
+
+        /// Google grants `email` and `profile` under their long names, and tools may ask for either.
+        static func canonicalScope(_ s: String) -> String {
+            switch s {
+            case "https://www.googleapis.com/auth/userinfo.email": return "email"
+            case "https://www.googleapis.com/auth/userinfo.profile": return "profile"
+            default: return s
+            }
         }
 
         func idToken(audience: String, full: Bool) throws(SignInError) -> SignInToken {

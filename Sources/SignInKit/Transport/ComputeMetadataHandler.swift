@@ -26,6 +26,8 @@ struct ComputeMetadataHandler {
         case served
         case refused(reason: String)
         case notFound
+        /// Something the account cannot have (a scope, an audience), which the source has reported itself.
+        case declined
         case failed(SignInError)
     }
 
@@ -60,6 +62,10 @@ struct ComputeMetadataHandler {
         do throws(SignInError) {
             if let response = try route(r.path, query) { return (response, .served) }
             return (Self.text("404 Not Found", "Not found\n"), .notFound)
+        } catch .unsupported(let reason) {
+            // gcloud asks for an ID token for its own client on every run and goes on after a 404 (not a 400).
+            let status = r.path.hasSuffix("/identity") ? "404 Not Found" : "400 Bad Request"
+            return (Self.jsonError(status, status.hasPrefix("404") ? "not_found" : "invalid_scope", reason), .declined)
         } catch {
             return (Self.failureResponse(error), .failed(error))
         }

@@ -5,8 +5,10 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`.
+/// `signin exec [--env NAME] [--id-token] [--login] [--gce-metadata] -- COMMAND [ARGS...]`.
 struct Exec: SignInCommand {
+    static let gceMetadataOption = OptionSpec("--gce-metadata", "Serve COMMAND a Google metadata server (gcloud, Google client libraries) instead of a token variable")
+    static let verboseOption = OptionSpec("--verbose", "With --gce-metadata: log each request to the metadata server (path and status, never a token)")
     static let envOption = OptionSpec("--env", value: "NAME", "The environment variable that receives the token (default SIGNIN_ACCESS_TOKEN)")
     static let idTokenOption = OptionSpec("--id-token", "Put the ID token there instead of the access token")
     static let loginOption = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
@@ -17,8 +19,12 @@ struct Exec: SignInCommand {
             Runs COMMAND with a fresh access token (--id-token: the ID token) in the environment variable NAME, never
             in its arguments. Standard input, output, error, signals and the exit status pass through. When signing
             in is needed first it exits 3 rather than open a browser in a script, unless --login is given.
+            With --gce-metadata, COMMAND instead finds a Google Compute Engine metadata server on 127.0.0.1
+            (GCE_METADATA_HOST, GCE_METADATA_IP and GCE_METADATA_ROOT are set), from which gcloud and every Google
+            client library take your account, project and tokens; signin stays, passes signals on, and exits with
+            COMMAND's status. With --impersonate-service-account, the service account's tokens instead.
             """,
-        ownOptions: [envOption, idTokenOption, loginOption, .minTTL], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
+        ownOptions: [envOption, idTokenOption, loginOption, .minTTL, gceMetadataOption, Impersonation.option, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
         takesJSON: false, takesCommand: true)
 
     let kind: TokenKind
@@ -27,6 +33,9 @@ struct Exec: SignInCommand {
     let minTTL: Int
     let command: [String]
     let passphraseFD: Int32?
+    let gceMetadata: Bool
+    let verbose: Bool
+    let chain: [String]?
     var signsIn: Bool { login }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
@@ -40,16 +49,22 @@ struct Exec: SignInCommand {
         command = a.rest
         if command.isEmpty { throw UsageError("`signin exec` needs a command to run: signin exec [--env NAME] -- COMMAND [ARGS...]") }
         passphraseFD = a.value(.passphraseFD).flatMap { Int32($0) }
+        gceMetadata = a.has(Self.gceMetadataOption)
+        verbose = a.has(Self.verboseOption)
+        chain = try Impersonation.chain(a)
+        if gceMetadata && (a.has(Self.idTokenOption) || a.value(Self.envOption) != nil) {
+            throw UsageError("--gce-metadata serves tokens to COMMAND through the metadata server; it takes no --env or --id-token")
+        }
+        if verbose && !gceMetadata { throw UsageError("--verbose goes with --gce-metadata (it logs the metadata server's requests)") }
     }
 
     /// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`: the token goes into COMMAND's
     /// environment, then signin *becomes* COMMAND (execvp): standard streams, signals, the terminal and the exit
     /// status are COMMAND's own, exactly as if it ran alone. Nothing of signin stays in between.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-                let user = try Bridge.freshUser(c, Freshness(minTTL: minTTL), token: kind, interactive: login)
-        guard let token = (kind == .id ? user.idToken : user.accessToken)?.value else {
-            throw .noPreviousSignIn(reason: .noToken(kind))
-        }
+        if gceMetadata { return try GCEMetadataRun(c, chain: Impersonation.chain(chain, c), login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
+        let (fresh, _) = try Impersonation.token(c, Freshness(minTTL: minTTL), kind: kind, chain: Impersonation.chain(chain, c), interactive: login)
+        let token = fresh.value
         let name = variable
         setenv(name, token, 1)
         // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default

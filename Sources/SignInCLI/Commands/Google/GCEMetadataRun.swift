@@ -1,0 +1,105 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin exec --gce-metadata -- COMMAND`: COMMAND runs beside a metadata server of signin's.
+///
+/// 1. Signed in (or, with `--login`, signed in now), and with impersonation the service account's first token
+///    minted: otherwise the error, before COMMAND starts (so a script sees exit 3, not a tool's confusion).
+/// 2. What would make the tools look elsewhere first is said once on standard error: `GOOGLE_APPLICATION_CREDENTIALS`,
+///    gcloud's ADC file, an account in gcloud's own configuration; for gcloud, a configuration without a project.
+/// 3. The server starts on a free port; COMMAND runs with `GCE_METADATA_HOST`, `GCE_METADATA_IP` and
+///    `GCE_METADATA_ROOT` naming it, and no token in its environment or arguments.
+/// 4. Signals other processes send signin go on to COMMAND (the terminal's reach it directly); when it ends the
+///    server stops (after answering the request in hand) and signin exits with COMMAND's status or signal.
+struct GCEMetadataRun {
+    let c: Context
+    let chain: [String]
+    let login: Bool
+    let verbose: Bool
+    let passphraseFD: Int32?
+
+    init(_ c: Context, chain: [String], login: Bool, verbose: Bool, passphraseFD: Int32?) {
+        self.c = c
+        self.chain = chain
+        self.login = login
+        self.verbose = verbose
+        self.passphraseFD = passphraseFD
+    }
+
+    func run(_ command: [String]) throws(SignInError) -> ExitCode {
+        _ = try Impersonation.token(c, Freshness(minTTL: 300), kind: .access, chain: chain, interactive: login)
+        guard let path = ExecutableSearch.locate(command[0], environment: c.environment) else {
+            err("signin: \(command[0].withoutControlCharacters): command not found")
+            return ExitCode(rawValue: 127)
+        }
+        for line in Self.precedenceNotes(c.environment, c.client.configuration, command: command[0]) { err("signin: note: " + line) }
+        ChildProcess.prepareSignalForwarding()
+        let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath)
+        let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, onEvent: { log.show($0) })
+        server.start()
+        var environment = c.environment
+        environment.merge(server.environment) { $1 }
+        let child: ChildProcess
+        switch ChildProcess.spawn(path: path, argv: command, environment: environment, closing: passphraseFD.map { [$0] } ?? []) {
+        case .success(let started): child = started
+        case .failure(let failure):
+            let e = failure.errno
+            server.stop()
+            err("signin: cannot run \(command[0].withoutControlCharacters): \(String(cString: strerror(e)))")
+            return ExitCode(rawValue: e == ENOENT ? 127 : 126)
+        }
+        let ended = child.waitForwardingSignals()
+        server.stop()
+        return ExitCode(rawValue: ChildProcess.endAs(ended))
+    }
+
+    /// What, in the documented order of gcloud and google-auth, comes before a metadata server.
+    static func precedenceNotes(_ env: [String: String], _ configuration: SignInConfiguration, command: String) -> [String] {
+        var notes: [String] = []
+        if let file = env["GOOGLE_APPLICATION_CREDENTIALS"], !file.isEmpty {
+            notes.append("GOOGLE_APPLICATION_CREDENTIALS is set (\(file.withoutControlCharacters)): Google's client libraries use that file, not signin; unset it for this command.")
+        }
+        let gcloudConfig = env["CLOUDSDK_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (ProcessEnvironment.home(env) + "/.config/gcloud")
+        let adc = gcloudConfig + "/application_default_credentials.json"
+        if access(adc, F_OK) == 0 {
+            notes.append("\(adc.withoutControlCharacters) exists: Google's client libraries use it, not signin; `gcloud auth application-default revoke` removes it (and the refresh token it holds in clear).")
+        }
+        if let account = gcloudAccount(env, gcloudConfig) {
+            notes.append("gcloud has its own account set (\(account.withoutControlCharacters)) and uses it, not signin's: `gcloud config unset account`, or give gcloud a fresh CLOUDSDK_CONFIG.")
+        }
+        let name = command.split(separator: "/").last.map(String.init) ?? command
+        if ["gcloud", "gsutil", "bq"].contains(name) && configuration.projectID == nil && configuration.projectNumber == nil {
+            notes.append("gcloud takes the metadata server for real only when it names a project: add \"project_id\" to \(configuration.sourcePath).")
+        }
+        return notes
+    }
+
+    /// The account of gcloud's active configuration (`CLOUDSDK_CORE_ACCOUNT`, else `[core] account` in it).
+    static func gcloudAccount(_ env: [String: String], _ folder: String) -> String? {
+        if let a = env["CLOUDSDK_CORE_ACCOUNT"], !a.isEmpty { return a }
+        let active = ((try? TextFiles.read(folder + "/active_config")) ?? nil)?.trimmingWhitespace ?? "default"
+        guard ProfileName.isPlain(active), let text = (try? TextFiles.read(folder + "/configurations/config_" + active)) ?? nil else { return nil }
+        var inCore = false
+        for raw in text.split(separator: "\n") {
+            let line = raw.trimmingWhitespace
+            if line.hasPrefix("[") { inCore = line == "[core]"; continue }
+            guard inCore, let eq = line.firstIndex(of: "=") else { continue }
+            if line[..<eq].trimmingWhitespace == "account" {
+                let value = line[line.index(after: eq)...].trimmingWhitespace
+                return value.isEmpty ? nil : value
+            }
+        }
+        return nil
+    }
+}
+
+/// A name safe to put in a path: letters, digits, `-`, `_`, `.`, not starting with a dot.
+enum ProfileName {
+    static func isPlain(_ s: String) -> Bool {
+        !s.isEmpty && !s.hasPrefix(".") && s.count <= 100 && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+    }
+}

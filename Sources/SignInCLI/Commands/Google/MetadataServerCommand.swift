@@ -1,0 +1,57 @@
+@_spi(CLI) import SignInKit
+
+/// `signin metadata-server [--port N]`: the metadata server of `exec --gce-metadata`, for as long as it runs.
+///
+/// 1. Signed in (and a first service-account token minted, with impersonation), else the error and its exit code.
+/// 2. Listens on 127.0.0.1 (`--port`, else a free port) and prints the variables a tool needs, as shell lines on
+///    standard output (`--json`: one object), then serves.
+/// 3. SIGINT, SIGTERM or SIGHUP: the request in hand is answered, the server closes, exit 0.
+struct MetadataServerCommand: SignInCommand {
+    static let portOption = OptionSpec("--port", value: "N", "Listen on this port of 127.0.0.1 (default: a free one; a fixed one for a systemd unit)")
+    static var name: String { "metadata-server" }
+    static let spec = CommandSpec(
+        name: name, summary: "Serve your sign-in to Google's tools as a local metadata server, until stopped",
+        details: """
+            Serves a Google Compute Engine metadata server on 127.0.0.1, as `exec --gce-metadata` does, until
+            SIGINT or SIGTERM: for IDEs, notebooks, or a systemd user unit. Prints the variables to set
+            (GCE_METADATA_HOST, GCE_METADATA_IP, GCE_METADATA_ROOT) as shell lines on standard output. Only your own
+            processes, with the header Metadata-Flavor: Google and Host 127.0.0.1:PORT, get an answer.
+            """,
+        ownOptions: [portOption, Impersonation.option, Exec.verboseOption], takesAccount: true)
+
+    let port: Int
+    let chain: [String]?
+    let verbose: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        if let p = a.value(Self.portOption) {
+            guard let n = Int(p), (1...65535).contains(n) else { throw UsageError("--port needs a port number from 1 to 65535") }
+            port = n
+        } else {
+            port = 0
+        }
+        chain = try Impersonation.chain(a)
+        verbose = a.has(Exec.verboseOption)
+        try noPositional(a, Self.spec)
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let chain = Impersonation.chain(self.chain, c)
+        _ = try Impersonation.token(c, Freshness(minTTL: 300), kind: .access, chain: chain)
+        ChildProcess.blockStopSignals()
+        let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath)
+        let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
+        server.start()
+        let variables = server.environment.sorted { $0.key < $1.key }
+        if c.json {
+            out(JSONText.object(["port": .int(server.port), "environment": .object(server.environment.mapValues { .string($0) })]))
+        } else {
+            for (name, value) in variables { out("export \(name)=\(value)") }
+        }
+        let who = chain.last ?? (try? c.client.restore(account: c.account).profile.email) ?? nil
+        err("signin: metadata server for \(who?.withoutControlCharacters ?? "the signed-in account") on \(server.address); stop it with Ctrl-C.")
+        _ = ChildProcess.waitForStopSignal()
+        server.stop()
+        return .success
+    }
+}

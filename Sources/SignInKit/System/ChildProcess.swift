@@ -1,0 +1,67 @@
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A command signin starts and stays beside (`exec --gce-metadata`): it inherits the terminal and standard
+/// streams, gets an empty signal mask and default dispositions, and signals sent to signin go on to it.
+@_spi(CLI) public struct ChildProcess: Sendable {
+    /// How the child ended.
+    public enum Termination: Sendable, Equatable {
+        case exited(Int32)
+        case signaled(Int32)
+    }
+
+    public let pid: pid_t
+
+    /// Why a child could not be started (`errno`).
+    public struct SpawnFailure: Error {
+        public let errno: Int32
+    }
+
+    /// Blocks the signals the wait passes on, in this thread and every thread started after: call it before
+    /// starting any thread (a server) that must not take them.
+    public static func prepareSignalForwarding() { signin_forwarding_block() }
+
+    /// Starts `path` with `argv` and `environment`; `closing` are descriptors of signin's the child must not get.
+    public static func spawn(path: String, argv: [String], environment: [String: String], closing: [Int32] = []) -> Result<ChildProcess, SpawnFailure> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in closing where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        signin_spawnattr_clean_signals(&attr)
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cargs.forEach { free($0) } }
+        var cenv: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { cenv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attr, &cargs, &cenv)
+        return rc == 0 ? .success(ChildProcess(pid: pid)) : .failure(SpawnFailure(errno: rc))
+    }
+
+    /// Waits for the child, passing on the signals other processes send signin (see `prepareSignalForwarding`).
+    public func waitForwardingSignals() -> Termination {
+        var status: Int32 = 0
+        guard signin_forwarding_wait(pid, &status) == 0 else { return .exited(127) }
+        let signal = status & 0x7f
+        return signal != 0 ? .signaled(signal) : .exited((status >> 8) & 0xff)
+    }
+
+    /// Ends signin as the child ended: with its status, or by the same signal.
+    public static func endAs(_ t: Termination) -> Int32 {
+        switch t {
+        case .exited(let code): return code
+        case .signaled(let sig):
+            signin_reraise(sig)
+            return 128 + sig
+        }
+    }
+
+    /// Blocks SIGINT, SIGTERM and SIGHUP for a server that runs until one arrives (before starting its thread).
+    public static func blockStopSignals() { signin_stop_signals_block() }
+    /// Waits for SIGINT, SIGTERM or SIGHUP; returns which.
+    public static func waitForStopSignal() -> Int32 { signin_stop_signals_wait() }
+}
