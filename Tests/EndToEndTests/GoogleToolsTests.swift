@@ -1,0 +1,345 @@
+import Foundation
+import Testing
+
+/// Google's own tools on signin's grant: gcloud, google-auth and Go's ADC through the metadata server of
+/// `signin exec --gce-metadata` and `signin metadata-server`, impersonation through an IAM Credentials stand-in,
+/// and the docker credential helper with skopeo against Debian's registry.
+enum GoogleShape {
+    static let cloudPlatform = "https://www.googleapis.com/auth/cloud-platform"
+    static let serviceAccount = "deployer@test-project.iam.gserviceaccount.com"
+
+    /// A signed-in user of the strict provider configured as a Google user would be: the cloud-platform scope, a
+    /// project, and Google's APIs pointed at the provider's stand-ins.
+    static func sandbox(_ strict: Provider, settings: [String: Any] = [:], extra: [String: Any] = [:], removing: [String] = []) throws -> Sandbox {
+        var config: [String: Any] = ["scopes": ["openid", "email", "profile", cloudPlatform], "project_id": "test-project", "project_number": "123456789",
+                                     "iam_credentials_endpoint": strict.issuer, "resource_manager_endpoint": strict.issuer]
+        config.merge(extra) { $1 }
+        for key in removing { config.removeValue(forKey: key) }
+        let box = try strict.signedInSandbox(settings, extra: config)
+        box.environment["CLOUDSDK_CONFIG"] = box.root.appendingPathComponent("gcloud").path
+        box.environment["CLOUDSDK_CORE_DISABLE_PROMPTS"] = "1"
+        return box
+    }
+
+    static func requireTool(_ path: String, _ why: String) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) missing: \(why)")
+    }
+
+    static let gcloud = "/usr/bin/gcloud"
+
+    /// google-auth's Application Default Credentials, as a Python program would use them.
+    static let googleAuthScript = """
+        import json, google.auth, google.auth.transport.requests as r
+        c, project = google.auth.default()
+        c.refresh(r.Request())
+        print(json.dumps({"token": c.token, "project": project, "email": getattr(c, "service_account_email", None)}))
+        """
+
+    /// The Go program of Tests/Providers/go, built once from Debian's packages (no network, no modules).
+    static let goProgram: Result<String, Error> = Result {
+        let out = Paths.repo.appendingPathComponent(".build/test-tools")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let binary = out.appendingPathComponent("adctoken").path
+        let r = try Subprocess.run("/usr/bin/env", ["GOPATH=\(Paths.providers.path)/go:/usr/share/gocode", "GO111MODULE=off", "GOFLAGS=",
+                                                    "GOCACHE=\(out.path)/go-cache", "HOME=\(out.path)", "/usr/bin/go", "build", "-o", binary, "adctoken"])
+        guard r.status == 0 else { throw HarnessError(description: "go build failed (golang-go, golang-golang-x-oauth2-google-dev, golang-google-cloud-compute-metadata-dev installed?): \(r.stderr)") }
+        return binary
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        let line = text.split(separator: "\n").last.map(String.init) ?? ""
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+    }
+}
+
+/// A `signin` that runs until stopped (`metadata-server`), its standard output readable line by line.
+final class RunningSignin: @unchecked Sendable {
+    let process = Process()
+    private let out = Pipe()
+    private let errURL: URL
+    private var buffer = Data()
+
+    init(_ box: Sandbox, _ args: [String], env extra: [String: String] = [:]) throws {
+        errURL = box.root.appendingPathComponent("running-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Paths.signin)
+        process.arguments = args
+        var env = box.environment
+        env.merge(extra) { $1 }
+        process.environment = env.filter { !$0.value.isEmpty }
+        process.standardOutput = out
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The next line of its standard output; nil once it closed.
+    func readLine() -> String? {
+        while true {
+            if let nl = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...nl)
+                return line
+            }
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+
+    var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
+    /// Sends `signal` and waits for the end: the exit status, or the signal that ended it.
+    func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, bySignal: Bool) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+}
+
+/// curl against a metadata server; returns (curl's exit, HTTP status, headers, body).
+func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata-Flavor: Google"], method: String = "GET", asUID: Int? = nil) throws -> (exit: Int32, status: Int, headers: String, body: String) {
+    var args = ["-sS", "--max-time", "10", "-X", method, "-D", "-"]
+    for h in headers { args += ["-H", h] }
+    args.append("http://127.0.0.1:\(port)\(path)")
+    let r = asUID.map { uid in try? Subprocess.run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/usr/bin/curl"] + args) } ?? (try? Subprocess.run("/usr/bin/curl", args))
+    guard let r else { throw HarnessError(description: "curl did not run") }
+    let parts = r.stdout.components(separatedBy: "\r\n\r\n")
+    let head = parts.first ?? ""
+    let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+    return (r.status, status, head, parts.dropFirst().joined(separator: "\r\n\r\n"))
+}
+
+@Suite struct GoogleToolsTests {
+    @Test func gcloudPrintsSigninsTokenAndListsTheAccountAndProject() throws {
+        try GoogleShape.requireTool(GoogleShape.gcloud, "gcloud comes with the image")
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let printed = try box.signin("exec", "--gce-metadata", "--", GoogleShape.gcloud, "auth", "print-access-token")
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == token)
+        let list = try box.signin("exec", "--gce-metadata", "--", GoogleShape.gcloud, "auth", "list", "--format=value(account)")
+        #expect(list.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "alice@example.org", "\(list.stderr)")
+        let project = try box.signin("exec", "--gce-metadata", "--", GoogleShape.gcloud, "config", "get-value", "project")
+        #expect(project.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "test-project", "\(project.stderr)")
+        // Served from the store: the token was fresh, so no refresh went to the provider.
+        #expect(try strict.stats(box.clientID)["refreshes"] as? Int == 0)
+        // gcloud keeps access tokens it was given (its access_tokens.db, its logs), never a grant: no file in its
+        // folder holds a refresh token (the strict provider's are "rt-" and 32 characters).
+        let folder = box.environment["CLOUDSDK_CONFIG"]!
+        let files = FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []
+        #expect(files.contains("access_tokens.db"), "\(files)")
+        for f in files {
+            let text = String(decoding: FileManager.default.contents(atPath: folder + "/" + f) ?? Data(), as: UTF8.self)
+            #expect(text.firstMatch(of: /rt-[A-Za-z0-9_-]{32}/) == nil, "\(f) holds a refresh token")
+        }
+    }
+
+    @Test func googleAuthDefaultReturnsTheTokenAndTheProject() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try box.signin("exec", "--gce-metadata", "--", Paths.python, "-c", GoogleShape.googleAuthScript)
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = GoogleShape.json(r.stdout)
+        #expect(o["token"] as? String == token)
+        #expect(o["project"] as? String == "test-project")
+        #expect(o["email"] as? String == "alice@example.org")
+    }
+
+    @Test func goFindDefaultCredentialsGetsTheToken() throws {
+        let program = try GoogleShape.goProgram.get()
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try box.signin("exec", "--gce-metadata", "--", program)
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = GoogleShape.json(r.stdout)
+        #expect(o["token"] as? String == token)
+        #expect(o["project"] as? String == "test-project")
+        #expect(o["email"] as? String == "alice@example.org")
+    }
+
+    @Test func theProjectNumberIsLookedUpOnceWhenOnlyTheIDIsGiven() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict, settings: ["project_number": "987654321"], removing: ["project_number"])
+        let script = """
+            for i in 1 2 3; do curl -sf -H 'Metadata-Flavor: Google' "http://$GCE_METADATA_HOST/computeMetadata/v1/project/numeric-project-id"; echo; done
+            """
+        let r = try box.signin("exec", "--gce-metadata", "--", "/bin/sh", "-c", script)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "987654321\n987654321\n987654321\n")
+        #expect(try strict.stats(box.clientID)["rm_calls"] as? Int == 1)
+        // Without any project the server says it has none (404), and gcloud's users are told what to add.
+        let none = try GoogleShape.sandbox(strict, removing: ["project_number", "project_id"])
+        let probe = try none.signin("exec", "--gce-metadata", "--", "/bin/sh", "-c",
+                                    "curl -s -o /dev/null -w '%{http_code}' -H 'Metadata-Flavor: Google' \"http://$GCE_METADATA_HOST/computeMetadata/v1/project/numeric-project-id\"")
+        #expect(probe.stdout == "404")
+        let gcloudNote = try none.signin("exec", "--gce-metadata", "--", "/bin/true")
+        #expect(!gcloudNote.stderr.contains("project_id"))
+        let named = try none.signin("exec", "--gce-metadata", "--", "gcloud", "--version")
+        #expect(named.stderr.contains("add \"project_id\" to \(none.configPath)"), "\(named.stderr)")
+    }
+
+    @Test func aScopeTheGrantLacksIsAClearErrorWithWhatToRun() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict, extra: ["scopes": ["openid", "email"]])
+        let script = """
+            curl -s -w ' %{http_code}' -H 'Metadata-Flavor: Google' "http://$GCE_METADATA_HOST/computeMetadata/v1/instance/service-accounts/default/token?scopes=\(GoogleShape.cloudPlatform)"
+            """
+        let r = try box.signin("exec", "--gce-metadata", "--", "/bin/sh", "-c", script)
+        #expect(r.stdout.hasSuffix(" 400"), "\(r.stdout)")
+        #expect(r.stdout.contains("\"error\":\"invalid_scope\""))
+        #expect(r.stderr.contains("\(GoogleShape.cloudPlatform), which the sign-in of alice@example.org was not granted: add it to \"scopes\" in \(box.configPath) and run `signin login`"), "\(r.stderr)")
+        // Scopes it has are served (Google's long names for email count as email).
+        let ok = try box.signin("exec", "--gce-metadata", "--", "/bin/sh", "-c",
+                                "curl -s -o /dev/null -w '%{http_code}' -H 'Metadata-Flavor: Google' \"http://$GCE_METADATA_HOST/computeMetadata/v1/instance/service-accounts/default/token?scopes=https://www.googleapis.com/auth/userinfo.email\"")
+        #expect(ok.stdout == "200")
+    }
+
+    @Test func execPassesStatusSignalsAndNoTokenAndClosesTheServer() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let env = try box.signin("exec", "--gce-metadata", "--", "/bin/sh", "-c", "env; echo \"$@\"; exit 7", "sh", "a b")
+        #expect(env.status == 7)
+        #expect(!env.stdout.contains(token) && !env.stdout.contains("SIGNIN_ACCESS_TOKEN"))
+        #expect(env.stdout.contains("GCE_METADATA_HOST=127.0.0.1:") && env.stdout.contains("GCE_METADATA_ROOT=127.0.0.1:") && env.stdout.contains("GCE_METADATA_IP=127.0.0.1:"))
+        // A signal sent to signin reaches the command, whose status signin then exits with; the server is gone after.
+        let run = try RunningSignin(box, ["exec", "--gce-metadata", "--", "/bin/sh", "-c", "trap 'exit 42' TERM; echo $GCE_METADATA_HOST; while :; do sleep 0.05; done"])
+        let host = try #require(run.readLine())
+        let port = try #require(Int(host.split(separator: ":").last ?? ""))
+        #expect(try metadataRequest(port, "/").status == 200)
+        let ended = run.stop(SIGTERM)
+        #expect(ended.status == 42 && !ended.bySignal, "\(run.stderr)")
+        #expect(try metadataRequest(port, "/").exit == 7)  // connection refused: the server closed with the command
+        // A command killed by a signal: signin ends by the same signal.
+        let killed = try RunningSignin(box, ["exec", "--gce-metadata", "--", "/bin/sh", "-c", "echo up; kill -KILL $$"])
+        _ = killed.readLine()
+        let k = killed.stop(0)
+        #expect(k.bySignal && k.status == SIGKILL)
+        // Not signed in: exit 3 before the command runs.
+        let marker = box.root.appendingPathComponent("ran").path
+        #expect(try box.signin("logout").status == 0)
+        let out = try box.signin("exec", "--gce-metadata", "--", "/usr/bin/touch", marker)
+        #expect(out.status == 3)
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
+    @Test func whatTakesPrecedenceOverTheServerIsSaid() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let gcloudConfig = box.environment["CLOUDSDK_CONFIG"]!
+        try FileManager.default.createDirectory(atPath: gcloudConfig + "/configurations", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: gcloudConfig + "/application_default_credentials.json"))
+        try Data("[core]\naccount = bob@example.org\n".utf8).write(to: URL(fileURLWithPath: gcloudConfig + "/configurations/config_default"))
+        let r = try box.signin(["exec", "--gce-metadata", "--", "/bin/true"], env: ["GOOGLE_APPLICATION_CREDENTIALS": "/tmp/key.json"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("GOOGLE_APPLICATION_CREDENTIALS is set"), "\(r.stderr)")
+        #expect(r.stderr.contains("application_default_credentials.json exists") && r.stderr.contains("gcloud auth application-default revoke"))
+        #expect(r.stderr.contains("gcloud has its own account set (bob@example.org)"))
+    }
+}
+
+/// The rules of who the metadata server answers, against `signin metadata-server` as it runs.
+@Suite struct MetadataServerRulesTests {
+    @Test func onlyThisUsersToolsWithTheHeaderAndTheAddressGetAnAnswer() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try RunningSignin(box, ["metadata-server", "--json", "--verbose"])
+        let first = try #require(server.readLine())
+        let port = try #require(GoogleShape.json(first)["port"] as? Int, "\(first) \(server.stderr)")
+        let tokenPath = "/computeMetadata/v1/instance/service-accounts/default/token"
+
+        let ok = try metadataRequest(port, tokenPath)
+        #expect(ok.status == 200 && ok.body.contains(token))
+        #expect(ok.headers.contains("Metadata-Flavor: Google") && ok.headers.contains("Content-Type: application/json"))
+        let ping = try metadataRequest(port, "/")
+        #expect(ping.status == 200 && ping.headers.contains("Metadata-Flavor: Google"))
+        let email = try metadataRequest(port, "/computeMetadata/v1/instance/service-accounts/default/email")
+        #expect(email.body == "alice@example.org" && email.headers.contains("Content-Type: application/text"))
+        let listing = try metadataRequest(port, "/computeMetadata/v1/instance/service-accounts/")
+        #expect(listing.body == "alice@example.org/\ndefault/\n")
+        let recursive = GoogleShape.json(try metadataRequest(port, "/computeMetadata/v1/instance/service-accounts/alice@example.org/?recursive=true").body)
+        #expect(recursive["email"] as? String == "alice@example.org")
+        #expect(recursive["aliases"] as? [String] == ["default"])
+        #expect((recursive["scopes"] as? [String])?.contains(GoogleShape.cloudPlatform) == true)
+        #expect(try metadataRequest(port, "/computeMetadata/v1/universe/universe-domain").body == "googleapis.com")
+        #expect(try metadataRequest(port, "/computeMetadata/v1/instance/zone").status == 404)
+        #expect(try metadataRequest(port, "/computeMetadata/v1/instance/service-accounts/mallory@example.org/token").status == 404)
+        // The person's own ID token, for this client's audience only.
+        let id = try metadataRequest(port, "/computeMetadata/v1/instance/service-accounts/default/identity?audience=\(box.clientID)&format=full")
+        #expect(id.status == 200 && id.body.split(separator: ".").count == 3)
+        let otherAudience = try metadataRequest(port, "/computeMetadata/v1/instance/service-accounts/default/identity?audience=https://svc.example")
+        #expect(otherAudience.status == 404 && otherAudience.body.contains("needs a service account"))
+
+        let refusals: [(String, (exit: Int32, status: Int, headers: String, body: String))] = [
+            ("no header", try metadataRequest(port, tokenPath, headers: [])),
+            ("a wrong header", try metadataRequest(port, tokenPath, headers: ["Metadata-Flavor: Nope"])),
+            ("a proxy", try metadataRequest(port, tokenPath, headers: ["Metadata-Flavor: Google", "X-Forwarded-For: 203.0.113.9"])),
+            ("a foreign Host", try metadataRequest(port, tokenPath, headers: ["Metadata-Flavor: Google", "Host: metadata.attacker.example:\(port)"])),
+            ("localhost", try metadataRequest(port, tokenPath, headers: ["Metadata-Flavor: Google", "Host: localhost:\(port)"])),
+            ("a POST", try metadataRequest(port, tokenPath, method: "POST")),
+            ("a CORS preflight", try metadataRequest(port, tokenPath, headers: ["Origin: http://attacker.example", "Access-Control-Request-Method: GET", "Access-Control-Request-Headers: metadata-flavor"], method: "OPTIONS")),
+        ]
+        for (what, r) in refusals {
+            #expect([403, 400, 405].contains(r.status), "\(what): \(r.status)")
+            #expect(!r.body.contains(token), "\(what)")
+            #expect(r.headers.contains("Metadata-Flavor: Google"), "\(what)")
+            #expect(!r.headers.lowercased().contains("access-control-allow"), "\(what)")
+        }
+        #expect(refusals[0].1.status == 403 && refusals[2].1.status == 403 && refusals[3].1.status == 400 && refusals[5].1.status == 405)
+        // Another user of this machine gets no answer at all (the connection is closed unanswered).
+        let other = try metadataRequest(port, tokenPath, asUID: 65534)
+        #expect(other.status == 0 && other.exit != 0 && !other.body.contains(token), "\(other)")
+
+        let stopped = server.stop(SIGTERM)
+        #expect(stopped.status == 0 && !stopped.bySignal, "\(server.stderr)")
+        let log = server.stderr
+        #expect(log.contains("signin: metadata: GET \(tokenPath) 200"))
+        #expect(log.contains("refused a request: no Metadata-Flavor: Google header"))
+        #expect(log.contains("refused a request: relayed by a proxy (X-Forwarded-For)"))
+        #expect(log.contains("refused a connection from another user, uid 65534"))
+        #expect(!log.contains(token))
+        #expect(try metadataRequest(port, "/").exit == 7)
+    }
+
+    @Test func aWebPageInHeadlessChromiumCannotReadTheServer() throws {
+        for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"] { try GoogleShape.requireTool(path, "run scripts/setup --tests") }
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try RunningSignin(box, ["metadata-server", "--json"])
+        let line = try #require(server.readLine())
+        let port = try #require(GoogleShape.json(line)["port"] as? Int)
+        let url = "http://127.0.0.1:\(port)/computeMetadata/v1/instance/service-accounts/default/token"
+        let probe = try Subprocess.run("/usr/bin/python3", [Paths.providers.appendingPathComponent("metadata_page_probe.py").path, url])
+        #expect(probe.status == 0, "\(probe.stderr)")
+        let results = GoogleShape.json(probe.stdout)
+        #expect(results.count == 3, "\(probe.stdout) \(probe.stderr)")
+        for (attempt, value) in results {
+            let r = value as? [String: Any] ?? [:]
+            let body = r["body"] as? String ?? ""
+            #expect(!body.contains(token), "\(attempt) read the token")
+            #expect(!body.contains("access_token"), "\(attempt): \(r)")
+        }
+        #expect(((results["with_header"] as? [String: Any])?["outcome"] as? String)?.hasPrefix("refused") == true, "\(results)")
+        _ = server.stop(SIGTERM)
+    }
+
+    @Test func metadataServerOnAFixedPortSaysWhenThePortIsTaken() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict)
+        let held = try SilentServer()
+        let r = try box.signin("metadata-server", "--port", "\(held.port)")
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("port \(held.port) on the loopback address is in use"), "\(r.stderr)")
+        // Not signed in: exit 3 at once, no server.
+        #expect(try box.signin("logout").status == 0)
+        #expect(try box.signin("metadata-server").status == 3)
+    }
+}
