@@ -172,10 +172,15 @@ import Testing
         let install = Paths.repo.appendingPathComponent("scripts/install").path
         var r = try Subprocess.run(install, ["--prefix", prefix], env: ["PATH": "/usr/bin:/bin", "HOME": prefix, "SIGNIN_INSTALL_BINARY": Paths.signin])
         #expect(r.status == 0, "\(r.stderr)")
-        for f in ["bin/signin", "share/man/man1/signin.1", "share/bash-completion/completions/signin", "share/zsh/site-functions/_signin",
+        for f in ["bin/signin", "bin/docker-credential-signin", "share/man/man1/signin.1", "share/bash-completion/completions/signin", "share/zsh/site-functions/_signin",
                   "share/fish/vendor_completions.d/signin.fish"] {
             #expect(FileManager.default.fileExists(atPath: "\(prefix)/\(f)"), "\(f)")
         }
+        // docker's name for the helper runs `signin docker-credential` (no configuration is needed for store).
+        let helper = try Subprocess.run("\(prefix)/bin/docker-credential-signin", ["store"], env: ["PATH": "/usr/bin:/bin", "HOME": prefix], stdin: Data("{}".utf8))
+        #expect(helper.status == 0, "\(helper.stderr)")
+        let helperHelp = try Subprocess.run("\(prefix)/bin/docker-credential-signin", ["--help"], env: ["PATH": "/usr/bin:/bin", "HOME": prefix])
+        #expect(helperHelp.stdout.contains("Usage: signin docker-credential"), "\(helperHelp.stdout)")
         // The manual renders, and carries the same command texts as --help.
         let man = try Subprocess.run("/usr/bin/man", ["-l", "-P", "cat", "\(prefix)/share/man/man1/signin.1"], env: ["PATH": "/usr/bin:/bin", "MANWIDTH": "120"])
         #expect(man.status == 0 && man.stdout.contains("kubectl-credential") && man.stdout.contains("EXIT STATUS"), "\(man.stderr)")
@@ -196,6 +201,7 @@ import Testing
         r = try Subprocess.run(install, ["--uninstall", "--prefix", prefix], env: ["PATH": "/usr/bin:/bin", "HOME": prefix])
         #expect(r.status == 0)
         #expect(!FileManager.default.fileExists(atPath: "\(prefix)/bin/signin"))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "\(prefix)/bin/docker-credential-signin")) == nil)
         // The folders it made are gone; what is left is said, with how to remove it.
         for d in ["bin", "share/man", "share/bash-completion", "share/zsh", "share/fish"] { #expect(!FileManager.default.fileExists(atPath: "\(prefix)/\(d)"), "\(d) left") }
         #expect(r.stdout.contains("left in place:") && r.stdout.contains("\(prefix)/.local/share/signin"), "\(r.stdout)")
