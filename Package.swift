@@ -5,6 +5,9 @@ let package = Package(
     name: "signin",
     products: [
         .library(name: "SignInKit", targets: ["SignInKit"]),
+        // Authorized URLSession requests with one retry on a refused token; apart, so that only programs that use
+        // URLSession load Foundation's networking.
+        .library(name: "SignInKitURLSession", targets: ["SignInKitURLSession"]),
         .executable(name: "signin", targets: ["signin"]),
     ],
     targets: [
@@ -20,13 +23,14 @@ let package = Package(
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
         .target(name: "SignInCLI", dependencies: ["SignInKit"]),
+        .target(name: "SignInKitURLSession", dependencies: ["SignInKit"]),
         .executableTarget(name: "signin", dependencies: ["SignInCLI", "SignInKit"]),
         // README's library example, compiled so it cannot drift from the API.
         .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),
         // README's library tasks, compiled for the same reason.
-        .executableTarget(name: "signin-tasks", dependencies: ["SignInKit"], path: "Examples/tasks"),
+        .executableTarget(name: "signin-tasks", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/tasks"),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL", "SignInCLI"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "SignInKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "SignInKit", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]
 )

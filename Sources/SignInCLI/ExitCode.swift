@@ -16,7 +16,7 @@ struct ExitCode: Equatable, Sendable {
     init(_ e: SignInError) {
         switch e {
         case .noPreviousSignIn: self = .notSignedIn
-        case .canceled: self = .canceled
+        case .canceled, .scopesNotGranted: self = .canceled
         case .timedOut: self = .timedOut
         case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed: self = .network
         case .configInvalid, .configNotFound, .unsupported, .accountNotFound, .ambiguousAccount, .passphraseRefused, .passphraseUnavailable: self = .usage

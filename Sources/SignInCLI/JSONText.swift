@@ -71,6 +71,7 @@ enum JSONText {
             "signed_in": .bool(u.grantEndedAt == nil), "issuer": .string(u.issuer), "current": .bool(u.isCurrent),
             "profile": profile(u.profile), "granted_scopes": .array(u.grantedScopes.map { .string($0) }),
             "access_token_expires_at": u.accessToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
+            "access_token_rejected": .bool(u.accessTokenRejected),
             "id_token_expires_at": u.idToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
             "has_refresh_token": .bool(u.refreshToken != nil),
             "grant_ended_at": u.grantEndedAt.map { .string(iso8601($0)) } ?? .null,

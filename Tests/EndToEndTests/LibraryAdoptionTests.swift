@@ -44,7 +44,7 @@ import Testing
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self).contains(#""sub": "alice""#) || String(decoding: data, as: UTF8.self).contains(#""sub":"alice""#))
         let info = try await user.userInfo()
-        #expect(info["sub"] == "alice" && info["email"] == "alice@example.org")
+        #expect(info["sub"]?.string == "alice" && info["email"]?.string == "alice@example.org")
     }
 
     @Test func aProgramNamedStoreIsItsOwn() async throws {
@@ -83,20 +83,20 @@ import Testing
         #expect(last != nil && last! == nil, "and the sign-out")
     }
 
-    @Test func endpointsSetInCodeFollowTheSameRulesAsTheFile() throws {
+    @Test func endpointsSetInCodeFollowTheSameRulesAsTheFile() async throws {
         var c = SignInConfiguration(clientID: "in-code", issuer: "https://idp.example")
         c.endpoints.authorizationEndpoint = URL(string: "https://idp.example/auth")
         c.endpoints.tokenEndpoint = URL(string: "http://tokens.example/token")  // plain http to another machine
         c.endpoints.jwksURI = URL(string: "https://idp.example/jwks")
         do {
-            _ = try SignInClient(configuration: c, storage: InMemoryCredentialStorage(), environment: [:]).discoverEndpoints()
+            _ = try await SignInClient(configuration: c, storage: InMemoryCredentialStorage(), environment: [:]).discoverEndpoints()
             Issue.record("a plain-http token endpoint on another machine was accepted")
         } catch {
             guard case .configInvalid(_, let field, let reason) = error else { Issue.record("\(error)"); return }
             #expect(field == "token_endpoint" && reason.contains("not https"))
         }
         c.endpoints.tokenEndpoint = URL(string: "https://idp.example/token")
-        let e = try SignInClient(configuration: c, storage: InMemoryCredentialStorage(), environment: [:]).discoverEndpoints()
+        let e = try await SignInClient(configuration: c, storage: InMemoryCredentialStorage(), environment: [:]).discoverEndpoints()
         #expect(e.tokenEndpoint.absoluteString == "https://idp.example/token" && e.jwksURI.host == "idp.example")
     }
 
@@ -123,7 +123,7 @@ import Testing
         func freshToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken {
             SignInToken(value: "fake", expirationDate: nil)
         }
-        func userInfo() async throws(SignInError) -> [String: String] { ["sub": "42"] }
+        func userInfo() async throws(SignInError) -> [String: JSONValue] { ["sub": .string("42")] }
     }
 
     final class StandInClient: SignInClientProtocol, @unchecked Sendable {

@@ -233,8 +233,11 @@ class Handler(BaseHTTPRequestHandler):
             for cl in list(CLIENTS.values()):
                 if at in cl.access:
                     sub = cl.access[at]
-                    return self.send(200, {"sub": sub, "name": sub.capitalize() + " Example", "email": f"{sub}@example.org"})
-            return self.send(401, {"error": "invalid_token"})
+                    with LOCK:
+                        cl.stats["userinfo_ok"] = cl.stats.get("userinfo_ok", 0) + 1
+                    return self.send(200, {"sub": sub, "name": sub.capitalize() + " Example", "email": f"{sub}@example.org",
+                                           "email_verified": True, "address": {"country": "NL"}, "updated_at": 1700000000})
+            return self.send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
         self.send(404, {"error": "not_found"})
 
     def do_POST(self):

@@ -54,6 +54,8 @@ struct AccountsCommand: SignInCommand {
             var state: String
             if let ended = u.grantEndedAt {
                 state = "ended by the provider on \(iso8601(ended))"
+            } else if u.accessTokenRejected {
+                state = "token rejected by an API (refreshes when used)"
             } else if let exp = u.accessToken?.expirationDate {
                 state = exp > Date() ? "token until \(iso8601(exp))" : "token expired (refreshes when used)"
                 if u.refreshToken == nil { state += ", no refresh token" }

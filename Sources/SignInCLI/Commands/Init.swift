@@ -91,7 +91,7 @@ struct Init: SignInCommand {
                     }
                     probe.sourcePath = path
                     do throws(SignInError) {
-                        let endpoints = try SignInClient(configuration: probe, environment: env).discoverEndpoints()
+                        let endpoints = try SignInClient(configuration: probe, environment: env).discoverEndpointsBlocking()
                         err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
                         return nil
                     } catch {

@@ -33,7 +33,9 @@ struct Status: SignInCommand {
             return .notSignedIn
         } else if let user {
             var lines = ["Signed in as \(user.profile.displayName)" + (user.isCurrent ? "" : " (not the current account)"), "Issuer: \(client.configuration.issuer)"]
-            if let exp = user.accessToken?.expirationDate {
+            if user.accessTokenRejected {
+                lines.append("Access token: rejected by an API (a refresh happens on the next `signin token`)")
+            } else if let exp = user.accessToken?.expirationDate {
                 let left = Int(exp.timeIntervalSinceNow)
                 lines.append("Access token: " + (left > 0 ? "valid for \(left / 60) min \(left % 60) s (until \(iso8601(exp)))" : "expired (a refresh happens on the next `signin token`)"))
             }

@@ -29,8 +29,11 @@ final class LoopbackAuthorization: AuthorizationGrant {
     /// Opens the browser (unless told not to) and waits for a valid answer until `options.timeout` or cancellation.
     func awaitAnswer(canceller: Canceller, emit onEvent: @escaping @Sendable (SignInEvent) -> Void) throws(SignInError) -> AuthorizationResponse {
         let port = receiver.port
-        let outcome = options.openBrowser
-            ? Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) } : nil
+        // No display and no $BROWSER (an SSH session, a container): running xdg-open would only fail; say so instead.
+        let outcome: BrowserLaunch? = !options.openBrowser ? nil
+            : !Browser.localBrowserLikely(environment: environment)
+            ? .unavailable(reason: "no browser is likely to open here (no display, or an SSH session, and no $BROWSER); open the address on a device with one")
+            : Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) }
         // Built from a validated endpoint and encoded parameters, and from a loopback address and port.
         onEvent(.authorizationURL(url: URL(string: request.url)!, redirectURI: URL(string: receiver.redirectURI)!, port: port, browser: outcome))
         var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)

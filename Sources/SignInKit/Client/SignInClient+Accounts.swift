@@ -23,6 +23,11 @@ extension SignInClient {
     }
 
     /// The current user, or nil (also when the store is unreadable; use `storedUser()` to learn why).
+    ///
+    /// Which to use: `currentUser` to show who is signed in (a UI; `currentUserUpdates()` to follow it);
+    /// `storedUser(account:)` when an unreadable store or a wrong account name must be told apart from "no one";
+    /// `signedInUser(account:)` when no one signed in is an error to report. None of them touches the network;
+    /// for tokens, `restorePreviousSignIn()` or the user's `freshToken()`.
     public var currentUser: SignInUser? { try? storedUser() }
 
     /// Whether a previous sign-in of the current account is stored that `restorePreviousSignIn()` can use without
@@ -89,7 +94,7 @@ extension SignInClient {
         let minimumValidity = minimumValidity.timeInterval
         switch token {
         case .access:
-            guard c.accessToken != nil, let exp = c.accessTokenExpiry else { return false }
+            guard c.accessToken != nil, c.accessTokenRejectedAt == nil, let exp = c.accessTokenExpiry else { return false }
             return exp.timeIntervalSinceNow >= minimumValidity
         case .id:
             guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
@@ -106,8 +111,9 @@ extension SignInClient {
         try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) in
             guard var current = try storage.credentials(for: identity, subject: subject),
                   let token = current.accessToken, Crypto.constantTimeEqual(token, rejected) else { return }
-            current.accessTokenExpiry = Date(timeIntervalSince1970: 0)
+            current.accessTokenRejectedAt = Date()
             try storage.save(current)
         }
+        currentUserChanged()
     }
 }

@@ -11,7 +11,7 @@ extension SignInClient {
     /// within `minimumValidity` (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
     public func restorePreviousSignIn(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
                                       token: TokenKind = .access) async throws(SignInError) -> SignInUser {
-        try await offPool { (_) throws(SignInError) -> SignInUser in
+        try await offPool("the refresh") { (_) throws(SignInError) -> SignInUser in
             try self.restore(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
         }
     }
@@ -76,6 +76,7 @@ extension SignInClient {
                 var ended = current
                 ended.grantEndedAt = Date()
                 try storage.save(ended)
+                currentUserChanged()
                 throw .grantEnded(on: ended.grantEndedAt!)
             }
             var next = current
@@ -93,10 +94,12 @@ extension SignInClient {
                 next.idTokenExpiry = verified.expiry
             }
             next.accessToken = response.accessToken
+            next.accessTokenRejectedAt = nil
             next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
             if let scope = response.scope { next.grantedScopes = scope }
             next.savedAt = Date()
             try storage.save(next)
+            currentUserChanged()
             return next
         }
     }

@@ -24,7 +24,7 @@ extension SignInClient {
             self.onEvent(event)
             extra(event)
         }
-        return try await offPool { (canceller) throws(SignInError) -> SignInUser in
+        return try await offPool("the sign-in") { (canceller) throws(SignInError) -> SignInUser in
             try self.signInBlocking(additionalScopes: additionalScopes, options: o, canceller: canceller, emit: emit)
         }
     }
@@ -54,8 +54,8 @@ extension SignInClient {
         try credentialStore?.prepareKey()
         let http = HTTPClient(configuration: configuration)
         let endpoints: ProviderEndpoints
-        if let known = knownEndpoints { endpoints = known } else { endpoints = try Discovery.endpoints(for: configuration, http: http) }
-        discovered.withLock { $0 = endpoints }
+        if let known = knownEndpoints ?? DiscoveryCache.shared.endpoints(for: configuration) { endpoints = known } else { endpoints = try Discovery.endpoints(for: configuration, http: http) }
+        remember(endpoints)
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
         let scopes = scopes(adding: additionalScopes)
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
@@ -63,7 +63,7 @@ extension SignInClient {
         defer { _ = jwks.value }
         let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> SignInUser in
             try self.complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
-                              requireUserID: options.requireUserID, jwks: jwks.value)
+                              requireUserID: options.requireUserID, requiredName: options.requiredAccountName, jwks: jwks.value)
         }
         func run<G: AuthorizationGrant>(_ grant: G) throws(SignInError) -> SignInUser {
             do throws(SignInError) {
@@ -88,13 +88,13 @@ extension SignInClient {
 
     /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
     func complete(_ response: TokenResponse, endpoints: ProviderEndpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
-                          requireUserID: String?, jwks: JWKS?) throws(SignInError) -> SignInUser {
+                          requireUserID: String?, requiredName: String? = nil, jwks: JWKS?) throws(SignInError) -> SignInUser {
         guard let raw = response.idToken else {
             throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
         }
         let verified = try verifyIDToken(raw, endpoints: endpoints, nonce: nonce, prefetched: jwks)
         if let required = requireUserID, verified.subject != required {
-            throw .mismatchWithCurrentUser(expected: required, actual: verified.profile.displayName)
+            throw .mismatchWithCurrentUser(expected: requiredName ?? required, actual: verified.profile.displayName)
         }
         var profile = verified.profile
         if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) {

@@ -53,7 +53,7 @@ extension SignInClient {
     /// Revokes the grant at the provider (RFC 7009), then removes the local credentials of the current account,
     /// or of `account`. See `disconnectBlocking`.
     public func disconnect(account: String? = nil) async throws(SignInError) {
-        try await offPool { (_) throws(SignInError) in try self.disconnectBlocking(account: account) }
+        try await offPool("the revocation") { (_) throws(SignInError) in try self.disconnectBlocking(account: account) }
     }
 
     /// Sign-out with revocation:

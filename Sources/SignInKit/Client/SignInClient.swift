@@ -28,7 +28,8 @@ public final class SignInClient: Sendable {
     ///   - onEvent: called (on any thread) as a sign-in progresses.
     ///   - passphrase: asked when the store's key is under a passphrase (`key_storage: passphrase`).
     ///   - appName: a program's own name: its credentials then live in `$XDG_DATA_HOME/<appName>` (apart from the
-    ///     `signin` command's and other programs'), unless `storeDirectory` says otherwise.
+    ///     `signin` command's and other programs'), unless `storeDirectory` says otherwise. Default: the
+    ///     configuration's `appName` (set by `SignInConfiguration.loadDefault(appName:)`), so it is given once.
     public init(configuration: SignInConfiguration, storeDirectory: String? = nil, environment: [String: String]? = nil,
                 onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }, passphrase: PassphraseProvider? = nil, appName: String? = nil) {
         let env = environment ?? ProcessEnvironment.current
@@ -37,7 +38,7 @@ public final class SignInClient: Sendable {
         var custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
         custody.configurationPath = configuration.sourcePath
-        let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? "signin")
+        let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? configuration.appName ?? "signin")
         self.storage = CredentialStore(directory: directory, custody: custody)
         self.onEvent = onEvent
     }
@@ -62,12 +63,39 @@ public final class SignInClient: Sendable {
 
     // MARK: The provider
 
-    /// The provider's endpoints, from discovery (or the configuration's overrides). Blocks on the network.
-    public func discoverEndpoints() throws(SignInError) -> ProviderEndpoints {
-        if let known = discovered.withLock({ $0 }) { return known }
+    /// The provider's endpoints: the configuration's overrides, else a signed-in user's (stored at sign-in), else
+    /// OpenID discovery, fetched once per process for each issuer (every client of that issuer shares it).
+    /// Cancelling the calling task stops a discovery that waits on the network at once (`.canceled`).
+    public func discoverEndpoints() async throws(SignInError) -> ProviderEndpoints {
+        if let known = cachedEndpoints() { return known }
+        return try await offPool("the discovery") { (_) throws(SignInError) -> ProviderEndpoints in try self.discoverEndpointsBlocking() }
+    }
+
+    /// `discoverEndpoints()` for callers that are not async (the command line's `init`): blocks on the network.
+    @_spi(CLI) public func discoverEndpointsBlocking() throws(SignInError) -> ProviderEndpoints {
+        if let known = cachedEndpoints() { return known }
         let endpoints = try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
-        discovered.withLock { $0 = endpoints }
+        remember(endpoints)
         return endpoints
+    }
+
+    /// Endpoints known without the network: this process's discovery of the issuer, or a stored user's.
+    func cachedEndpoints() -> ProviderEndpoints? {
+        if let known = discovered.withLock({ $0 }) { return known }
+        if let shared = DiscoveryCache.shared.endpoints(for: configuration) {
+            discovered.withLock { $0 = shared }
+            return shared
+        }
+        if configuration.endpoints.authorization == nil, let stored = (try? storage.currentCredentials(for: identity)) ?? nil,
+           stored.endpoints.issuer == configuration.issuer {
+            return stored.endpoints
+        }
+        return nil
+    }
+
+    func remember(_ endpoints: ProviderEndpoints) {
+        discovered.withLock { $0 = endpoints }
+        DiscoveryCache.shared.store(endpoints, for: configuration)
     }
 
     /// The endpoints already discovered in this process, if any (no network).
@@ -76,45 +104,66 @@ public final class SignInClient: Sendable {
     /// Whether the provider, as discovered in this process, offers the device flow (nil: not discovered yet).
     @_spi(CLI) public var offersDeviceFlow: Bool? { knownEndpoints.map { $0.deviceAuthorization != nil } }
 
-    /// The provider's userinfo for an access token (see `SignInUser.userInfo()`).
-    func userInfo(accessToken: String) async throws(SignInError) -> [String: String] {
-        try await offPool { (_) throws(SignInError) -> [String: String] in
-            let o = try TokenClient(config: self.configuration, endpoints: try self.discoverEndpoints()).userinfo(accessToken: accessToken)
-            var out: [String: String] = [:]
-            for (k, v) in o {
-                switch v {
-                case .string(let x): out[k] = x
-                case .bool(let b): out[k] = b ? "true" : "false"
-                case .number(let n): out[k] = n.rounded() == n && abs(n) < 1e15 ? String(Int(n)) : String(n)
-                default: continue
-                }
-            }
-            return out
+    /// The provider's userinfo for an access token at `endpoints` (see `SignInUser.userInfo()`).
+    func userInfo(accessToken: String, endpoints: ProviderEndpoints) async throws(SignInError) -> [String: JSONValue] {
+        try await offPool("the userinfo request") { (_) throws(SignInError) -> [String: JSONValue] in
+            try TokenClient(config: self.configuration, endpoints: endpoints).userinfo(accessToken: accessToken)
         }
     }
 
     /// A sign-in whose progress arrives as an `AsyncSequence`, in order, ending when the sign-in ends; iterate it
-    /// from any actor (a `@MainActor` UI included). `user` is the sign-in itself: await its value (or cancel it).
+    /// from any actor (a `@MainActor` UI included). `user` is the sign-in itself: await its `value`, or cancel it.
+    /// Cancelling the task that iterates `events`, or one that awaits `user.value`, cancels the sign-in too (a
+    /// SwiftUI `.task` that goes away leaves nothing running): `value` then throws `.canceled`.
     public func signInWithEvents(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions())
-        -> (events: AsyncStream<SignInEvent>, user: Task<SignInUser, any Error>) {
+        -> (events: AsyncStream<SignInEvent>, user: SignInOperation<SignInUser>) {
         let (stream, continuation) = AsyncStream<SignInEvent>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task { () async throws -> SignInUser in
+        let task = Task { () async -> Result<SignInUser, SignInError> in
             defer { continuation.finish() }
-            return try await self.signIn(hint: hint, additionalScopes: additionalScopes, options: options) { continuation.yield($0) }
+            do throws(SignInError) {
+                return .success(try await self.signIn(hint: hint, additionalScopes: additionalScopes, options: options) { continuation.yield($0) })
+            } catch {
+                return .failure(error)
+            }
         }
-        return (stream, task)
+        // The consumer went away (its task was cancelled, or it dropped the stream) before the end: so does the sign-in.
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { task.cancel() }
+        }
+        return (stream, SignInOperation(task: task))
     }
 
-    /// The current user now, then again each time it changes through this client: a sign-in, a sign-out, a
-    /// switch of account (nil: no one is signed in). For a UI that shows who is signed in without re-reading.
+    /// The current user now, then again each time it changes (nil: no one is signed in). For a UI that shows who
+    /// is signed in without re-reading. What is said, and from where:
+    /// - a sign-in, a sign-out, a switch of account, new scopes: through this client, at once;
+    /// - a refresh that replaced the tokens (a new `accessToken`), and a token an API refused
+    ///   (`accessTokenRejected`): through this client, at once;
+    /// - the provider ended the grant (a refresh got `invalid_grant`): the user again, with `grantEndedAt` set (it
+    ///   can no longer be restored: show it as signed out, and offer to sign in);
+    /// - any of these by another `SignInClient` or another process (the `signin` command) on the same file store:
+    ///   within about 50 ms, the store folder being watched (inotify) while anyone iterates this stream.
+    /// Consecutive equal states are said once.
     public func currentUserUpdates() -> AsyncStream<SignInUser?> {
         let (stream, continuation) = AsyncStream<SignInUser?>.makeStream(bufferingPolicy: .bufferingNewest(8))
-        continuation.yield(currentUser)
-        observers.add(continuation)
+        let now = currentUser
+        continuation.yield(now)
+        let id = observers.add(continuation, first: now)
+        continuation.onTermination = { [weak self] _ in self?.observers.remove(id) }
+        if let store = credentialStore {
+            // Weak: the watcher's thread must not keep a client alive that its program let go of.
+            observers.startWatching { () -> StoreWatcher? in
+                StoreWatcher(directory: store.directory) { [weak self] in self?.currentUserChanged() }
+            }
+        }
         return stream
     }
 
-    func currentUserChanged() { observers.send(currentUser) }
+    /// Tells the observers, if there are any (reading the current user costs a store read, which the command line's
+    /// refresh path has no use for).
+    func currentUserChanged() {
+        guard observers.isWatched else { return }
+        observers.send(currentUser)
+    }
 }
 
 extension SignInError {
@@ -124,17 +173,51 @@ extension SignInError {
     }
 }
 
-/// Who watches `currentUserUpdates()`.
+/// Who watches `currentUserUpdates()`, what each was last told, and the store watcher while anyone watches.
 final class CurrentUserObservers: Sendable {
-    private let continuations = Locked<[AsyncStream<SignInUser?>.Continuation]>([])
+    private struct Observer {
+        let id: Int
+        let continuation: AsyncStream<SignInUser?>.Continuation
+        var last: SignInUser.State?
+    }
+    private struct Watchers {
+        var list: [Observer] = []
+        var nextID = 0
+        var watcher: StoreWatcher?
+    }
+    private let state = Locked(Watchers())
 
-    func add(_ c: AsyncStream<SignInUser?>.Continuation) { continuations.withLock { $0.append(c) } }
+    func add(_ c: AsyncStream<SignInUser?>.Continuation, first: SignInUser?) -> Int {
+        state.withLock { s in
+            s.nextID += 1
+            s.list.append(Observer(id: s.nextID, continuation: c, last: first?.state))
+            return s.nextID
+        }
+    }
+
+    func remove(_ id: Int) {
+        let idle: StoreWatcher? = state.withLock { s in
+            s.list.removeAll { $0.id == id }
+            guard s.list.isEmpty else { return nil }
+            defer { s.watcher = nil }
+            return s.watcher
+        }
+        idle?.stop()
+    }
+
+    var isWatched: Bool { state.withLock { !$0.list.isEmpty } }
+
+    /// Starts the store watcher unless one runs.
+    func startWatching(_ make: () -> StoreWatcher?) {
+        state.withLock { s in if s.watcher == nil && !s.list.isEmpty { s.watcher = make() } }
+    }
 
     func send(_ user: SignInUser?) {
-        continuations.withLock { list in
-            list.removeAll { c in
-                if case .terminated = c.yield(user) { return true }
-                return false
+        let next = user?.state
+        state.withLock { s in
+            for i in s.list.indices where s.list[i].last != next {
+                s.list[i].last = next
+                _ = s.list[i].continuation.yield(user)
             }
         }
     }

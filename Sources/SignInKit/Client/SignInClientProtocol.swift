@@ -1,7 +1,10 @@
+import FoundationEssentials
+
 /// What a program's code needs of a `SignInClient`, so that its own tests can stand in for one: write the code
 /// against `some SignInClientProtocol` (or `any`), pass a `SignInClient` in the program and a fake in tests.
-/// `SignInClient` conforms; so can any type. (A program that wants the real client without a provider in its tests
-/// can give it an `InMemoryCredentialStorage` seeded with fresh credentials instead.)
+/// `SignInClient` conforms; so can any type. A stand-in implements the first six requirements; the rest have
+/// defaults (one account, no events, no updates after the first). (A program that wants the real client
+/// without a provider in its tests can give it an `InMemoryCredentialStorage` seeded with fresh credentials.)
 public protocol SignInClientProtocol: Sendable {
     /// The user type this client hands out.
     associatedtype User: SignInUserProtocol
@@ -18,12 +21,37 @@ public protocol SignInClientProtocol: Sendable {
     func signOut() throws(SignInError) -> Bool
     /// Revokes the grant at the provider and signs out.
     func disconnect(account: String?) async throws(SignInError)
+
+    /// Every stored account (default: the current user alone).
+    func accounts() throws(SignInError) -> [User]
+    /// Makes `account` (an e-mail or `sub`) current (default: the current user if it matches, else `.accountNotFound`).
+    @discardableResult
+    func switchAccount(to account: String) throws(SignInError) -> User
+    /// Signs `account` out (default: the current user if it matches, else `.accountNotFound`).
+    @discardableResult
+    func signOut(account: String) throws(SignInError) -> User
+    /// A sign-in whose progress can be iterated (default: `signIn` with no events).
+    func signInWithEvents(hint: String?, additionalScopes: [String], options: SignInOptions) -> (events: AsyncStream<SignInEvent>, user: SignInOperation<User>)
+    /// The current user now and at each change (default: the current user, then the stream ends).
+    func currentUserUpdates() -> AsyncStream<User?>
+    /// An API refused `token`: the next fresh token comes from a refresh (default: nothing to do).
+    func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError)
 }
 
 extension SignInClientProtocol {
     /// The current account, restored silently, with an access token valid for at least a minute.
     public func restorePreviousSignIn() async throws(SignInError) -> User {
         try await restorePreviousSignIn(account: nil, minimumValidity: .seconds(60), forceRefresh: false, token: .access)
+    }
+
+    /// The account (an e-mail or `sub`; nil: the current one), restored silently.
+    public func restorePreviousSignIn(account: String?) async throws(SignInError) -> User {
+        try await restorePreviousSignIn(account: account, minimumValidity: .seconds(60), forceRefresh: false, token: .access)
+    }
+
+    /// The current account with its tokens refreshed now when `forceRefresh` (the provider's newest tokens).
+    public func restorePreviousSignIn(forceRefresh: Bool) async throws(SignInError) -> User {
+        try await restorePreviousSignIn(account: nil, minimumValidity: .seconds(60), forceRefresh: forceRefresh, token: .access)
     }
 
     /// Signs in interactively with the configuration's scopes.
@@ -35,9 +63,43 @@ extension SignInClientProtocol {
     public func disconnect() async throws(SignInError) {
         try await disconnect(account: nil)
     }
+
+    public func accounts() throws(SignInError) -> [User] { currentUser.map { [$0] } ?? [] }
+
+    public func switchAccount(to account: String) throws(SignInError) -> User {
+        guard let user = currentUser, user.matches(account) else { throw .accountNotFound(account: account, known: currentUser.map { [$0.profile.email ?? $0.userID] } ?? []) }
+        return user
+    }
+
+    public func signOut(account: String) throws(SignInError) -> User {
+        guard let user = currentUser, user.matches(account) else { throw .accountNotFound(account: account, known: currentUser.map { [$0.profile.email ?? $0.userID] } ?? []) }
+        _ = try signOut()
+        return user
+    }
+
+    public func signInWithEvents(hint: String? = nil, additionalScopes: [String] = [], options: SignInOptions = SignInOptions())
+        -> (events: AsyncStream<SignInEvent>, user: SignInOperation<User>) {
+        let (stream, continuation) = AsyncStream<SignInEvent>.makeStream()
+        let task = Task { () async -> Result<User, SignInError> in
+            defer { continuation.finish() }
+            do throws(SignInError) { return .success(try await self.signIn(hint: hint, additionalScopes: additionalScopes, options: options)) } catch { return .failure(error) }
+        }
+        continuation.onTermination = { if case .cancelled = $0 { task.cancel() } }
+        return (stream, SignInOperation(task: task))
+    }
+
+    public func currentUserUpdates() -> AsyncStream<User?> {
+        let (stream, continuation) = AsyncStream<User?>.makeStream()
+        continuation.yield(currentUser)
+        continuation.finish()
+        return stream
+    }
+
+    public func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError) {}
 }
 
 /// What a program's code needs of a signed-in user (`SignInUser` conforms), so that its tests can stand in for one.
+/// A stand-in implements `profile`, `grantedScopes`, `freshToken` and `userInfo`; the rest have defaults.
 public protocol SignInUserProtocol: Sendable {
     /// Who it is.
     var profile: SignInProfile { get }
@@ -45,8 +107,19 @@ public protocol SignInUserProtocol: Sendable {
     var grantedScopes: [String] { get }
     /// An access token valid for at least `minimumValidity` more.
     func freshToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken
-    /// The provider's userinfo for this user.
-    func userInfo() async throws(SignInError) -> [String: String]
+    /// The provider's userinfo for this user, the claims as the provider sent them.
+    func userInfo() async throws(SignInError) -> [String: JSONValue]
+
+    /// The provider's account identifier (`sub`) (default: the profile's).
+    var userID: String { get }
+    /// When the provider ended this user's grant (default: nil, never).
+    var grantEndedAt: Date? { get }
+    /// An ID token valid for at least `minimumValidity` more (default: none, `.noPreviousSignIn`).
+    func freshIDToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken
+    /// An API refused `token`: the next fresh token comes from a refresh (default: nothing to do).
+    func markAccessTokenRejected(_ token: String) throws(SignInError)
+    /// Incremental consent for more scopes (default: `.unsupported`).
+    func addScopes(_ scopes: [String], options: SignInOptions) async throws(SignInError) -> Self
 }
 
 extension SignInUserProtocol {
@@ -55,11 +128,26 @@ extension SignInUserProtocol {
         try await freshToken(minimumValidity: .seconds(60))
     }
 
+    public var userID: String { profile.userID }
+    public var grantEndedAt: Date? { nil }
+    public func freshIDToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken {
+        throw .noPreviousSignIn(reason: .noToken(.id))
+    }
+    public func markAccessTokenRejected(_ token: String) throws(SignInError) {}
+    public func addScopes(_ scopes: [String], options: SignInOptions) async throws(SignInError) -> Self {
+        throw .unsupported(reason: "this user cannot ask for more scopes")
+    }
+
     /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for
     /// at least `minimumValidity` more (refreshed only when needed); set it on a `URLRequest` or any HTTP client's
-    /// request. This is GIDSignIn's fetcher authorizer without tying you to one HTTP stack.
+    /// request. With URLSession, `SignInKitURLSession`'s `perform` also retries once when the token is refused.
     public func authorizationHeaderValue(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
         "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
+    }
+
+    /// Whether `account` names this user: its `sub`, or its e-mail (case-insensitive).
+    func matches(_ account: String) -> Bool {
+        account == userID || profile.email.map { $0.lowercased() == account.lowercased() } == true
     }
 }
 

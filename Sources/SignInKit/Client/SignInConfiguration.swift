@@ -74,6 +74,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The registries `signin docker-credential get` answers (`docker_registries`): `host`, `host:port` or
     /// `*.domain`. Nil: Google's registries (`*-docker.pkg.dev`, `gcr.io`, `*.gcr.io`) for Google, none otherwise.
     public var dockerRegistries: [String]?
+    /// The program this configuration belongs to (`loadDefault(appName:)`): a `SignInClient` made with it keeps
+    /// its credentials in `$XDG_DATA_HOME/<appName>`, apart from the `signin` command's. Nil: the `signin` command's.
+    public var appName: String?
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -156,6 +159,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
         self.resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
         self.dockerRegistries = nil
+        self.appName = nil
         self.sourcePath = "(in code)"
     }
 
@@ -205,10 +209,11 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil,
                                  reason: "\"\(name)\" is not a configuration name (letters, digits, . _ -, not starting with a dot)")
         }
-        if let appName, explicitPath == nil {
-            return try load(path: directory(environment: env, appName: appName) + "/\(profile ?? "config").json")
-        }
-        return try load(path: defaultPath(explicit: explicitPath, profile: profile, environment: env))
+        var c = try (appName != nil && explicitPath == nil)
+            ? load(path: directory(environment: env, appName: appName!) + "/\(profile ?? "config").json")
+            : load(path: defaultPath(explicit: explicitPath, profile: profile, environment: env))
+        c.appName = appName
+        return c
     }
 
     /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.

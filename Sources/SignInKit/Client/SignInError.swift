@@ -27,6 +27,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case mismatchWithCurrentUser(expected: String, actual: String)
     /// Every requested scope is already granted.
     case scopesAlreadyGranted
+    /// `addScopes` ended with fewer scopes than asked: these were not granted (the sign-in was saved with the others).
+    case scopesNotGranted(missing: [String])
     /// An authorization callback was refused (wrong state, issuer mix-up, malformed).
     case callbackRejected(reason: String)
     /// The provider does not offer what was asked for (for example, no device authorization endpoint).
@@ -53,7 +55,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .noPreviousSignIn(let reason): return "Not signed in: \(reason)"
         case .configNotFound(let file): return "Configuration \(file): file not found"
-        case .canceled(let reason): return "Sign-in canceled: \(reason)"
+        case .canceled(let reason): return "Canceled: \(reason)."
         case .timedOut(let after): return "Timed out after \(after.components.seconds) s waiting for the sign-in in the browser."
         case .providerError(let endpoint, let code, let detail):
             return "The provider's \(endpoint) answered with error \"\(code)\"" + (detail.map { ": \($0)" } ?? ".")
@@ -68,6 +70,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .mismatchWithCurrentUser(let expected, let actual):
             return "Signed in as \(actual), but the current user is \(expected); nothing was changed."
         case .scopesAlreadyGranted: return "All requested scopes are already granted."
+        case .scopesNotGranted(let missing): return "The provider did not grant \(missing.joined(separator: ", ")); the sign-in was kept with the scopes it granted."
         case .callbackRejected(let reason): return "The sign-in callback was refused: \(reason)"
         case .unsupported(let reason): return reason
         case .system(let reason): return "System error: \(reason)"

@@ -14,8 +14,29 @@ public struct SignInOptions: Sendable {
     public var useDeviceFlow = false
     /// When set, the sign-in must end with this account (incremental consent).
     public var requireUserID: String?
+    /// How the required account is named in an error (its display name, rather than its `sub`).
+    var requiredAccountName: String?
     /// The defaults: browser, 5 minutes, configured port.
     public init() {}
+
+    /// Options as given, the others at their defaults.
+    public init(openBrowser: Bool = true, timeout: Duration = .seconds(300), port: Int? = nil, pasteFileDescriptor: Int32? = nil,
+                loginHint: String? = nil, useDeviceFlow: Bool = false, requireUserID: String? = nil) {
+        self.openBrowser = openBrowser
+        self.timeout = timeout
+        self.port = port
+        self.pasteFileDescriptor = pasteFileDescriptor
+        self.loginHint = loginHint
+        self.useDeviceFlow = useDeviceFlow
+        self.requireUserID = requireUserID
+    }
+
+    /// Whether a browser is likely to open on this machine: an explicit `$BROWSER`, else a display (X11, Wayland,
+    /// or WSL's `wslview`) and no SSH session. Without one, offer the device flow (`useDeviceFlow`) or show the
+    /// address for another device; a sign-in with `openBrowser` does not try to start one there.
+    public static func browserLikely(environment: [String: String]? = nil) -> Bool {
+        Browser.localBrowserLikely(environment: environment ?? ProcessEnvironment.current)
+    }
 }
 
 extension SignInOptions {

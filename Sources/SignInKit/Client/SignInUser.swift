@@ -20,6 +20,22 @@ public struct SignInUser: Sendable {
     public let accessToken: SignInToken?
     /// The long-lived grant; never needed by callers directly.
     public let refreshToken: SignInToken?
+    /// What `currentUserUpdates()` compares to say a change once.
+    struct State: Equatable {
+        let userID: String
+        let accessToken: String?
+        let idToken: String?
+        let grantedScopes: [String]
+        let grantEndedAt: Date?
+        let accessTokenRejected: Bool
+        let profile: SignInProfile
+    }
+
+    var state: State {
+        State(userID: userID, accessToken: accessToken?.value, idToken: idToken?.value, grantedScopes: grantedScopes, grantEndedAt: grantEndedAt,
+              accessTokenRejected: accessTokenRejected, profile: profile)
+    }
+
     /// The verified OpenID Connect ID token.
     public let idToken: SignInToken?
     /// The issuer this user signed in with.
@@ -29,6 +45,12 @@ public struct SignInUser: Sendable {
     public let grantEndedAt: Date?
     /// Whether this is the current account of its configuration (the one used when no account is named).
     public let isCurrent: Bool
+    /// The provider's endpoints as they were at sign-in (the userinfo endpoint, for example): a program calls
+    /// them with no discovery of its own.
+    public let endpoints: ProviderEndpoints
+    /// An API told this program the access token was no longer valid (`markAccessTokenRejected`): the next
+    /// fresh token comes from a refresh.
+    public let accessTokenRejected: Bool
     let client: SignInClient
 
     init(_ c: StoredCredentials, client: SignInClient, isCurrent: Bool) {
@@ -40,27 +62,45 @@ public struct SignInUser: Sendable {
         idToken = c.idToken.map { SignInToken(value: $0, expirationDate: c.idTokenExpiry) }
         issuer = c.issuer
         grantEndedAt = c.grantEndedAt
+        endpoints = c.endpoints
+        accessTokenRejected = c.accessTokenRejectedAt != nil
         self.client = client
     }
 
-    /// An access token valid for at least `minimumValidity` more, refreshing (once, across processes) only when
-    /// the stored one is about to expire.
+    /// `freshToken(minimumValidity:).value`: the access token alone, for code that does not need its expiry.
     public func freshAccessToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
         try await freshToken(minimumValidity: minimumValidity).value
     }
 
-    /// The access token with its expiry, valid for at least `minimumValidity` more (refreshed only when needed).
+    /// The access token with its expiry, valid for at least `minimumValidity` more, refreshing (once, across
+    /// processes and callers) only when the stored one is about to expire or was marked rejected. The one to
+    /// use; `accessToken` is the token as stored, which may have expired.
     public func freshToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInToken {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
         guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
         return token
     }
 
-    /// The provider's userinfo (OpenID Core 5.3) for this user, with a fresh token; the claims as the provider
-    /// sent them, strings, numbers and booleans as text.
-    public func userInfo() async throws(SignInError) -> [String: String] {
+    /// The provider's userinfo (OpenID Core 5.3) for this user, with a fresh token, from the endpoint stored at
+    /// sign-in (no discovery); the claims as the provider sent them (`claims["email"]?.string`,
+    /// `claims["email_verified"]?.bool`, nested objects such as `address` as they are).
+    public func userInfo() async throws(SignInError) -> [String: JSONValue] {
         let token = try await freshToken()
-        return try await client.userInfo(accessToken: token.value)
+        return try await client.userInfo(accessToken: token.value, endpoints: endpoints)
+    }
+
+    /// The ID token, valid for at least `minimumValidity` more (refreshed when needed; a provider that sends no
+    /// new ID token on refresh makes this `.noPreviousSignIn`, saying so).
+    public func freshIDToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInToken {
+        let user = try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity, token: .id)
+        guard let token = user.idToken else { throw .noPreviousSignIn(reason: .noToken(.id)) }
+        return token
+    }
+
+    /// An API refused `token` (HTTP 401): the next `freshToken` refreshes first. Nothing changes when `token` is
+    /// no longer the stored one (another caller refreshed already), so many callers reporting it cause one refresh.
+    public func markAccessTokenRejected(_ token: String) throws(SignInError) {
+        try client.markAccessTokenRejected(token, account: userID)
     }
 
     /// This user with tokens refreshed if the access token expires within `minimumValidity`.
@@ -69,13 +109,19 @@ public struct SignInUser: Sendable {
     }
 
     /// Incremental consent: a new browser sign-in for these scopes plus the granted ones, hinted at this account.
-    /// Throws `.scopesAlreadyGranted` when nothing is new, `.mismatchWithCurrentUser` if another account signs in.
+    /// Throws `.scopesAlreadyGranted` when nothing is new, `.mismatchWithCurrentUser` (naming both people) if
+    /// another account signs in, and `.scopesNotGranted` when the person (or the provider) granted fewer than
+    /// asked: the sign-in is saved then, with what was granted (`currentUser` has it).
     public func addScopes(_ scopes: [String], options: SignInOptions = SignInOptions()) async throws(SignInError) -> SignInUser {
         let missing = scopes.filter { !grantedScopes.contains($0) }
         guard !missing.isEmpty else { throw .scopesAlreadyGranted }
         var opts = options
         opts.loginHint = profile.email ?? userID
         opts.requireUserID = userID
-        return try await client.signIn(additionalScopes: grantedScopes + missing, options: opts)
+        opts.requiredAccountName = profile.displayName
+        let user = try await client.signIn(additionalScopes: grantedScopes + missing, options: opts)
+        let refused = missing.filter { !user.grantedScopes.contains($0) }
+        if !refused.isEmpty { throw .scopesNotGranted(missing: refused) }
+        return user
     }
 }

@@ -23,7 +23,7 @@ struct CallbackValidator {
         guard let got = p["state"] else {
             // The provider may report a denial without echoing state (oidc-provider-mock does). Such a response can
             // only end this attempt, never sign anyone in.
-            if p["error"] == "access_denied" { return .end(.canceled(reason: "access was denied in the browser")) }
+            if p["error"] == "access_denied" { return .end(.canceled(reason: "the sign-in was denied in the browser")) }
             return .refuse("no state parameter")
         }
         guard Crypto.constantTimeEqual(got, state) else { return .refuse("state does not match this sign-in (possible cross-site request forgery)") }
@@ -35,8 +35,8 @@ struct CallbackValidator {
             return .refuse("no iss parameter, which this provider always sends (RFC 9207); possible mix-up attack")
         }
         if let error = p["error"] {
-            if error == "access_denied" { return .end(.canceled(reason: "access was denied in the browser")) }
-            if error == "consent_required" && !promptNone { return .end(.canceled(reason: "consent was refused in the browser")) }
+            if error == "access_denied" { return .end(.canceled(reason: "the sign-in was denied in the browser")) }
+            if error == "consent_required" && !promptNone { return .end(.canceled(reason: "the sign-in was refused in the browser (no consent)")) }
             return .end(.providerError(endpoint: "authorization endpoint", code: error, detail: p["error_description"]))
         }
         guard let code = p["code"], !code.isEmpty else { return .end(.providerError(endpoint: "authorization endpoint", code: "no_code", detail: "the response carried neither code nor error")) }

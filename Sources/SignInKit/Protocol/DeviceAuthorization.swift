@@ -51,7 +51,7 @@ struct DeviceAuthorization {
         let poll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
         var networkFailures = 0
         while true {
-            if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "interrupted") }
+            if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "the sign-in was interrupted while waiting for the other device") }
             if MonotonicClock.now() >= deadline { throw .timedOut(after: .seconds(expiresIn)) }
             do {
                 // Google wants client_id and client_secret in the body here.
@@ -62,7 +62,7 @@ struct DeviceAuthorization {
                 case .providerError(_, "authorization_pending", _): continue
                 case .providerError(_, "slow_down", _): interval += 5
                 case .providerError(_, "expired_token", _): throw .timedOut(after: .seconds(expiresIn))
-                case .providerError(_, "access_denied", _): throw .canceled(reason: "access was denied on the other device")
+                case .providerError(_, "access_denied", _): throw .canceled(reason: "the sign-in was denied on the other device")
                 case .networkUnavailable where networkFailures < 3: continue  // a blip while polling is not the end
                 default: throw error
                 }

@@ -1,10 +1,22 @@
 import FoundationEssentials
 
-/// A JSON value of any shape, for provider documents whose members we read one by one (and, behind the CLI's
-/// SPI, for what kubectl passes its credential plugins).
-@_spi(CLI) public enum JSONValue: Decodable, Sendable, Equatable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+/// A JSON value of any shape: a provider's claims as it sent them (`SignInUser.userInfo()`), and the provider
+/// documents signin reads member by member.
+public enum JSONValue: Decodable, Sendable, Equatable {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// A number.
+    case number(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSONValue])
+    /// An object.
+    case object([String: JSONValue])
 
+    /// Decodes any JSON value.
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }
@@ -16,14 +28,20 @@ import FoundationEssentials
     }
 
     /// Parses a JSON object; nil for anything else (arrays, scalars, invalid JSON, non-UTF-8).
-    public static func object(from data: Data) -> [String: JSONValue]? {
+    @_spi(CLI) public static func object(from data: Data) -> [String: JSONValue]? {
         guard !data.isEmpty, data.count <= 1 << 20 else { return nil }
         var parser = JSONParser(bytes: Array(data))
         guard case .object(let o)? = try? parser.document() else { return nil }
         return o
     }
 
+    /// The string, if this is one.
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The number, if this is one.
+    public var number: Double? { if case .number(let n) = self { return n } else { return nil } }
+    /// The members, if this is an object.
+    public var object: [String: JSONValue]? { if case .object(let o) = self { return o } else { return nil } }
+    /// The boolean; also the strings "true" and "false", which some providers send (`email_verified`).
     public var bool: Bool? {
         switch self {
         case .bool(let b): return b
@@ -40,7 +58,8 @@ import FoundationEssentials
         default: return nil
         }
     }
-    var array: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
+    /// The elements, if this is an array.
+    public var array: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
 }
 
 /// RFC 8259 JSON to `JSONValue`, strictly (no comments, trailing commas, leading zeros or invalid UTF-8; at most

@@ -8,11 +8,14 @@ import Glibc
 /// program may have filled with blocked work of its own. Cancelling the calling task cancels the
 /// work at once: the listener's wait ends, and every transfer in flight has its socket shut down (`HTTPClient`
 /// finds the canceller through `CurrentCanceller`).
-func offPool<T: Sendable>(_ body: @escaping @Sendable (Canceller) throws(SignInError) -> T) async throws(SignInError) -> T {
+/// `operation` names the work in a cancellation's message ("the refresh was canceled while waiting for ...").
+func offPool<T: Sendable>(_ operation: String = "the request", _ body: @escaping @Sendable (Canceller) throws(SignInError) -> T) async throws(SignInError) -> T {
     let canceller = Canceller()
     let result: Result<T, SignInError> = await withTaskCancellationHandler {
         await withCheckedContinuation { k in
             DedicatedThread.start(canceller: canceller, { () -> Result<T, SignInError> in
+                CurrentOperation.name = operation
+                defer { CurrentOperation.name = nil }
                 do throws(SignInError) { return .success(try body(canceller)) } catch { return .failure(error) }
             }, then: { k.resume(returning: $0) })
         }
@@ -38,6 +41,28 @@ enum CurrentCanceller {
 
     static var value: Canceller? {
         pthread_getspecific(key).map { Unmanaged<Canceller>.fromOpaque($0).takeUnretainedValue() }
+    }
+}
+
+/// What the work on this thread is, for a cancellation's message (a thread-local, as `CurrentCanceller`).
+enum CurrentOperation {
+    private final class Box {
+        let name: String
+        init(_ name: String) { self.name = name }
+    }
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+
+    static var name: String? {
+        get { pthread_getspecific(key).map { Unmanaged<Box>.fromOpaque($0).takeUnretainedValue().name } }
+        set {
+            if let old = pthread_getspecific(key) { Unmanaged<Box>.fromOpaque(old).release() }
+            pthread_setspecific(key, newValue.map { Unmanaged.passRetained(Box($0)).toOpaque() })
+        }
     }
 }
 

@@ -31,6 +31,9 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// Service-account tokens minted with this account's grant (impersonation), kept encrypted with the rest until
     /// they expire, so that a repeated `signin token --impersonate-service-account` needs no network.
     public var serviceAccountTokens: [ServiceAccountToken]?
+    /// When a program was told by an API that `accessToken` is no longer valid (`markAccessTokenRejected`); the
+    /// next restore refreshes. Nil once a refresh replaced it.
+    public var accessTokenRejectedAt: Date?
 
     /// A service account's token as `SignInClient`'s impersonation caches it.
     public struct ServiceAccountToken: Codable, Sendable, Equatable {
@@ -129,5 +132,7 @@ extension StoredCredentials {
                                                tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) }),
                   savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
         self.serviceAccountTokens = serviceAccountTokens
+        guard let rejectedAt = date(o["accessTokenRejectedAt"]) else { return nil }
+        self.accessTokenRejectedAt = rejectedAt
     }
 }

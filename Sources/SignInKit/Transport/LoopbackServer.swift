@@ -141,7 +141,7 @@ final class LoopbackServer {
                   failure: (SignInError) -> LoopbackResponse,
                   onLine: (String) throws(SignInError) -> T? = { _ in nil }) throws(SignInError) -> T? {
         while !listeners.isEmpty {
-            if let canceller, canceller.isCanceled { throw .canceled(reason: "interrupted") }
+            if let canceller, canceller.isCanceled { throw .canceled(reason: "the sign-in was interrupted while waiting for the browser") }
             let now = MonotonicClock.now()
             if now >= deadline { return nil }
             expireConnections(now: now)
