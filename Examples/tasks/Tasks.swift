@@ -5,48 +5,57 @@ import Foundation
 import FoundationNetworking
 #endif
 import SignInKit
+import SignInKitURLSession
 
 @main struct Tasks {
     static func main() async {
-        do {
+        do throws(SignInError) {
             try await run()
-        } catch let error as SignInError {
+        } catch {
             // Say what is needed and stop cleanly: a configuration of the program's own, first of all.
             FileHandle.standardError.write(Data("signin-tasks: \(error)\n".utf8))
             if case .configNotFound(let file) = error {
                 FileHandle.standardError.write(Data("This example is a program of its own (\"my-tool\"); write its configuration with `signin init -c \(file)`.\n".utf8))
             }
             exit(1)
-        } catch {
-            FileHandle.standardError.write(Data("signin-tasks: \(error)\n".utf8))
-            exit(1)
         }
     }
 
-    static func run() async throws {
-        // Its own configuration and store: $XDG_CONFIG_HOME/my-tool/config.json, $XDG_DATA_HOME/my-tool/.
-        let client = SignInClient(configuration: try SignInConfiguration.loadDefault(appName: "my-tool"), appName: "my-tool")
+    static func run() async throws(SignInError) {
+        // README: tasks
+        // Its own configuration and store: $XDG_CONFIG_HOME/my-tool/config.json, $XDG_DATA_HOME/my-tool/ (the
+        // name is given once: the client takes it from the configuration).
+        let client = SignInClient(configuration: try SignInConfiguration.loadDefault(appName: "my-tool"))
 
-        // Sign in, or restore silently.
-        let user = client.hasPreviousSignIn ? try await client.restorePreviousSignIn() : try await client.signIn()
-        print(try await greeting(client))  // code written against SignInClientProtocol (below)
+        // Sign in, or restore silently. Where no browser can open (SSH, no display), offer the device flow.
+        let options = SignInOptions(useDeviceFlow: !SignInOptions.browserLikely())
+        let user = client.hasPreviousSignIn ? try await client.restorePreviousSignIn() : try await client.signIn(options: options)
 
-        // Authorize your own request (URLSession, AsyncHTTPClient, anything): a fresh token, refreshed only when needed.
-        var request = URLRequest(url: URL(string: "https://www.googleapis.com/drive/v3/files")!)
-        request.setValue(try await user.authorizationHeaderValue(), forHTTPHeaderField: "Authorization")
-        let token: SignInToken = try await user.freshToken()          // the value and its expirationDate
-        let info = try await user.userInfo()                    // the provider's userinfo endpoint
-        print(token.expirationDate as Any, info["email"] ?? "")
+        // Call an API: authorized with a fresh token, sent with URLSession, retried once with a refreshed token
+        // if the server says the token is no longer valid (401). Safe from many tasks at once: one refresh.
+        let url = user.endpoints.userinfoEndpoint ?? URL(string: "https://openidconnect.googleapis.com/v1/userinfo")!
+        let (data, response) = try await user.perform(URLRequest(url: url))
+        print(response.statusCode, data.count)
+        // Or only authorize a request for another HTTP client; or take the token and its expiry.
+        let request = try await user.authorize(URLRequest(url: url))
+        let token: SignInToken = try await user.freshToken()
+        print(request.value(forHTTPHeaderField: "Authorization") != nil, token.expirationDate as Any)
 
-        // Show progress, from any actor: the events arrive in order and end with the sign-in.
+        // The provider's claims as JSON values, from the endpoint stored at sign-in (no discovery).
+        let claims = try await user.userInfo()
+        print(claims["email"]?.string ?? "", claims["email_verified"]?.bool ?? false)
+
+        // Show progress, from any actor: the events arrive in order and end with the sign-in. Cancelling the task
+        // that iterates them (a SwiftUI .task going away), or one awaiting `value`, cancels the sign-in.
         let (events, signIn) = client.signInWithEvents()
         for await event in events { if case .authorizationURL(let url, _, _, _) = event { print("Opening \(url)") } }
         let signedIn = try await signIn.value
         print(signedIn.profile.displayName)
 
-        // Watch who is signed in (a sign-in, a sign-out, a switch of account).
+        // Follow who is signed in: sign-ins, sign-outs, switches, refreshes, a grant the provider ended, and the
+        // same done by another process (the signin command) on this store.
         for await current in client.currentUserUpdates() {
-            print(current?.profile.fullName ?? "signed out")
+            if let current, current.grantEndedAt == nil { print("signed in:", current.profile.displayName) } else { print("signed out") }
             break
         }
 
@@ -67,11 +76,26 @@ import SignInKit
         // Keep credentials elsewhere: in memory (nothing survives the process), or any CredentialStorage of yours.
         let ephemeral = SignInClient(configuration: client.configuration, storage: InMemoryCredentialStorage())
         print(ephemeral.hasPreviousSignIn)
+        // README: end
+        print(try await greeting(client))
     }
 
-    // Write your code against the protocols, so that your tests can pass a stand-in for the client and user.
-    static func greeting(_ client: some SignInClientProtocol) async throws(SignInError) -> String {
-        let user = try await client.restorePreviousSignIn()
-        return "Hello, \(user.profile.fullName ?? "you")"
-    }
 }
+
+// README: protocols
+// Write your code against the protocols, so that your tests can pass a stand-in for the client and the user:
+// everything above is on them; a stand-in implements the core (restore, sign in, sign out, disconnect,
+// currentUser, hasPreviousSignIn; profile, grantedScopes, freshToken, userInfo) and gets the rest by default.
+func greeting(_ client: some SignInClientProtocol) async throws(SignInError) -> String {
+    let user = try await client.restorePreviousSignIn()
+    let (_, response) = try await user.perform(URLRequest(url: URL(string: "https://example.org/api/me")!))
+    return "Hello, \(user.profile.fullName ?? "you") (\(response.statusCode))"
+}
+
+struct StandInUser: SignInUserProtocol {
+    var profile = SignInProfile(userID: "42", name: "Stand In")
+    var grantedScopes = ["openid"]
+    func freshToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken { SignInToken(value: "test", expirationDate: nil) }
+    func userInfo() async throws(SignInError) -> [String: JSONValue] { ["sub": .string("42")] }
+}
+// README: end
