@@ -254,3 +254,14 @@ int signin_stop_signals_wait(void) {
     while (sigwait(&set, &sig) != 0) {}
     return sig;
 }
+
+#include <sys/socket.h>
+int signin_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid) {
+    struct ucred c;
+    socklen_t len = sizeof c;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0) return -1;
+    *pid = c.pid;
+    *uid = c.uid;
+    *gid = c.gid;
+    return 0;
+}

@@ -42,6 +42,17 @@ public enum CLI {
         }
         let command = try type.init(a, env)
         if let answered = try command.runWithoutConfiguration(env) { return answered }
+        // Over SSH: a forwarded agent serves the token commands, unless a configuration here is named on purpose.
+        if let socket = env["SIGNIN_AGENT_SOCK"], !socket.isEmpty, a.value(.config) == nil, a.value(.profile) == nil {
+            let invocation = Invocation(a, env, command: spec.name)
+            do throws(SignInError) {
+                if let answered = try command.run(agent: AgentTokens(agent: AgentClient(socketPath: socket), account: a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 })) {
+                    return answered
+                }
+            } catch {
+                return fail(error, json: a.has(.json), invocation)
+            }
+        }
 
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         let json = a.has(.json)
@@ -122,6 +133,10 @@ public enum CLI {
     /// the command line adds its own commands, with the options that chose this run's configuration and account.
     static func advice(for e: SignInError, _ invocation: Invocation) -> String? {
         switch e {
+        case .noPreviousSignIn(.agentRefused):
+            return "On the machine you came from, `signin ssh --account ACCOUNT ...` forwards an account (and `signin agent --list` there shows what is forwarded)."
+        case .noPreviousSignIn(.agentUnavailable):
+            return "The SSH session that forwarded it has ended, or SIGNIN_AGENT_SOCK is stale: connect again with `signin ssh` (or unset SIGNIN_AGENT_SOCK to use this machine's own sign-in)."
         case .noPreviousSignIn(.noCurrentAccount):
             return "Run `\(invocation.command("use", account: false)) ACCOUNT` (see `\(invocation.command("accounts", account: false))`), or name one with --account."
         case .noPreviousSignIn:

@@ -59,6 +59,9 @@ protocol SignInCommand {
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode?
     /// Runs with the configured client.
     func run(_ c: Context) throws(SignInError) -> ExitCode
+    /// Runs with a forwarded agent's tokens (`SIGNIN_AGENT_SOCK`), for the commands that hand tokens out; nil: this
+    /// command does not (it runs as usual).
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode?
 }
 
 extension SignInCommand {
@@ -67,6 +70,7 @@ extension SignInCommand {
     var noBrowser: Bool { false }
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
     func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }
 }
 
 /// The list of commands: help, the manual page, the completions and `CLI.split` read it. Adding a command is a new
@@ -82,7 +86,7 @@ enum Commands {
     static var entries: [Entry] {
         [Entry(Login.self), Entry(Restore.self), Entry(Whoami.self), Entry(Token.self), Entry(IDTokenCommand.self), Entry(Status.self),
          Entry(AccountsCommand.self), Entry(Use.self), Entry(Logout.self), Entry(Exec.self), Entry(GitCredential.self),
-         Entry(KubectlCredential.self), Entry(DockerCredential.self), Entry(MetadataServerCommand.self), Entry(KeyCommand.self), Entry(Lock.self), Entry(Init.self), Entry(Version.self),
+         Entry(KubectlCredential.self), Entry(DockerCredential.self), Entry(MetadataServerCommand.self), Entry(AgentCommand.self), Entry(SSHCommand.self), Entry(KeyCommand.self), Entry(Lock.self), Entry(Init.self), Entry(Version.self),
          Entry(HelpCommand.self), Entry(CompletionCommand.self)]
     }
 

@@ -33,6 +33,8 @@ struct OptionSpec: Sendable, Equatable {
 /// What the command line said, checked against what the command accepts.
 struct Arguments {
     var values: [String: String] = [:]
+    /// Every value of an option given more than once (`signin ssh --account A --account B`), in order.
+    var repeated: [String: [String]] = [:]
     var flags: Set<String> = []
     var positional: [String] = []
     /// Everything after `--` (the command `signin exec` runs).
@@ -40,6 +42,7 @@ struct Arguments {
 
     func has(_ o: OptionSpec) -> Bool { flags.contains(o.long) }
     func value(_ o: OptionSpec) -> String? { values[o.long] }
+    func all(_ o: OptionSpec) -> [String] { repeated[o.long] ?? [] }
 
     func int(_ o: OptionSpec, default d: Int, in range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let v = values[o.long] else { return d }
@@ -83,10 +86,16 @@ struct Arguments {
                 throw UsageError(known ? "`signin \(command.name)` does not take \(name)\(hint)" : "unknown option \(name)\(hint)")
             }
             if let placeholder = spec.value {
-                if let inline { a.values[spec.long] = inline; continue }
-                guard i < args.count else { throw UsageError("\(spec.long) needs a value (\(placeholder))") }
-                a.values[spec.long] = args[i]
-                i += 1
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    guard i < args.count else { throw UsageError("\(spec.long) needs a value (\(placeholder))") }
+                    value = args[i]
+                    i += 1
+                }
+                a.values[spec.long] = value
+                a.repeated[spec.long, default: []].append(value)
             } else {
                 guard inline == nil else { throw UsageError("\(spec.long) takes no value") }
                 a.flags.insert(spec.long)

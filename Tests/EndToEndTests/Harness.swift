@@ -184,6 +184,8 @@ final class Sandbox: @unchecked Sendable {
     deinit {
         // A key unlocked into the user's kernel keyring (passphrase, Secret Service) goes with the sandbox.
         if FileManager.default.fileExists(atPath: storeDir + "/key.json") { _ = try? signin("lock") }
+        // An agent (`signin ssh` starts one on demand) ends with the sandbox.
+        if let run = environment["XDG_RUNTIME_DIR"], FileManager.default.fileExists(atPath: run + "/signin/agent.sock") { _ = try? signin("agent", "--stop") }
         // The browser stand-in works on after signin exits and appends to its log in `root`: a line written
         // between the removal of the files and of the folder leaves the folder behind. Remove until it is gone
         // (once the folder is gone, the stand-in's next write fails instead of making it again).

@@ -66,7 +66,7 @@ import Testing
         }
         let error = await awaiting.value
         guard case .canceled(let reason)? = error else { Issue.record("\(how): \(String(describing: error))"); return }
-        #expect(reason.contains("the sign-in"), "\(reason)")
+        #expect(reason.contains("the sign-in was canceled"), "\(reason)")
         #expect(!Self.listening(listener), "the listener closed")
         _ = await iterating.value
     }
@@ -78,7 +78,7 @@ import Testing
         let task = Task { () async -> SignInError? in
             do throws(SignInError) { _ = try await hanging.discoverEndpoints(); return nil } catch { return error }
         }
-        #expect(waitFor { silent.hasPendingConnection })
+        #expect(await eventually { silent.hasPendingConnection })
         task.cancel()
         guard case .canceled(let reason)? = await task.value else { Issue.record("not canceled"); return }
         #expect(reason.contains("the discovery was canceled"), "\(reason)")
@@ -247,7 +247,7 @@ import Testing
         guard case .unavailable(let why)?? = launch else { Issue.record("\(String(describing: launch))"); return }
         #expect(why.contains("no browser is likely to open here"))
         do throws(SignInError) { _ = try await signIn.value } catch {
-            #expect(error.description.hasPrefix("Canceled: the sign-in was interrupted"), "\(error)")
+            #expect(error.description.hasPrefix("The sign-in was canceled while waiting for the browser"), "\(error)")
         }
         let inOwnStore = SignInClient(configuration: config, environment: box.environment)
         _ = try await inOwnStore.signIn()

@@ -93,4 +93,7 @@ void signin_reraise(int sig);
 void signin_stop_signals_block(void);
 int signin_stop_signals_wait(void);
 
+/* The process at the other end of a Unix socket (SO_PEERCRED, which needs _GNU_SOURCE's struct ucred). */
+int signin_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid);
+
 #endif

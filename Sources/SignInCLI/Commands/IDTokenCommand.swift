@@ -23,12 +23,21 @@ struct IDTokenCommand: SignInCommand {
         chain = try Impersonation.chain(a)
         audience = a.value(Self.audienceOption)
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }
+        json = a.has(.json)
         try noPositional(a, Self.spec)
     }
 
+    let json: Bool
+
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
+
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let (token, _) = try Impersonation.token(c, freshness, kind: .id, chain: Impersonation.chain(chain, c), audience: audience)
-        if c.json {
+        try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
+    }
+
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+        let token = try source.token(.id, freshness, audience: audience).token
+        if json {
             out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
                                  "claims": JSONText.claims(of: token.value)]))
         } else {

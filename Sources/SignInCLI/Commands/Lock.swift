@@ -8,15 +8,19 @@ import Glibc
 struct Lock: SignInCommand {
     static var name: String { "lock" }
     static let spec = CommandSpec(name: name, summary: "Forget the unlocked store key (the kernel keyring's copy) until the next unlock",
-                                  details: "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase).")
+                                  details: "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase). A running agent ends every session forwarded with `signin ssh`.")
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
 
     /// `signin lock`: the kernel keyring forgets the unlocked key.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let dropped = c.client.fileStore.lock()
-        if c.json { out(JSONText.object(["locked": .bool(dropped)])) } else {
+        // What was forwarded over SSH ends too (the agent, if one runs, says so).
+        let agent = AgentClient(socketPath: AgentProtocol.socketPath(environment: c.environment))
+        let forwardedEnded = (try? agent.request("POST", "/v1/lock"))?.status == 200
+        if c.json { out(JSONText.object(["locked": .bool(dropped), "forwarded_sessions_ended": .bool(forwardedEnded)])) } else {
             out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
+            if forwardedEnded { out("The agent ended every session forwarded with `signin ssh`.") }
         }
         return .success
     }

@@ -95,7 +95,7 @@ struct Login: SignInCommand {
         } catch let e as SignInError {
             throw e
         } catch {
-            throw .canceled(reason: "the sign-in was interrupted")
+            throw .canceled(reason: "the sign-in was canceled")
         }
     }
 }

@@ -15,28 +15,27 @@ struct Token: SignInCommand {
 
     let freshness: Freshness
     let chain: [String]?
+    let json: Bool
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
         chain = try Impersonation.chain(a)
+        json = a.has(.json)
         try noPositional(a, Self.spec)
     }
 
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
+
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let chain = Impersonation.chain(self.chain, c)
-        let token: SignInToken, subject: String
-        if chain.isEmpty {
-            // The cached path: nothing but the restore.
-            let user = try c.restore(freshness)
-            guard let t = user.accessToken else { throw SignInError.noPreviousSignIn(reason: .noToken(.access)) }
-            (token, subject) = (t, user.userID)
-        } else {
-            (token, _) = try Impersonation.token(c, freshness, kind: .access, chain: chain)
-            subject = chain.last!
-        }
-        if c.json {
+        try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
+    }
+
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+        let issued = try source.token(.access, freshness, audience: nil)
+        let token = issued.token
+        if json {
             out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
-                                 "token_type": .string("Bearer"), "sub": .string(subject)]))
+                                 "token_type": .string("Bearer"), "sub": .string(issued.subject)]))
         } else {
             out(token.value)
         }

@@ -19,6 +19,10 @@ public enum NotSignedInReason: Sendable, Equatable, CustomStringConvertible {
     case signedOutMeanwhile
     /// The credential store at this path has no key yet (nothing was ever stored there).
     case noStore(path: String)
+    /// `SIGNIN_AGENT_SOCK` names an agent's socket that cannot be used (`reason`: gone, not answering, not yours).
+    case agentUnavailable(socket: String, reason: String)
+    /// The agent refused: the account or the configuration is not forwarded, the session expired, the person said no.
+    case agentRefused(reason: String)
 
     /// The reason in words, for a person.
     public var description: String {
@@ -34,6 +38,8 @@ public enum NotSignedInReason: Sendable, Equatable, CustomStringConvertible {
             return "the provider sent no new ID token with the refresh (it issues one only at sign-in), and the stored one expires \(expiry.map { $0.formatted(.iso8601) } ?? "at an unknown time"); sign in again for a fresh one"
         case .signedOutMeanwhile: return "signed out meanwhile"
         case .noStore(let path): return "the store \(path) has no key yet; it is created at the first sign-in"
+        case .agentUnavailable(let socket, let reason): return "the agent's socket \(socket) cannot be used: \(reason)"
+        case .agentRefused(let reason): return "the agent refused: \(reason)"
         }
     }
 }

@@ -51,7 +51,7 @@ struct DeviceAuthorization {
         let poll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
         var networkFailures = 0
         while true {
-            if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "the sign-in was interrupted while waiting for the other device") }
+            if canceller.sleep(seconds: Double(interval)) { throw .canceled(reason: "the sign-in was canceled while waiting for the other device") }
             if MonotonicClock.now() >= deadline { throw .timedOut(after: .seconds(expiresIn)) }
             do {
                 // Google wants client_id and client_secret in the body here.

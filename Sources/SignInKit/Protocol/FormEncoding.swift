@@ -1,5 +1,5 @@
 /// `application/x-www-form-urlencoded`, and the percent-decoding of a query string.
-enum FormEncoding {
+@_spi(CLI) public enum FormEncoding {
     private static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
 
     static func escape(_ s: String) -> String {
@@ -11,7 +11,7 @@ enum FormEncoding {
         return out
     }
 
-    static func encode(_ pairs: [(String, String)]) -> String {
+    public static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 

@@ -42,6 +42,33 @@ import Glibc
         return rc == 0 ? .success(ChildProcess(pid: pid)) : .failure(SpawnFailure(errno: rc))
     }
 
+    /// Starts `path` as a daemon: its own session (no terminal), standard streams on /dev/null, nothing else of
+    /// signin's open, not waited for (the agent `signin ssh` starts on demand).
+    public static func spawnDetached(path: String, argv: [String], environment: [String: String]) -> Result<ChildProcess, SpawnFailure> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        signin_spawn_file_actions_addclosefrom(&actions, 3)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        signin_spawnattr_clean_signals(&attr)
+        var flags: Int16 = 0
+        posix_spawnattr_getflags(&attr, &flags)
+        // POSIX_SPAWN_SETSID (0x80, glibc 2.26), which the Glibc module does not export.
+        posix_spawnattr_setflags(&attr, flags | 0x80)
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cargs.forEach { free($0) } }
+        var cenv: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { cenv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attr, &cargs, &cenv)
+        return rc == 0 ? .success(ChildProcess(pid: pid)) : .failure(SpawnFailure(errno: rc))
+    }
+
     /// Waits for the child, passing on the signals other processes send signin (see `prepareSignalForwarding`).
     public func waitForwardingSignals() -> Termination {
         var status: Int32 = 0

@@ -107,6 +107,7 @@ enum FileIO {
         guard let i = path.lastIndex(of: "/") else { return "." }
         return i == path.startIndex ? "/" : String(path[..<i])
     }
+    public var lastComponent: String { path.split(separator: "/").last.map(String.init) ?? path }
 }
 
 /// `flock(2)` on a file in the store folder: held across processes, released when the process dies. A thread

@@ -3,8 +3,9 @@ import Glibc
 #endif
 
 /// Seconds on the monotonic clock (never set back, unlike the wall clock): deadlines for waits.
-enum MonotonicClock {
-    static func now() -> Double {
+@_spi(CLI) public enum MonotonicClock {
+    /// Seconds on the monotonic clock.
+    public static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

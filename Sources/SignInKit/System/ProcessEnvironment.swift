@@ -32,6 +32,14 @@ import Glibc
     }
 
     /// The home folder: `$HOME` (a relative one taken from the working directory), else the user database's.
+    /// This program's own executable (`/proc/self/exe`), to start another instance of it.
+    public static var executablePath: String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     public static func home(_ environment: [String: String]) -> String {
         if let h = environment["HOME"], !h.isEmpty { return absolute(h) }
         if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }

@@ -8,6 +8,10 @@ struct HTTPRequestHead: Equatable {
     let host: String?
     /// Every header field but `Host`, names lowercased, values trimmed, in order.
     var fields: [Field] = []
+    /// The tag of the listener it came in on ("" for the loopback address; a Unix socket's own otherwise).
+    var listener = ""
+    /// Who sent it, for a Unix socket (`SO_PEERCRED`).
+    var peer: PeerCredentials?
 
     struct Field: Equatable {
         let name: String

@@ -52,15 +52,26 @@ final class LoopbackServer {
     static let maxConnections = 32
     static let perConnectionSeconds = 5.0
 
-    private var listeners: [Int32] = []
+    /// A listening socket and the name the handler knows it by (`HTTPRequestHead.listener`).
+    private struct Listener {
+        let fd: Int32
+        let tag: String
+        /// A Unix socket's path, removed when the listener closes.
+        let path: String?
+    }
+    private var listeners: [Listener] = []
 
     private final class Connection {
         let fd: Int32
         let deadline: Double
+        let listener: String
+        let peer: PeerCredentials?
         var buffer: [UInt8] = []
-        init(fd: Int32, deadline: Double) {
+        init(fd: Int32, deadline: Double, listener: String, peer: PeerCredentials?) {
             self.fd = fd
             self.deadline = deadline
+            self.listener = listener
+            self.peer = peer
         }
     }
     private var connections: [Connection] = []
@@ -74,9 +85,74 @@ final class LoopbackServer {
         self.addressHostOnly = addressHostOnly
         self.errorResponse = errorResponse
         let v4 = try LoopbackServer.bind(family: AF_INET, port: port)
-        listeners.append(v4.fd)
+        listeners.append(Listener(fd: v4.fd, tag: "", path: nil))
         self.port = v4.port
-        if !addressHostOnly, let v6 = try? LoopbackServer.bind(family: AF_INET6, port: v4.port) { listeners.append(v6.fd) }
+        if !addressHostOnly, let v6 = try? LoopbackServer.bind(family: AF_INET6, port: v4.port) { listeners.append(Listener(fd: v6.fd, tag: "", path: nil)) }
+    }
+
+    /// A server on a Unix socket at `path` (mode 0600, in a folder the caller made 0700), for local clients that
+    /// are not browsers (the agent): who connects is the kernel's `SO_PEERCRED`, and `Host` is not asked.
+    init(unixSocket path: String, tag: String, methods: Set<String> = ["GET", "POST"]) throws(SignInError) {
+        self.sameUserOnly = true
+        self.methods = methods
+        self.addressHostOnly = false
+        self.errorResponse = { .text($0, $0 + "\n") }
+        self.port = 0
+        try addUnixListener(path: path, tag: tag)
+    }
+
+    /// Listens on one more Unix socket, whose requests carry `tag` (a forwarded session's own socket).
+    func addUnixListener(path: String, tag: String) throws(SignInError) {
+        let fd = try LoopbackServer.bindUnix(path)
+        listeners.append(Listener(fd: fd, tag: tag, path: path))
+    }
+
+    /// Stops listening on the socket of `tag` (its file is removed) and closes its open connections.
+    func removeListener(tag: String) {
+        listeners.removeAll { l in
+            guard l.tag == tag else { return false }
+            Glibc.close(l.fd)
+            if let path = l.path { unlink(path) }
+            return true
+        }
+        connections.removeAll { c in
+            guard c.listener == tag else { return false }
+            Glibc.close(c.fd)
+            return true
+        }
+    }
+
+    private static func bindUnix(_ path: String) throws(SignInError) -> Int32 {
+        var a = sockaddr_un()
+        a.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: a.sun_path)
+        guard bytes.count < capacity else { throw .system(reason: "the socket path \(path) is longer than \(capacity - 1) bytes; set XDG_RUNTIME_DIR to a shorter folder") }
+        withUnsafeMutableBytes(of: &a.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+            raw[bytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
+        // A socket left by an agent that died is replaced; anything else at that path is not touched.
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK, st.st_uid == geteuid() else {
+                Glibc.close(fd)
+                throw .system(reason: "\(path) exists and is not a socket of yours; remove it")
+            }
+            unlink(path)
+        }
+        // Created 0600 from the start (umask), not chmod-ed after: no window in which another user could connect.
+        let old = umask(0o177)
+        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        umask(old)
+        guard rc == 0, listen(fd, 64) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw .system(reason: "cannot listen on \(path): \(FileIO.errnoText(e))")
+        }
+        return fd
     }
 
     deinit { close() }
@@ -86,7 +162,10 @@ final class LoopbackServer {
     func close() {
         for c in connections { Glibc.close(c.fd) }
         connections.removeAll()
-        for fd in listeners { Glibc.close(fd) }
+        for l in listeners {
+            Glibc.close(l.fd)
+            if let path = l.path { unlink(path) }
+        }
         listeners.removeAll()
     }
 
@@ -136,36 +215,42 @@ final class LoopbackServer {
     /// `handler` answers each request that passed the rules and may end the loop with a value; when it throws,
     /// `failure` gives the answer for that request first. `lines` (a pasted answer, for the OAuth redirect) is
     /// polled with the sockets, each complete line going to `onLine`, which may end the loop too.
-    func serve<T>(until deadline: Double, canceller: Canceller?, lines: PasteReader? = nil, notice: (LoopbackServerNotice) -> Void,
+    func serve<T>(until deadline: Double, canceller: Canceller?, lines: PasteReader? = nil, tick: Double = 60, notice: (LoopbackServerNotice) -> Void,
                   handler: (HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, T?),
                   failure: (SignInError) -> LoopbackResponse,
+                  onTick: () -> Void = {},
                   onLine: (String) throws(SignInError) -> T? = { _ in nil }) throws(SignInError) -> T? {
         while !listeners.isEmpty {
-            if let canceller, canceller.isCanceled { throw .canceled(reason: "the sign-in was interrupted while waiting for the browser") }
+            onTick()
+            if let canceller, canceller.isCanceled { throw .canceled(reason: "the sign-in was canceled while waiting for the browser") }
             let now = MonotonicClock.now()
             if now >= deadline { return nil }
             expireConnections(now: now)
             // Snapshot: accepting and dropping below change `connections`; the poll results follow this list.
             let polled = connections
-            var fds = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let polledListeners = listeners
+            var fds = polledListeners.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             fds += polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             if let canceller { fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)) }
             if let lines, !lines.atEOF { fds.append(pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)) }
             let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
-            let ms = Int32(max(1, min(60_000, (nextDeadline - now) * 1000)))
+            let ms = Int32(max(1, min(tick * 1000, (nextDeadline - now) * 1000)))
             let n = poll(&fds, nfds_t(fds.count), ms)
             if n < 0 && errno != EINTR { throw .system(reason: "poll: \(FileIO.errnoText())") }
             if n <= 0 { continue }
-            for (i, fd) in listeners.enumerated() where fds[i].revents != 0 { acceptAll(fd, notice: notice) }
+            for (i, l) in polledListeners.enumerated() where fds[i].revents != 0 { acceptAll(l, notice: notice) }
             for (i, c) in polled.enumerated() {
                 // Skip connections closed since the poll (their descriptor number may already be reused).
-                guard fds[listeners.count + i].revents != 0, connections.contains(where: { $0 === c }) else { continue }
-                guard let request = readRequest(c) else { continue }
+                guard fds[polledListeners.count + i].revents != 0, connections.contains(where: { $0 === c }) else { continue }
+                guard var request = readRequest(c) else { continue }
+                request.listener = c.listener
+                request.peer = c.peer
                 guard methods.contains(request.method) else {
                     respond(c, errorResponse("405 Method Not Allowed"))
                     continue
                 }
-                guard let host = request.host, allowedHosts.contains(host) else {
+                // A Unix socket is no browser's to reach: its rule is the kernel's peer check alone.
+                guard !c.listener.isEmpty || request.host.map({ allowedHosts.contains($0) }) == true else {
                     notice(.refusedHost(reason: "a request addressed to \(request.host.map { "host \"\($0)\"" } ?? "no host"), not to this listener (a web page trying DNS rebinding?)"))
                     respond(c, errorResponse("400 Bad Request"))
                     continue
@@ -188,12 +273,13 @@ final class LoopbackServer {
         return nil
     }
 
-    private func acceptAll(_ listener: Int32, notice: (LoopbackServerNotice) -> Void) {
+    private func acceptAll(_ listener: Listener, notice: (LoopbackServerNotice) -> Void) {
         while true {
-            let fd = accept(listener, nil, nil)
+            let fd = accept(listener.fd, nil, nil)
             if fd < 0 { return }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            if let refusal = refusal(ofAccepted: fd) {
+            let peer = listener.path != nil ? PeerCredentials.of(fd) : nil
+            if let refusal = listener.path != nil ? Self.refusal(unixPeer: peer) : refusal(ofAccepted: fd) {
                 // Closed unanswered: another user learns nothing, not even that this is signin.
                 Glibc.close(fd)
                 if reportedPeers.insert(refusal).inserted { notice(.refusedPeer(reason: refusal)) }
@@ -205,8 +291,14 @@ final class LoopbackServer {
                 let oldest = connections.removeFirst()
                 Glibc.close(oldest.fd)
             }
-            connections.append(Connection(fd: fd, deadline: MonotonicClock.now() + LoopbackServer.perConnectionSeconds))
+            connections.append(Connection(fd: fd, deadline: MonotonicClock.now() + LoopbackServer.perConnectionSeconds, listener: listener.tag, peer: peer))
         }
+    }
+
+    /// A Unix socket's peer must be this user (the kernel says, `SO_PEERCRED`).
+    private static func refusal(unixPeer: PeerCredentials?) -> String? {
+        guard let unixPeer else { return "refused a connection whose user cannot be told (SO_PEERCRED failed)" }
+        return unixPeer.uid == geteuid() ? nil : "refused a connection from another user, uid \(unixPeer.uid)"
     }
 
     /// Why a new connection is refused, or nil when it comes from the user running signin.

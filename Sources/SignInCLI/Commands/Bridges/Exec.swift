@@ -63,8 +63,18 @@ struct Exec: SignInCommand {
     /// status are COMMAND's own, exactly as if it ran alone. Nothing of signin stays in between.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         if gceMetadata { return try GCEMetadataRun(c, chain: Impersonation.chain(chain, c), login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
-        let (fresh, _) = try Impersonation.token(c, Freshness(minTTL: minTTL), kind: kind, chain: Impersonation.chain(chain, c), interactive: login)
-        let token = fresh.value
+        return try become(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: login), environment: c.environment)
+    }
+
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        if gceMetadata {
+            throw .unsupported(reason: "exec --gce-metadata serves a metadata server from the grant, which stays on the machine the agent runs on; run it there, or use `signin exec -- COMMAND` here")
+        }
+        return try become(agent, environment: ProcessEnvironment.current)
+    }
+
+    private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
+        let token = try source.token(kind, Freshness(minTTL: minTTL), audience: nil).token.value
         let name = variable
         setenv(name, token, 1)
         // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
@@ -74,7 +84,7 @@ struct Exec: SignInCommand {
         if let fd = passphraseFD, fd > 2 { close(fd) }
         let argv = command
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
-        guard ExecutableSearch.locate(argv[0], environment: c.environment, executable: false) != nil else {
+        guard ExecutableSearch.locate(argv[0], environment: environment, executable: false) != nil else {
             unsetenv(name)
             err("signin: \(argv[0].withoutControlCharacters): command not found")
             return ExitCode(rawValue: 127)

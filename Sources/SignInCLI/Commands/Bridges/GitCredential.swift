@@ -38,7 +38,11 @@ struct GitCredential: SignInCommand {
     /// git's credential-helper protocol (gitcredentials(7)): attributes on standard input until a blank line;
     /// `get` answers username and password (a fresh access token) and the token's expiry; `erase` (git says the
     /// password was refused) makes the next `get` refresh first; `store` does nothing (signin keeps its own).
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(_ c: Context) throws(SignInError) -> ExitCode { try serve(LocalTokens(c: c, chain: [], interactive: false)) }
+
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
+
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
         var attributes: [String: String] = [:]
         while let line = readLine(), !line.isEmpty {
             guard let eq = line.firstIndex(of: "=") else { continue }
@@ -48,9 +52,9 @@ struct GitCredential: SignInCommand {
         case "get":
             // The token goes only to the hosts the configuration names, and over plain http only to this machine.
             let host = attributes["host"] ?? ""
-            let patterns = GitHosts.patterns(for: c.client.configuration)
+            let patterns = source.gitHosts()
             guard GitHosts.allows(host, patterns: patterns) else {
-                err("signin: git-credential gives no token to \"\(host.withoutControlCharacters)\": it is not in git_hosts of \(c.client.configuration.sourcePath) (" +
+                err("signin: git-credential gives no token to \"\(host.withoutControlCharacters)\": it is not in git_hosts of \(source.settingsName) (" +
                     (patterns.isEmpty ? "none is allowed" : "allowed: " + patterns.joined(separator: ", ")) + "). To allow it, add \"git_hosts\": [\"\(host.withoutControlCharacters)\"] there.")
                 return .usage
             }
@@ -58,14 +62,14 @@ struct GitCredential: SignInCommand {
                 err("signin: git-credential gives no token over plain http to \"\(host.withoutControlCharacters)\" (anyone on the way could read it); use https.")
                 return .usage
             }
-            let user = try Bridge.freshUser(c, Freshness(minTTL: minTTL), token: .access, interactive: false)
-            guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
-            let username = self.username ?? c.client.configuration.gitUsername ?? user.profile.email ?? user.userID
+            let issued = try source.token(.access, Freshness(minTTL: minTTL), audience: nil)
+            let token = issued.token
+            let username = self.username ?? source.gitUsername ?? issued.name
             var answer = "username=\(username.withoutControlCharacters)\npassword=\(token.value)\n"
             if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
             writeAll(1, answer)
         case "erase":
-            if let rejected = attributes["password"] { try c.client.markAccessTokenRejected(rejected, account: c.account) }
+            if let rejected = attributes["password"] { try source.markRejected(rejected) }
         default:
             break  // store: the credentials live in signin's own store
         }

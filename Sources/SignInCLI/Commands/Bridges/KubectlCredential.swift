@@ -32,9 +32,14 @@ struct KubectlCredential: SignInCommand {
     /// `$KUBERNETES_EXEC_INFO` (v1, or v1beta1 for older kubectl). Signs in through the browser only when kubectl
     /// says the session is interactive; otherwise exits 3 with the reason on standard error.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let version = KubectlExecInfo.apiVersion(c.environment)
-        let user = try Bridge.freshUser(c, Freshness(minTTL: minTTL), token: .id, interactive: KubectlExecInfo.interactive(c.environment))
-        guard let token = user.idToken else { throw .noPreviousSignIn(reason: .noToken(.id)) }
+        try serve(LocalTokens(c: c, chain: [], interactive: KubectlExecInfo.interactive(c.environment)), environment: c.environment)
+    }
+
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, environment: ProcessEnvironment.current) }
+
+    private func serve(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
+        let version = KubectlExecInfo.apiVersion(environment)
+        let token = try source.token(.id, Freshness(minTTL: minTTL), audience: nil).token
         var status: [String: JSONValueOut] = ["token": .string(token.value)]
         if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
         out(JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]))

@@ -58,8 +58,20 @@ struct DockerCredential: SignInCommand {
         return .success
     }
 
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        guard operation == "get" || operation == "list" else {
+            throw .unsupported(reason: "`docker-credential configure` edits this machine's docker configuration from the configuration on the laptop; give the registries to it there")
+        }
+        return try serve(agent)
+    }
+
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let patterns = DockerRegistries.patterns(for: c.client.configuration)
+        if operation == "configure" { return try configure(c, patterns: DockerRegistries.patterns(for: c.client.configuration)) }
+        return try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
+    }
+
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+        let patterns = source.dockerRegistries()
         switch operation {
         case "get":
             var input = ""
@@ -68,14 +80,14 @@ struct DockerCredential: SignInCommand {
                 out(Self.notFound)
                 return .failure
             }
-            let (token, _) = try Impersonation.token(c, Freshness(minTTL: 60), kind: .access, chain: Impersonation.chain(chain, c))
+            let token = try source.token(.access, Freshness(minTTL: 60), audience: nil).token
             out(JSONText.object(["ServerURL": .string(input.trimmingWhitespace), "Username": .string(Self.username), "Secret": .string(token.value)]))
         case "list":
             var entries: [String: JSONValueOut] = [:]
             for p in patterns where !p.contains("*") { entries[p] = .string(Self.username) }
             out(JSONText.object(entries))
         default:
-            return try configure(c, patterns: patterns)
+            break
         }
         return .success
     }

@@ -1,0 +1,94 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin agent [--list | --stop]`: the per-user agent that serves tokens on a Unix socket (and the sessions
+/// `signin ssh` forwards).
+///
+/// 1. `--list`: the forwarded sessions of the running agent and their limits; `--stop`: it ends. No agent: exit 3.
+/// 2. Otherwise an agent already answering on the socket is left alone (exit 0, saying so); else this process
+///    becomes the agent on `$XDG_RUNTIME_DIR/signin/agent.sock`, prints `SIGNIN_AGENT_SOCK=...` and serves until
+///    SIGINT, SIGTERM, SIGHUP or `--stop`, then removes its sockets.
+struct AgentCommand: SignInCommand {
+    static let listOption = OptionSpec("--list", "List the sessions forwarded with `signin ssh` and their limits")
+    static let stopOption = OptionSpec("--stop", "Stop the running agent")
+    static var name: String { "agent" }
+    static let spec = CommandSpec(
+        name: name, summary: "Serve tokens to your own processes on a Unix socket, and to SSH sessions you forward",
+        details: """
+            Runs the agent: the same token path as `signin token`, on $XDG_RUNTIME_DIR/signin/agent.sock (0600, in a
+            0700 folder), answering only your own uid. `signin ssh` starts one when none runs and forwards a socket
+            of its own, restricted to the accounts and time it names. It hands out access and ID tokens only,
+            never a refresh token. Served requests of forwarded sessions are logged to
+            $XDG_STATE_HOME/signin/agent.log (never a token).
+            """,
+        ownOptions: [listOption, stopOption], readsConfiguration: false)
+
+    let list: Bool
+    let stop: Bool
+    let json: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        list = a.has(Self.listOption)
+        stop = a.has(Self.stopOption)
+        json = a.has(.json)
+        if list && stop { throw UsageError("--list and --stop ask for two things; give one") }
+        try noPositional(a, Self.spec)
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        let agent = AgentClient(socketPath: AgentProtocol.socketPath(environment: env))
+        do throws(SignInError) {
+            if list { return try Self.list(agent, json: json) }
+            if stop {
+                _ = try agent.request("POST", "/v1/stop")
+                err("signin: the agent on \(agent.socketPath) is stopping.")
+                return .success
+            }
+            return try serve(env)
+        } catch {
+            err("signin: \(error.description)")
+            return ExitCode(error)
+        }
+    }
+
+    static func list(_ agent: AgentClient, json: Bool) throws(SignInError) -> ExitCode {
+        let a = try agent.request("GET", "/v1/sessions")
+        let sessions = a.object["sessions"]?.array ?? []
+        if json {
+            out(JSONText.render(JSONText.value(.object(a.object))))
+            return .success
+        }
+        if sessions.isEmpty { out("No forwarded sessions (agent on \(agent.socketPath)).") }
+        for s in sessions {
+            guard let o = s.object else { continue }
+            let until = o["expires_at"]?.number.map { iso8601(Date(timeIntervalSince1970: $0)) } ?? "the end of the SSH session"
+            let accounts = o["accounts"]?.array?.compactMap(\.string).joined(separator: ", ") ?? ""
+            out("\(o["id"]?.string ?? "?")  \(o["host"]?.string?.withoutControlCharacters ?? "?")  \(accounts.withoutControlCharacters)  until \(until)"
+                + (o["confirm"]?.bool == true ? "  confirm" : "") + "  served \(o["served"]?.number.map { Int($0) } ?? 0)")
+        }
+        return .success
+    }
+
+    private func serve(_ env: [String: String]) throws(SignInError) -> ExitCode {
+        let path = AgentProtocol.socketPath(environment: env)
+        if (try? AgentClient(socketPath: path).hello())?.status == 200 {
+            err("signin: an agent already runs on \(path).")
+            return .success
+        }
+        ChildProcess.blockStopSignals()
+        let agent = try TokenAgent(environment: env) { (profile) throws(SignInError) -> SignInClient in
+            let file = SignInConfiguration.defaultPath(explicit: nil, profile: profile, environment: env)
+            return SignInClient(configuration: try SignInConfiguration.load(path: file), environment: env)
+        }
+        agent.start { kill(getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait below
+        out("SIGNIN_AGENT_SOCK=\(agent.socketPath); export SIGNIN_AGENT_SOCK;")
+        err("signin: agent on \(agent.socketPath); stop it with Ctrl-C or `signin agent --stop`.")
+        _ = ChildProcess.waitForStopSignal()
+        agent.stop()
+        return .success
+    }
+}

@@ -1,0 +1,159 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin ssh [--account A]... [--profile P] [--for DURATION] [--confirm] [--] [SSH ARGS...] DESTINATION [COMMAND...]`:
+/// the system `ssh`, with a socket of the agent forwarded that hands out this laptop's tokens, restricted.
+///
+/// 1. The agent: the running one, else one started now (detached), waited for until it answers.
+/// 2. A forwarded session is asked of it: the accounts named (default: the current one) of one configuration,
+///    until `--for` passes or this process ends, each new request confirmed through `$SIGNIN_ASKPASS` (or
+///    `$SSH_ASKPASS`) with `--confirm`. An account that is not signed in here: the error, before ssh runs.
+/// 3. ssh runs with `-R REMOTE:SESSION_SOCKET` (the remote socket 0600, `StreamLocalBindUnlink`,
+///    `ExitOnForwardFailure`), and on the remote side `SIGNIN_AGENT_SOCK` names it (moved into the remote
+///    `$XDG_RUNTIME_DIR` when there is one) for COMMAND or the login shell, and it is removed when they end.
+/// 4. Signals go on to ssh; when it ends the session ends (its socket removed here), and signin exits with ssh's status.
+struct SSHCommand: SignInCommand {
+    static let accountOption = OptionSpec("--account", value: "ACCOUNT", "An account to forward (again for more; default: the current one)")
+    static let forOption = OptionSpec("--for", value: "DURATION", "End the forwarding after this long (90s, 10m, 8h, 1d; default: the SSH session)")
+    static let confirmOption = OptionSpec("--confirm", "Ask here (through $SIGNIN_ASKPASS or $SSH_ASKPASS) before each new account or token kind is served")
+    static var name: String { "ssh" }
+    static let spec = CommandSpec(
+        name: name, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
+        details: """
+            Runs the system ssh with a socket of signin's agent forwarded, restricted to the accounts named (default:
+            the current one) of one configuration, for --for (default: the SSH session). On the remote machine,
+            `signin token`, `id-token`, `exec`, `git-credential`, `kubectl-credential` and `docker-credential` use it
+            through SIGNIN_AGENT_SOCK, with no configuration and no store there; refused or gone, they exit 3 and
+            never open a browser. Options for ssh itself go after `--`. See `signin agent --list`.
+            """,
+        ownOptions: [accountOption, .profile, forOption, confirmOption], usageTail: " [--] [SSH ARGS...] DESTINATION [COMMAND...]",
+        readsConfiguration: false, takesJSON: false, takesCommand: true)
+
+    let accounts: [String]
+    let profile: String?
+    let seconds: Int?
+    let confirm: Bool
+    let sshArguments: [String]
+    let destinationIndex: Int
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        accounts = a.all(Self.accountOption).flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace } }.filter { !$0.isEmpty }
+        profile = a.value(.profile)
+        seconds = try a.value(Self.forOption).map { v throws(UsageError) -> Int in
+            guard let s = Self.seconds(v) else { throw UsageError("--for \"\(v)\" is not a duration (90s, 10m, 8h, 1d, or seconds)") }
+            return s
+        }
+        confirm = a.has(Self.confirmOption)
+        sshArguments = a.rest
+        guard let d = Self.destination(in: a.rest) else {
+            throw UsageError("`signin ssh` needs a destination: signin ssh [--account A] [--for 1h] [--] [SSH ARGS...] DESTINATION [COMMAND...]")
+        }
+        destinationIndex = d
+        if confirm && (env["SIGNIN_ASKPASS"] ?? env["SSH_ASKPASS"] ?? "").isEmpty {
+            throw UsageError("--confirm asks through a program: set SIGNIN_ASKPASS (or SSH_ASKPASS) to one that shows the question and exits 0 for yes (ssh-askpass does)")
+        }
+    }
+
+    /// "90", "90s", "10m", "8h", "1d".
+    static func seconds(_ v: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        if let n = Int(v), n > 0 { return n }
+        guard let unit = v.last, let factor = units[unit], let n = Int(v.dropLast()), n > 0 else { return nil }
+        return n * factor
+    }
+
+    /// Where ssh's destination is among its arguments: the first word that is not an option or an option's value.
+    static func destination(in args: [String]) -> Int? {
+        let takesValue = Set("BbcDEeFIiJLlmOoPpQRSWw")
+        var i = 0
+        while i < args.count {
+            let w = args[i]
+            if w == "--" { return i + 1 < args.count ? i + 1 : nil }
+            guard w.hasPrefix("-"), w.count > 1 else { return i }
+            // -p 22 or -p22; flags may be grouped (-tt, -vA): a value-taking letter last takes the next word.
+            let letters = w.dropFirst()
+            if let k = letters.firstIndex(where: { takesValue.contains($0) }) {
+                i += letters.index(after: k) == letters.endIndex ? 2 : 1
+            } else {
+                i += 1
+            }
+        }
+        return nil
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        do throws(SignInError) {
+            return try run(env)
+        } catch {
+            err("signin: \(error.description)")
+            return ExitCode(error)
+        }
+    }
+
+    private func run(_ env: [String: String]) throws(SignInError) -> ExitCode {
+        let agent = try Self.runningAgent(env)
+        var query = [("host", sshArguments[destinationIndex])]
+        if !accounts.isEmpty { query.append(("accounts", accounts.joined(separator: ","))) }
+        if let profile { query.append(("profile", profile)) }
+        if let seconds { query.append(("seconds", String(seconds))) }
+        if confirm {
+            query.append(("confirm", "1"))
+            query.append(("askpass", env["SIGNIN_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 } ?? env["SSH_ASKPASS"] ?? ""))
+        }
+        let created = try agent.request("POST", "/v1/sessions?" + FormEncoding.encode(query))
+        guard created.status == 200, let id = created.object["id"]?.string, let local = created.object["socket"]?.string else {
+            throw .noPreviousSignIn(reason: .agentRefused(reason: created.object["message"]?.string ?? "the agent would not forward (HTTP \(created.status))"))
+        }
+        defer { _ = try? agent.request("DELETE", "/v1/sessions/\(id)") }
+        guard let ssh = ExecutableSearch.locate("ssh", environment: env) else {
+            throw .unsupported(reason: "no ssh on PATH (Debian: openssh-client)")
+        }
+        let remote = "/tmp/signin-agent-\(id).sock"
+        var argv = ["ssh", "-R", "\(remote):\(local)", "-o", "StreamLocalBindUnlink=yes", "-o", "ExitOnForwardFailure=yes"]
+        let before = Array(sshArguments[..<destinationIndex]).filter { $0 != "--" }
+        let command = Array(sshArguments[(destinationIndex + 1)...])
+        if command.isEmpty && !before.contains(where: { $0.hasPrefix("-T") }) { argv.append("-t") }
+        argv += before + ["--", sshArguments[destinationIndex], Self.remoteCommand(socket: remote, command: command)]
+        ChildProcess.prepareSignalForwarding()
+        let child: ChildProcess
+        switch ChildProcess.spawn(path: ssh, argv: argv, environment: env) {
+        case .success(let c): child = c
+        case .failure(let f): throw .system(reason: "cannot run ssh: \(String(cString: strerror(f.errno)))")
+        }
+        let ended = child.waitForwardingSignals()
+        _ = try? agent.request("DELETE", "/v1/sessions/\(id)")
+        return ExitCode(rawValue: ChildProcess.endAs(ended))
+    }
+
+    /// What the remote shell runs: the socket moved into the remote user's runtime folder where there is one,
+    /// named in `SIGNIN_AGENT_SOCK` for COMMAND (as ssh would run it) or a login shell, and removed after.
+    static func remoteCommand(socket: String, command: [String]) -> String {
+        let name = PathName(path: socket).lastComponent
+        let setup = "s=\(socket); if [ -n \"$XDG_RUNTIME_DIR\" ] && [ -d \"$XDG_RUNTIME_DIR\" ] && mv \"$s\" \"$XDG_RUNTIME_DIR/\(name)\" 2>/dev/null; then s=\"$XDG_RUNTIME_DIR/\(name)\"; fi; "
+            + "SIGNIN_AGENT_SOCK=\"$s\"; export SIGNIN_AGENT_SOCK; "
+        let run = command.isEmpty ? "\"${SHELL:-/bin/sh}\" -l" : command.joined(separator: " ")
+        return setup + run + "; r=$?; rm -f \"$s\"; exit $r"
+    }
+
+    /// The running agent, or one started now (detached from this terminal) and waited for.
+    static func runningAgent(_ env: [String: String]) throws(SignInError) -> AgentClient {
+        var agent = AgentClient(socketPath: AgentProtocol.socketPath(environment: env))
+        agent.timeoutSeconds = 300
+        if (try? agent.hello())?.status == 200 { return agent }
+        let me = ProcessEnvironment.executablePath ?? "signin"
+        switch ChildProcess.spawnDetached(path: me, argv: [me, "agent"], environment: env) {
+        case .success: break
+        case .failure(let f): throw .system(reason: "cannot start the agent: \(String(cString: strerror(f.errno)))")
+        }
+        let deadline = MonotonicClock.now() + 10
+        while MonotonicClock.now() < deadline {
+            if (try? agent.hello())?.status == 200 { return agent }
+            usleep(10_000)  // the agent's socket appears when it is ready; nothing to wait on but the socket itself
+        }
+        throw .system(reason: "the agent did not start on \(agent.socketPath) within 10 s; run `signin agent` to see why")
+    }
+}
