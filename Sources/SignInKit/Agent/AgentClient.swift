@@ -70,7 +70,7 @@ import Glibc
         while sent < out.count {
             let n = out.withUnsafeMutableBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw unavailable("the agent closed the connection") }
+            guard n > 0 else { throw unavailable(Self.ended) }
             sent += n
         }
         var response: [UInt8] = []
@@ -93,6 +93,8 @@ import Glibc
     }
 
     private func parse(_ bytes: [UInt8]) throws(SignInError) -> Answer {
+        // ssh accepts on the remote side, then finds the laptop's end gone: the connection closes with nothing said.
+        if bytes.isEmpty { throw unavailable(Self.ended) }
         guard let end = HTTPRequestHead.headEnd(bytes), let head = String(validating: bytes[..<end], as: UTF8.self) else {
             throw unavailable("its answer is not HTTP (is this signin's agent?)")
         }
@@ -100,6 +102,8 @@ import Glibc
         let body = Data(bytes[(end + 4)...])
         return Answer(status: status, object: body.isEmpty ? [:] : (JSONValue.object(from: body) ?? [:]))
     }
+
+    static let ended = "it closed without an answer: the forwarding has ended (its time is up, `signin lock`, or the agent stopped)"
 
     private func unavailable(_ why: String) -> SignInError {
         .noPreviousSignIn(reason: .agentUnavailable(socket: socketPath, reason: why))
