@@ -45,6 +45,8 @@ PermitUserEnvironment no
 LogLevel ERROR
 """ + ("SetEnv " + " ".join(env) + "\n" if env else ""))
 
+# sshd -i processes end with their connection: reaped by the kernel (nothing here waits for them).
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
 server = socket.socket()
 server.bind(("127.0.0.1", 0))
 server.listen(16)
