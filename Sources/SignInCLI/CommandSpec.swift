@@ -25,6 +25,8 @@ struct CommandSpec: Sendable {
     var takesJSON = true
     /// Everything after the first non-option argument is a command to run.
     var takesCommand = false
+    /// An option it does not know starts the command's own arguments (`signin ssh -p 2222 host`: ssh's).
+    var passesUnknownOptions = false
 
     /// Every option the command accepts.
     var options: [OptionSpec] {

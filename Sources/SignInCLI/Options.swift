@@ -80,6 +80,10 @@ struct Arguments {
                 name = String(arg[..<eq])
                 inline = String(arg[arg.index(after: eq)...])
             }
+            if command.passesUnknownOptions && !accepted.contains(where: { $0.long == name || $0.short == name }) {
+                a.rest = Array(args[(i - 1)...])
+                break
+            }
             guard let spec = accepted.first(where: { $0.long == name || $0.short == name }) else {
                 let known = Commands.specs.flatMap(\.options).contains { $0.long == name || $0.short == name }
                 let hint = Suggest.nearest(name, among: accepted.map(\.long)).map { " (did you mean \($0)?)" } ?? ""

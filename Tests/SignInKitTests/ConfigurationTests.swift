@@ -116,6 +116,17 @@ import Testing
         return try type.init(try Arguments.parse(rest, for: type.spec), [:])
     }
 
+    @Test func sshTakesItsOwnOptionsThenSsh() throws {
+        let plain = try #require(try parse(["ssh", "--account", "a@example.org", "--account", "b@example.org", "--for", "2h", "-p", "2222", "-i", "key", "me@vm", "git", "pull"]) as? SSHCommand)
+        #expect(plain.accounts == ["a@example.org", "b@example.org"] && plain.seconds == 7200)
+        #expect(plain.sshArguments == ["-p", "2222", "-i", "key", "me@vm", "git", "pull"] && plain.destinationIndex == 4)
+        let dashed = try #require(try parse(["ssh", "--", "-tt", "-oBatchMode=yes", "host"]) as? SSHCommand)
+        #expect(dashed.sshArguments[dashed.destinationIndex] == "host")
+        #expect(SSHCommand.seconds("90") == 90 && SSHCommand.seconds("10m") == 600 && SSHCommand.seconds("1d") == 86400 && SSHCommand.seconds("x") == nil)
+        #expect(throws: UsageError.self) { _ = try parse(["ssh", "--for", "soon", "host"]) }
+        #expect(throws: UsageError.self) { _ = try parse(["ssh", "-p", "22"]) }
+    }
+
     @Test func everyCommandIsListedUnderItsOwnName() {
         for type in Commands.all { #expect(type.spec.name == type.name) }
         #expect(Set(Commands.all.map { $0.name }).count == Commands.all.count)

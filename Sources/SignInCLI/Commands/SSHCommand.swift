@@ -28,10 +28,10 @@ struct SSHCommand: SignInCommand {
             the current one) of one configuration, for --for (default: the SSH session). On the remote machine,
             `signin token`, `id-token`, `exec`, `git-credential`, `kubectl-credential` and `docker-credential` use it
             through SIGNIN_AGENT_SOCK, with no configuration and no store there; refused or gone, they exit 3 and
-            never open a browser. Options for ssh itself go after `--`. See `signin agent --list`.
+            never open a browser. ssh's own options follow signin's (or `--`). See `signin agent --list`.
             """,
         ownOptions: [accountOption, .profile, forOption, confirmOption], usageTail: " [--] [SSH ARGS...] DESTINATION [COMMAND...]",
-        readsConfiguration: false, takesJSON: false, takesCommand: true)
+        readsConfiguration: false, takesJSON: false, takesCommand: true, passesUnknownOptions: true)
 
     let accounts: [String]
     let profile: String?
