@@ -263,7 +263,7 @@ import Testing
         }
         #expect(await eventually { ((try? strict.stats(box.clientID)["token_requests"] as? Int) ?? 0) > before })
         refresh.cancel()
-        #expect((await refresh.value)?.description.contains("the refresh was canceled while waiting for the") == true)
+        #expect((await refresh.value)?.description.contains("The refresh was canceled while waiting for the") == true)
         try strict.control(box.clientID, ["revoke_fault": "slow", "slow_seconds": 30, "revoke_fault_once": true])
         let revocations = try strict.stats(box.clientID)["revocations"] as? Int ?? 0
         let revoke = Task { () async -> SignInError? in
@@ -271,7 +271,7 @@ import Testing
         }
         #expect(await eventually { ((try? strict.stats(box.clientID)["revocations"] as? Int) ?? 0) > revocations })
         revoke.cancel()
-        #expect((await revoke.value)?.description.contains("the revocation was canceled") == true)
+        #expect((await revoke.value)?.description.contains("The revocation was canceled") == true)
         #expect(inOwnStore.currentUser?.userID == user.userID, "a cancelled revocation signs no one out")
     }
 
