@@ -29,13 +29,8 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def main() -> int:
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    pid = os.fork()
-    if pid == 0:
-        os.execvp(sys.argv[1], sys.argv[1:])
-    _, status = os.waitpid(pid, 0)
-    # Whatever is still below us now was left behind.
+def end_left_behind() -> None:
+    """Kills and reaps whatever is still below this process (a subreaper's orphans included)."""
     while True:
         left = children(os.getpid())
         if not left:
@@ -50,6 +45,15 @@ def main() -> int:
                 os.waitpid(p, 0)
             except ChildProcessError:
                 pass
+
+
+def main() -> int:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    pid = os.fork()
+    if pid == 0:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    _, status = os.waitpid(pid, 0)
+    end_left_behind()
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 

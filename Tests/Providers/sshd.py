@@ -14,7 +14,7 @@ import sys
 import threading
 import ctypes
 
-from reap import children as children_of
+from reap import end_left_behind
 
 # A subreaper: what sshd's sessions leave behind (a forwarded command, a stray shell) is ended with this process.
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
@@ -68,18 +68,5 @@ print(f"READY {port}", flush=True)
 try:
     sys.stdin.read()
 finally:
-    while True:
-        left = children_of(os.getpid())
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for pid in left:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+    end_left_behind()
     os._exit(0)

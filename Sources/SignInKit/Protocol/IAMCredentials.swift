@@ -11,9 +11,7 @@ struct IAMCredentialsClient {
     static let tokenCreatorRole = "roles/iam.serviceAccountTokenCreator"
 
     init(configuration: SignInConfiguration) {
-        var b = configuration.iamCredentialsEndpoint
-        while b.hasSuffix("/") { b.removeLast() }
-        base = b
+        base = GoogleAPI.base(configuration.iamCredentialsEndpoint)
         http = HTTPClient(configuration: configuration)
     }
 
@@ -80,12 +78,7 @@ struct IAMCredentialsClient {
     /// Google's error shape (`{"error": {"code", "status", "message"}}`) as a provider error that names the
     /// account and, for a refusal, the role that is missing.
     static func failure(_ r: HTTPResponse, object o: [String: JSONValue]?, chain: Chain, method: String) -> SignInError {
-        var status = "http_\(r.status)"
-        var message: String?
-        if case .object(let e)? = o?["error"] {
-            status = e["status"]?.string ?? status
-            message = e["message"]?.string.map { String($0.prefix(300)) }
-        }
+        let (status, message) = GoogleAPI.error(r, o)
         let who = chain.delegates.isEmpty ? chain.target : "\(chain.target) (through \(chain.delegates.joined(separator: ", ")))"
         switch r.status {
         case 401:

@@ -8,9 +8,7 @@ struct ResourceManagerClient {
     static let endpointName = "Cloud Resource Manager API"
 
     init(configuration: SignInConfiguration) {
-        var b = configuration.resourceManagerEndpoint
-        while b.hasSuffix("/") { b.removeLast() }
-        base = b
+        base = GoogleAPI.base(configuration.resourceManagerEndpoint)
         http = HTTPClient(configuration: configuration)
     }
 
@@ -18,11 +16,7 @@ struct ResourceManagerClient {
         let r = try http.get("\(base)/v1/projects/\(projectID)", endpoint: Self.endpointName, headers: ["Authorization: Bearer \(bearer)"])
         let o = JSONValue.object(from: r.body)
         guard r.status == 200, let o else {
-            var status = "http_\(r.status)", message: String?
-            if case .object(let e)? = o?["error"] {
-                status = e["status"]?.string ?? status
-                message = e["message"]?.string.map { String($0.prefix(300)) }
-            }
+            let (status, message) = GoogleAPI.error(r, o)
             let detail = r.status == 403 || r.status == 404
                 ? "cannot read project \(projectID) (the account needs resourcemanager.projects.get on it, or set project_number)"
                 : "looking up project \(projectID) failed"

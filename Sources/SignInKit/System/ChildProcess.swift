@@ -33,13 +33,7 @@ import Glibc
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         signin_spawnattr_clean_signals(&attr)
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cargs.forEach { free($0) } }
-        var cenv: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { cenv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attr, &cargs, &cenv)
-        return rc == 0 ? .success(ChildProcess(pid: pid)) : .failure(SpawnFailure(errno: rc))
+        return spawn(path, argv, environment, &actions, &attr)
     }
 
     /// Starts `path` as a daemon: its own session (no terminal), standard streams on /dev/null, nothing else of
@@ -60,12 +54,13 @@ import Glibc
         posix_spawnattr_getflags(&attr, &flags)
         // POSIX_SPAWN_SETSID (0x80, glibc 2.26), which the Glibc module does not export.
         posix_spawnattr_setflags(&attr, flags | 0x80)
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cargs.forEach { free($0) } }
-        var cenv: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { cenv.forEach { free($0) } }
+        return spawn(path, argv, environment, &actions, &attr)
+    }
+
+    private static func spawn(_ path: String, _ argv: [String], _ environment: [String: String],
+                              _ actions: inout posix_spawn_file_actions_t, _ attr: inout posix_spawnattr_t) -> Result<ChildProcess, SpawnFailure> {
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attr, &cargs, &cenv)
+        let rc = SpawnArrays.with(argv, environment) { cargs, cenv in posix_spawn(&pid, path, &actions, &attr, cargs, cenv) }
         return rc == 0 ? .success(ChildProcess(pid: pid)) : .failure(SpawnFailure(errno: rc))
     }
 
@@ -91,4 +86,18 @@ import Glibc
     public static func blockStopSignals() { signin_stop_signals_block() }
     /// Waits for SIGINT, SIGTERM or SIGHUP; returns which.
     public static func waitForStopSignal() -> Int32 { signin_stop_signals_wait() }
+}
+
+/// argv and an environment as the NULL-terminated C arrays `posix_spawn` takes, alive for `body`'s call only.
+enum SpawnArrays {
+    static func with<R>(_ argv: [String], _ environment: [String: String],
+                        _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>, UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        let cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        let cenv: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            cargs.forEach { free($0) }
+            cenv.forEach { free($0) }
+        }
+        return cargs.withUnsafeBufferPointer { a in cenv.withUnsafeBufferPointer { e in body(a.baseAddress!, e.baseAddress!) } }
+    }
 }

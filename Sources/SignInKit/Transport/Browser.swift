@@ -61,18 +61,14 @@ import Glibc
         // Nothing else of ours reaches the browser, whatever other threads hold open right now (libcurl's sockets
         // during the key prefetch are not close-on-exec, nor is whatever our parent left us).
         signin_spawn_file_actions_addclosefrom(&actions, 3)
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cargs.forEach { free($0) } }
-        // The browser sees the environment this client was given (the process's own by default).
-        var cenv: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { cenv.forEach { free($0) } }
         // An empty signal mask and default dispositions, whichever thread this is and whatever signin holds.
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         signin_spawnattr_clean_signals(&attr)
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, exe, &actions, &attr, &cargs, &cenv)
+        // The browser sees the environment this client was given (the process's own by default).
+        let rc = SpawnArrays.with(argv, environment) { cargs, cenv in posix_spawn(&pid, exe, &actions, &attr, cargs, cenv) }
         guard rc == 0 else { return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(rc))") }
         let child = pid
         let name = argv[0]
