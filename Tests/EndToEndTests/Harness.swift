@@ -155,6 +155,17 @@ final class Sandbox: @unchecked Sendable {
     var configPath: String { root.appendingPathComponent("config.json").path }
     var storeDir: String { root.appendingPathComponent("data/signin").path }
     var standinLog: String { root.appendingPathComponent("standin.log").path }
+    /// Folders of this sandbox outside `root`, removed with it.
+    var extraFolders: [String] = []
+
+    /// A folder (0700) with a short path right under the temporary folder: a Unix socket's path must fit in 107
+    /// bytes, which a socket deep in `root` under CI's temporary folder does not.
+    func shortFolder() throws -> String {
+        let path = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("s-" + UUID().uuidString.prefix(8).lowercased()).path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        extraFolders.append(path)
+        return path
+    }
 
     init(issuer: String, clientID: String = "client-\(UUID().uuidString.prefix(8))", secret: String? = nil, extra: [String: Any] = [:]) throws {
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("signin-e2e-\(UUID().uuidString)")
@@ -192,6 +203,7 @@ final class Sandbox: @unchecked Sendable {
         for _ in 0..<20 where FileManager.default.fileExists(atPath: root.path) {
             try? FileManager.default.removeItem(at: root)
         }
+        for folder in extraFolders { try? FileManager.default.removeItem(atPath: folder) }
     }
 
     func signin(_ args: String..., env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {

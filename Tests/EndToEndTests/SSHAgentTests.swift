@@ -13,10 +13,8 @@ final class RemoteMachine: @unchecked Sendable {
     init(_ box: Sandbox) throws {
         folder = box.root.appendingPathComponent("remote")
         home = folder.appendingPathComponent("home")
-        run = folder.appendingPathComponent("run")
+        run = URL(fileURLWithPath: try box.shortFolder())
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
         let signinDir = URL(fileURLWithPath: Paths.signin).deletingLastPathComponent().path
         sshd = try Provider(script: "sshd.py", arguments: [folder.appendingPathComponent("sshd").path, "HOME=\(home.path)", "XDG_RUNTIME_DIR=\(run.path)",
                                                          "PATH=\(signinDir):/usr/bin:/bin"])
@@ -38,10 +36,8 @@ final class RemoteMachine: @unchecked Sendable {
 @Suite struct SSHAgentTests {
     static func laptop(_ strict: Provider, extra: [String: Any] = [:]) throws -> Sandbox {
         let box = try strict.signedInSandbox(extra: extra)
-        box.environment["XDG_RUNTIME_DIR"] = box.root.appendingPathComponent("run").path
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
         box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
-        try FileManager.default.createDirectory(atPath: box.environment["XDG_RUNTIME_DIR"]!, withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: box.environment["XDG_RUNTIME_DIR"]!)
         return box
     }
 
