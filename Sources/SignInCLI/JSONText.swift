@@ -1,13 +1,6 @@
 import FoundationEssentials
 @_spi(CLI) import SignInKit
 
-/// A minimal JSON writer for `--json` output (keys sorted, strings escaped).
-enum JSONValueOut {
-    case string(String), int(Int), bool(Bool), null, array([JSONValueOut]), object([String: JSONValueOut])
-    /// JSON text already encoded (a token's claims, passed through as the provider wrote them).
-    case raw(String)
-}
-
 enum JSONText {
     static func object(_ o: [String: JSONValueOut]) -> String { render(.object(o)) }
 
@@ -23,17 +16,7 @@ enum JSONText {
         }
     }
 
-    static func render(_ v: JSONValueOut) -> String {
-        switch v {
-        case .string(let s): return quote(s)
-        case .int(let n): return String(n)
-        case .bool(let b): return b ? "true" : "false"
-        case .null: return "null"
-        case .raw(let text): return text
-        case .array(let a): return "[" + a.map(render).joined(separator: ",") + "]"
-        case .object(let o): return "{" + o.keys.sorted().map { quote($0) + ":" + render(o[$0]!) }.joined(separator: ",") + "}"
-        }
-    }
+    static func render(_ v: JSONValueOut) -> String { v.text }
 
     /// An object for a person to read and edit: one member a line, in `order` (then the rest, sorted).
     static func pretty(_ o: [String: JSONValueOut], order: [String]) -> String {
@@ -45,23 +28,7 @@ enum JSONText {
         return "{\n" + keys.map { "  \(quote($0)): \(value(o[$0]!))" }.joined(separator: ",\n") + "\n}\n"
     }
 
-    static func quote(_ s: String) -> String {
-        var r = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": r += "\\\""
-            case "\\": r += "\\\\"
-            case "\n": r += "\\n"
-            case "\r": r += "\\r"
-            case "\t": r += "\\t"
-            case _ where u.value < 0x20 || (0x7F...0x9F).contains(u.value):
-                let h = String(u.value, radix: 16)
-                r += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-            default: r.unicodeScalars.append(u)
-            }
-        }
-        return r + "\""
-    }
+    static func quote(_ s: String) -> String { JSONValueOut.quote(s) }
 
     static func opt(_ s: String?) -> JSONValueOut { s.map { .string($0) } ?? .null }
 

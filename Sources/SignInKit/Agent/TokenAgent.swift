@@ -145,7 +145,7 @@ import Glibc
     }
 
     private func hello(_ session: Session?) -> LoopbackResponse {
-        var o: [String: JSONValueText] = ["protocol": .int(AgentProtocol.version), "signin": .string(SignInKitVersion.string)]
+        var o: [String: JSONValueOut] = ["protocol": .int(AgentProtocol.version), "signin": .string(SignInKitVersion.string)]
         if let session {
             o["session"] = .object(Self.describe(session))
             if let c = try? client(session.profile) {
@@ -267,7 +267,7 @@ import Glibc
         Self.json("200 OK", ["sessions": .array(sessions.values.sorted { $0.createdAt < $1.createdAt }.map { .object(Self.describe($0)) })])
     }
 
-    private static func describe(_ s: Session) -> [String: JSONValueText] {
+    private static func describe(_ s: Session) -> [String: JSONValueOut] {
         ["id": .string(s.id), "host": .string(s.host), "accounts": .array(s.names.map { .string($0) }), "profile": s.profile.map { .string($0) } ?? .null,
          "expires_at": s.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null, "confirm": .bool(s.confirm), "served": .int(s.served),
          "created_at": .int(Int(s.createdAt.timeIntervalSince1970))]
@@ -329,23 +329,7 @@ import Glibc
         json("403 Forbidden", ["error": .string("refused"), "message": .string(message)])
     }
 
-    static func json(_ status: String, _ o: [String: JSONValueText]) -> LoopbackResponse {
-        .text(status, JSONValueText.object(o).text, contentType: "application/json")
-    }
-}
-
-/// A JSON value to write (the agent's answers).
-enum JSONValueText {
-    case string(String), int(Int), bool(Bool), null, array([JSONValueText]), object([String: JSONValueText])
-
-    var text: String {
-        switch self {
-        case .string(let s): return ComputeMetadataHandler.quoted(s)
-        case .int(let n): return String(n)
-        case .bool(let b): return b ? "true" : "false"
-        case .null: return "null"
-        case .array(let a): return "[" + a.map(\.text).joined(separator: ",") + "]"
-        case .object(let o): return "{" + o.keys.sorted().map { ComputeMetadataHandler.quoted($0) + ":" + o[$0]!.text }.joined(separator: ",") + "}"
-        }
+    static func json(_ status: String, _ o: [String: JSONValueOut]) -> LoopbackResponse {
+        .text(status, JSONValueOut.object(o).text, contentType: "application/json")
     }
 }

@@ -27,22 +27,10 @@ struct IAMCredentialsClient {
         var description: String { (delegates + [target]).joined(separator: " → ") }
     }
 
-    private struct AccessTokenRequest: Encodable {
-        let scope: [String]
-        let lifetime: String
-        let delegates: [String]?
-    }
-
-    private struct IDTokenRequest: Encodable {
-        let audience: String
-        let includeEmail: Bool
-        let delegates: [String]?
-    }
-
     /// `generateAccessToken` for `chain` with `scopes`, valid for an hour (the API's default maximum).
     func generateAccessToken(_ chain: Chain, scopes: [String], bearer: String) throws(SignInError) -> SignInToken {
-        let body = AccessTokenRequest(scope: scopes, lifetime: "3600s", delegates: delegatesField(chain))
-        let o = try call(chain, method: "generateAccessToken", body: Self.encoded(body), bearer: bearer)
+        let body = request(chain, ["scope": .strings(scopes), "lifetime": .string("3600s")])
+        let o = try call(chain, method: "generateAccessToken", body: body, bearer: bearer)
         guard let token = o["accessToken"]?.string, !token.isEmpty else {
             throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateAccessToken answered without an accessToken")
         }
@@ -54,8 +42,8 @@ struct IAMCredentialsClient {
 
     /// `generateIdToken` for `chain` and `audience` (with the `email` claim when `includeEmail`).
     func generateIDToken(_ chain: Chain, audience: String, includeEmail: Bool, bearer: String) throws(SignInError) -> SignInToken {
-        let body = IDTokenRequest(audience: audience, includeEmail: includeEmail, delegates: delegatesField(chain))
-        let o = try call(chain, method: "generateIdToken", body: Self.encoded(body), bearer: bearer)
+        let body = request(chain, ["audience": .string(audience), "includeEmail": .bool(includeEmail)])
+        let o = try call(chain, method: "generateIdToken", body: body, bearer: bearer)
         guard let token = o["token"]?.string, !token.isEmpty else {
             throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateIdToken answered without a token")
         }
@@ -63,8 +51,11 @@ struct IAMCredentialsClient {
         return SignInToken(value: token, expirationDate: Self.expiry(ofJWT: token))
     }
 
-    private func delegatesField(_ chain: Chain) -> [String]? {
-        chain.delegates.isEmpty ? nil : chain.delegates.map { "projects/-/serviceAccounts/" + $0 }
+    /// A request's body: `fields`, and the delegation chain when there is one.
+    private func request(_ chain: Chain, _ fields: [String: JSONValueOut]) -> String {
+        var o = fields
+        if !chain.delegates.isEmpty { o["delegates"] = .strings(chain.delegates.map { "projects/-/serviceAccounts/" + $0 }) }
+        return JSONValueOut.object(o).text
     }
 
     private func call(_ chain: Chain, method: String, body: String, bearer: String) throws(SignInError) -> [String: JSONValue] {
@@ -91,12 +82,6 @@ struct IAMCredentialsClient {
         default:
             return .providerError(endpoint: endpointName, code: status, detail: "\(method) of \(who) failed" + (message.map { ": \($0)" } ?? " (HTTP \(r.status))"))
         }
-    }
-
-    static func encoded<T: Encodable>(_ value: T) -> String {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? e.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     /// RFC 3339 as Google writes it (`2026-12-01T13:00:00Z`, maybe with fractional seconds or an offset).

@@ -44,7 +44,7 @@ struct ComputeMetadataHandler {
     }
 
     static func jsonError(_ status: String, _ code: String, _ description: String) -> LoopbackResponse {
-        .text(status, IAMCredentialsClient.encoded(["error": code, "error_description": description]), contentType: "application/json", headers: [flavor])
+        .text(status, JSONValueOut.object(["error": .string(code), "error_description": .string(description)]).text, contentType: "application/json", headers: [flavor])
     }
 
     /// The server's own refusals (wrong method, host, malformed), worded as the metadata server's.
@@ -100,7 +100,10 @@ struct ComputeMetadataHandler {
             return Self.text("200 OK", "googleapis.com")
         case "/computeMetadata/v1/instance/service-accounts/", "/computeMetadata/v1/instance/service-accounts":
             let email = try source.email()
-            if recursive { return Self.json(IAMCredentialsClient.encoded([email: try accountDocument(email), "default": try accountDocument(email)])) }
+            if recursive {
+                let document = try accountDocument(email)
+                return Self.json(JSONValueOut.object([email: document, "default": document]).text)
+            }
             return Self.text("200 OK", "\(email)/\ndefault/\n")
         default:
             break
@@ -115,7 +118,7 @@ struct ComputeMetadataHandler {
         let leaf = parts.count == 2 ? String(parts[1]) : ""
         switch leaf {
         case "":
-            if recursive { return Self.json(IAMCredentialsClient.encoded(try accountDocument(email))) }
+            if recursive { return Self.json(try accountDocument(email).text) }
             return Self.text("200 OK", "aliases\nemail\nidentity\nscopes\ntoken\n")
         case "email": return Self.text("200 OK", email)
         case "aliases": return Self.text("200 OK", "default\n")
@@ -124,7 +127,7 @@ struct ComputeMetadataHandler {
             let asked = query["scopes"].map { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
             let token = try source.accessToken(scopes: asked)
             let seconds = max(0, Int((token.expirationDate?.timeIntervalSinceNow ?? 3600).rounded(.down)))
-            return Self.json("{\"access_token\":\(Self.quoted(token.value)),\"expires_in\":\(seconds),\"token_type\":\"Bearer\"}")
+            return Self.json(JSONValueOut.object(["access_token": .string(token.value), "expires_in": .int(seconds), "token_type": .string("Bearer")]).text)
         case "identity":
             guard let audience = query["audience"], !audience.isEmpty else {
                 return Self.jsonError("400 Bad Request", "invalid_request", "identity needs ?audience=")
@@ -136,15 +139,8 @@ struct ComputeMetadataHandler {
         }
     }
 
-    private struct AccountDocument: Encodable {
-        let aliases: [String]
-        let email: String
-        let scopes: [String]
+    /// `.../{account}/?recursive=true`: what the real server says of a service account.
+    private func accountDocument(_ email: String) throws(SignInError) -> JSONValueOut {
+        .object(["aliases": .strings(["default"]), "email": .string(email), "scopes": .strings(try source.scopes())])
     }
-
-    private func accountDocument(_ email: String) throws(SignInError) -> AccountDocument {
-        AccountDocument(aliases: ["default"], email: email, scopes: try source.scopes())
-    }
-
-    static func quoted(_ s: String) -> String { IAMCredentialsClient.encoded([s]).dropFirst().dropLast().description }
 }
