@@ -48,15 +48,7 @@ import Glibc
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
         defer { close(fd) }
-        var a = sockaddr_un()
-        a.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: a.sun_path) else { throw unavailable("its path is too long") }
-        withUnsafeMutableBytes(of: &a.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        guard let rc = UnixSocketAddress.with(socketPath, { connect(fd, $0, $1) }) else { throw unavailable("its path is too long") }
         guard rc == 0 else {
             let e = errno
             throw unavailable(e == ENOENT ? "it is gone (the SSH session or the agent ended)" : e == ECONNREFUSED ? "nothing answers on it (the SSH session or the agent ended)"

@@ -123,14 +123,8 @@ final class LoopbackServer {
     }
 
     private static func bindUnix(_ path: String) throws(SignInError) -> Int32 {
-        var a = sockaddr_un()
-        a.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: a.sun_path)
-        guard bytes.count < capacity else { throw .system(reason: "the socket path \(path) is longer than \(capacity - 1) bytes; set XDG_RUNTIME_DIR to a shorter folder") }
-        withUnsafeMutableBytes(of: &a.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-            raw[bytes.count] = 0
+        guard path.utf8.count <= UnixSocketAddress.maxPathBytes else {
+            throw .system(reason: "the socket path \(path) is longer than \(UnixSocketAddress.maxPathBytes) bytes; set XDG_RUNTIME_DIR to a shorter folder")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
@@ -145,7 +139,7 @@ final class LoopbackServer {
         }
         // Created 0600 from the start (umask), not chmod-ed after: no window in which another user could connect.
         let old = umask(0o177)
-        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let rc = UnixSocketAddress.with(path) { Glibc.bind(fd, $0, $1) } ?? -1
         umask(old)
         guard rc == 0, listen(fd, 64) == 0 else {
             let e = errno
