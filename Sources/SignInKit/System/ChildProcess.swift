@@ -39,6 +39,13 @@ import Glibc
     /// Starts `path` as a daemon: its own session (no terminal), standard streams on /dev/null, nothing else of
     /// signin's open, not waited for (the agent `signin ssh` starts on demand).
     public static func spawnDetached(path: String, argv: [String], environment: [String: String]) -> Result<ChildProcess, SpawnFailure> {
+        spawnQuiet(path: path, argv: argv, environment: environment, newSession: true)
+    }
+
+    /// Starts `path` with standard streams on /dev/null and nothing else of signin's open, whatever other threads
+    /// hold right now (libcurl's sockets are not close-on-exec, nor is what our parent left us); in a session of
+    /// its own with `newSession`. An empty signal mask and default dispositions, as every child.
+    static func spawnQuiet(path: String, argv: [String], environment: [String: String], newSession: Bool) -> Result<ChildProcess, SpawnFailure> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -50,10 +57,12 @@ import Glibc
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         signin_spawnattr_clean_signals(&attr)
-        var flags: Int16 = 0
-        posix_spawnattr_getflags(&attr, &flags)
-        // POSIX_SPAWN_SETSID (0x80, glibc 2.26), which the Glibc module does not export.
-        posix_spawnattr_setflags(&attr, flags | 0x80)
+        if newSession {
+            var flags: Int16 = 0
+            posix_spawnattr_getflags(&attr, &flags)
+            // POSIX_SPAWN_SETSID (0x80, glibc 2.26), which the Glibc module does not export.
+            posix_spawnattr_setflags(&attr, flags | 0x80)
+        }
         return spawn(path, argv, environment, &actions, &attr)
     }
 

@@ -52,25 +52,13 @@ import Glibc
         guard let argv = command(for: url, environment: environment), let exe = findExecutable(argv[0], environment: environment) else {
             return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // Nothing else of ours reaches the browser, whatever other threads hold open right now (libcurl's sockets
-        // during the key prefetch are not close-on-exec, nor is whatever our parent left us).
-        signin_spawn_file_actions_addclosefrom(&actions, 3)
-        // An empty signal mask and default dispositions, whichever thread this is and whatever signin holds.
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        signin_spawnattr_clean_signals(&attr)
-        var pid: pid_t = 0
-        // The browser sees the environment this client was given (the process's own by default).
-        let rc = SpawnArrays.with(argv, environment) { cargs, cenv in posix_spawn(&pid, exe, &actions, &attr, cargs, cenv) }
-        guard rc == 0 else { return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(rc))") }
-        let child = pid
+        // Nothing of ours reaches the browser (the key prefetch's sockets included); it stays in our session, so that
+        // Ctrl-C reaches its launcher too. It sees the environment this client was given (the process's by default).
+        let child: pid_t
+        switch ChildProcess.spawnQuiet(path: exe, argv: argv, environment: environment, newSession: false) {
+        case .success(let started): child = started.pid
+        case .failure(let f): return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(f.errno))")
+        }
         let name = argv[0]
         DispatchQueue.global(qos: .utility).async {
             var status: Int32 = 0
