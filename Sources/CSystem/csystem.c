@@ -88,14 +88,17 @@ int signin_spawnattr_clean_signals(posix_spawnattr_t *attr) {
     return posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 }
 
+/* `sig`'s disposition set to `handler` (SIG_DFL, SIG_IGN), with no flags and an empty mask. */
+static void set_disposition(int sig, void (*handler)(int)) {
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = handler;
+    sigemptyset(&a.sa_mask);
+    sigaction(sig, &a, NULL);
+}
+
 void signin_signals_reset_for_exec(void) {
-    for (unsigned i = 0; i < TRACKED; i++) {
-        struct sigaction a;
-        memset(&a, 0, sizeof a);
-        a.sa_handler = inherited_ignored[i] ? SIG_IGN : SIG_DFL;
-        sigemptyset(&a.sa_mask);
-        sigaction(tracked[i], &a, NULL);
-    }
+    for (unsigned i = 0; i < TRACKED; i++) set_disposition(tracked[i], inherited_ignored[i] ? SIG_IGN : SIG_DFL);
     sigset_t empty;
     sigemptyset(&empty);
     pthread_sigmask(SIG_SETMASK, &empty, NULL);
@@ -197,10 +200,7 @@ static void forwarded_set(sigset_t *set) {
 
 void signin_forwarding_block(void) {
     /* Whoever started us may have SIGCHLD ignored, which would reap the child before we can read its status. */
-    struct sigaction a;
-    memset(&a, 0, sizeof a);
-    a.sa_handler = SIG_DFL;
-    sigaction(SIGCHLD, &a, NULL);
+    set_disposition(SIGCHLD, SIG_DFL);
     sigset_t set;
     forwarded_set(&set);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -223,10 +223,7 @@ int signin_forwarding_wait(pid_t pid, int *status) {
 }
 
 void signin_reraise(int sig) {
-    struct sigaction a;
-    memset(&a, 0, sizeof a);
-    a.sa_handler = SIG_DFL;
-    sigaction(sig, &a, NULL);
+    set_disposition(sig, SIG_DFL);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, sig);
