@@ -54,8 +54,12 @@ extension SignInClient {
         try credentialStore?.prepareKey()
         let http = HTTPClient(configuration: configuration)
         let endpoints: ProviderEndpoints
-        if let known = knownEndpoints ?? DiscoveryCache.shared.endpoints(for: configuration) { endpoints = known } else { endpoints = try Discovery.endpoints(for: configuration, http: http) }
-        remember(endpoints)
+        if let known = knownEndpoints {
+            endpoints = known
+        } else {
+            endpoints = try Discovery.endpoints(for: configuration, http: http)
+            DiscoveryCache.shared.store(endpoints, for: configuration)
+        }
         let tokens = TokenClient(config: configuration, endpoints: endpoints)
         let scopes = scopes(adding: additionalScopes)
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }

@@ -19,8 +19,6 @@ public final class SignInClient: Sendable {
     let environment: [String: String]
     let onEvent: @Sendable (SignInEvent) -> Void
     let observers = CurrentUserObservers()
-    /// The endpoints discovered once in this process (a sign-in, `discoverEndpoints()`).
-    let discovered = Locked<ProviderEndpoints?>(nil)
 
     /// - Parameters:
     ///   - storeDirectory: defaults to `$XDG_DATA_HOME/signin` (`~/.local/share/signin`).
@@ -75,17 +73,13 @@ public final class SignInClient: Sendable {
     @_spi(CLI) public func discoverEndpointsBlocking() throws(SignInError) -> ProviderEndpoints {
         if let known = cachedEndpoints() { return known }
         let endpoints = try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
-        remember(endpoints)
+        DiscoveryCache.shared.store(endpoints, for: configuration)
         return endpoints
     }
 
     /// Endpoints known without the network: this process's discovery of the issuer, or a stored user's.
     func cachedEndpoints() -> ProviderEndpoints? {
-        if let known = discovered.withLock({ $0 }) { return known }
-        if let shared = DiscoveryCache.shared.endpoints(for: configuration) {
-            discovered.withLock { $0 = shared }
-            return shared
-        }
+        if let known = knownEndpoints { return known }
         if configuration.endpoints.authorization == nil, let stored = (try? storage.currentCredentials(for: identity)) ?? nil,
            stored.endpoints.issuer == configuration.issuer {
             return stored.endpoints
@@ -93,13 +87,8 @@ public final class SignInClient: Sendable {
         return nil
     }
 
-    func remember(_ endpoints: ProviderEndpoints) {
-        discovered.withLock { $0 = endpoints }
-        DiscoveryCache.shared.store(endpoints, for: configuration)
-    }
-
-    /// The endpoints already discovered in this process, if any (no network).
-    var knownEndpoints: ProviderEndpoints? { discovered.withLock { $0 } }
+    /// The endpoints already discovered in this process for this provider, by any client (no network).
+    var knownEndpoints: ProviderEndpoints? { DiscoveryCache.shared.endpoints(for: configuration) }
 
     /// Whether the provider, as discovered in this process, offers the device flow (nil: not discovered yet).
     @_spi(CLI) public var offersDeviceFlow: Bool? { knownEndpoints.map { $0.deviceAuthorization != nil } }
