@@ -82,7 +82,8 @@ struct GCEMetadataRun {
     static func gcloudAccount(_ env: [String: String], _ folder: String) -> String? {
         if let a = env["CLOUDSDK_CORE_ACCOUNT"], !a.isEmpty { return a }
         let active = ((try? TextFiles.read(folder + "/active_config")) ?? nil)?.trimmingWhitespace ?? "default"
-        guard ProfileName.isPlain(active), let text = (try? TextFiles.read(folder + "/configurations/config_" + active)) ?? nil else { return nil }
+        // A configuration name, as signin's own are (a path's last part, never `..` or a path).
+        guard SignInConfiguration.isValidProfileName(active), let text = (try? TextFiles.read(folder + "/configurations/config_" + active)) ?? nil else { return nil }
         var inCore = false
         for raw in text.split(separator: "\n") {
             let line = raw.trimmingWhitespace
@@ -94,12 +95,5 @@ struct GCEMetadataRun {
             }
         }
         return nil
-    }
-}
-
-/// A name safe to put in a path: letters, digits, `-`, `_`, `.`, not starting with a dot.
-enum ProfileName {
-    static func isPlain(_ s: String) -> Bool {
-        !s.isEmpty && !s.hasPrefix(".") && s.count <= 100 && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
     }
 }
