@@ -108,7 +108,14 @@ struct SSHCommand: SignInCommand {
         guard created.status == 200, let id = created.object["id"]?.string, let local = created.object["socket"]?.string else {
             throw .noPreviousSignIn(reason: .agentRefused(reason: created.object["message"]?.string ?? "the agent would not forward (HTTP \(created.status))"))
         }
-        defer { _ = try? agent.request("DELETE", "/v1/sessions/\(id)") }
+        // The session ends with ssh, before signin ends (perhaps by ssh's signal, which skips any defer); on an error
+        // before that, on the way out. (The agent also notices this process's end by itself, within a second.)
+        var open = true
+        func endSession() {
+            if open { _ = try? agent.request("DELETE", "/v1/sessions/\(id)") }
+            open = false
+        }
+        defer { endSession() }
         guard let ssh = ExecutableSearch.locate("ssh", environment: env) else {
             throw .unsupported(reason: "no ssh on PATH (Debian: openssh-client)")
         }
@@ -125,7 +132,7 @@ struct SSHCommand: SignInCommand {
         case .failure(let f): throw .system(reason: "cannot run ssh: \(String(cString: strerror(f.errno)))")
         }
         let ended = child.waitForwardingSignals()
-        _ = try? agent.request("DELETE", "/v1/sessions/\(id)")
+        endSession()
         return ExitCode(rawValue: ChildProcess.endAs(ended))
     }
 
