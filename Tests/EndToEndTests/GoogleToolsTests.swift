@@ -138,11 +138,13 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
         }
     }
 
-    @Test func googleAuthDefaultReturnsTheTokenAndTheProject() throws {
+    /// A program using Application Default Credentials under `exec --gce-metadata` gets the person's token,
+    /// the configured project and the account's e-mail.
+    static func expectsThePersonsCredentials(_ program: [String]) throws {
         let strict = try Shared.strict.get()
         let box = try GoogleShape.sandbox(strict)
         let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let r = try box.signin("exec", "--gce-metadata", "--", Paths.python, "-c", GoogleShape.googleAuthScript)
+        let r = try box.signin(["exec", "--gce-metadata", "--"] + program)
         #expect(r.status == 0, "\(r.stderr)")
         let o = GoogleShape.json(r.stdout)
         #expect(o["token"] as? String == token)
@@ -150,17 +152,12 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
         #expect(o["email"] as? String == "alice@example.org")
     }
 
+    @Test func googleAuthDefaultReturnsTheTokenAndTheProject() throws {
+        try Self.expectsThePersonsCredentials([Paths.python, "-c", GoogleShape.googleAuthScript])
+    }
+
     @Test func goFindDefaultCredentialsGetsTheToken() throws {
-        let program = try GoogleShape.goProgram.get()
-        let strict = try Shared.strict.get()
-        let box = try GoogleShape.sandbox(strict)
-        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let r = try box.signin("exec", "--gce-metadata", "--", program)
-        #expect(r.status == 0, "\(r.stderr)")
-        let o = GoogleShape.json(r.stdout)
-        #expect(o["token"] as? String == token)
-        #expect(o["project"] as? String == "test-project")
-        #expect(o["email"] as? String == "alice@example.org")
+        try Self.expectsThePersonsCredentials([try GoogleShape.goProgram.get()])
     }
 
     @Test func theProjectNumberIsLookedUpOnceWhenOnlyTheIDIsGiven() throws {
