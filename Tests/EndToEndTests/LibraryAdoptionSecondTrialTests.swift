@@ -74,7 +74,10 @@ import Testing
     // 2. Discovery: async, cancellable, once per process; the user carries its endpoints; claims are JSON values.
     @Test func discoveryIsCancellableAndFetchedOncePerProcess() async throws {
         let silent = try SilentServer()
-        let hanging = SignInClient(configuration: SignInConfiguration(clientID: "c", issuer: silent.url), storage: InMemoryCredentialStorage(), environment: [:])
+        // An issuer no earlier test of this process used: discovery is cached per process by issuer, and over a long
+        // run the system gives a port again that a stopped provider had.
+        let issuer = silent.url + "/silent-" + UUID().uuidString.prefix(8)
+        let hanging = SignInClient(configuration: SignInConfiguration(clientID: "c", issuer: issuer), storage: InMemoryCredentialStorage(), environment: [:])
         let task = Task { () async -> SignInError? in
             do throws(SignInError) { _ = try await hanging.discoverEndpoints(); return nil } catch { return error }
         }
