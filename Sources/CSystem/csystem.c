@@ -262,3 +262,12 @@ int signin_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid) {
     *gid = c.gid;
     return 0;
 }
+
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+int signin_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+}

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short local_port,
-                          const void *remote_addr, unsigned short remote_port, unsigned int *uid) {
+                          const void *remote_addr, unsigned short remote_port, unsigned int *uid, unsigned char *state) {
     int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (fd < 0) return -1;
     struct {
@@ -54,6 +54,7 @@ int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short loc
         if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
             struct inet_diag_msg *m = NLMSG_DATA(h);
             *uid = m->idiag_uid;
+            *state = m->idiag_state;
             return 0;
         }
     }

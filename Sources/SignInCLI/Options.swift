@@ -39,6 +39,8 @@ struct Arguments {
     var positional: [String] = []
     /// Everything after `--` (the command `signin exec` runs).
     var rest: [String] = []
+    /// `rest` began at an explicit `--` (not at a command's first word or an option passed on).
+    var restAfterSeparator = false
 
     func has(_ o: OptionSpec) -> Bool { flags.contains(o.long) }
     func value(_ o: OptionSpec) -> String? { values[o.long] }
@@ -63,6 +65,7 @@ struct Arguments {
             i += 1
             if arg == "--" {
                 a.rest = Array(args[i...])
+                a.restAfterSeparator = true
                 break
             }
             guard arg.hasPrefix("-"), arg != "-" else {

@@ -1,10 +1,11 @@
 @_spi(CLI) import SignInKit
 
-/// Where the token commands and the bridges get their tokens: this machine's store (through the client), or, on
-/// a machine reached with `signin ssh`, the forwarded agent (`SIGNIN_AGENT_SOCK`), with no configuration and no
-/// store there.
+/// Where the token commands and the bridges get their tokens: this machine's store (through the library's one
+/// token path, `SignInClient.token`), or, on a machine reached with `signin ssh`, the forwarded agent
+/// (`SIGNIN_AGENT_SOCK`), with no configuration and no store there. Both answer the same `TokenRequest`.
 protocol TokenSource {
-    /// A fresh token of `kind`, and whom it is for.
+    /// The token `kind`, as fresh as `freshness` asks; `audience` for an ID token (nil: this client). The
+    /// source adds its account and service-account chain.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken
     /// An API refused `token`: the next one comes from a refresh.
     func markRejected(_ token: String) throws(SignInError)
@@ -17,23 +18,39 @@ protocol TokenSource {
     var gitUsername: String? { get }
 }
 
-/// A token and whom it is for: `subject` the account's `sub` (a service account: its e-mail), `name` its e-mail.
-struct IssuedToken {
-    let token: SignInToken
-    let subject: String
-    let name: String
+extension Freshness {
+    /// The request of `kind` for `account` and `chain` with this freshness.
+    func request(_ kind: TokenKind, audience: String?, chain: [String], account: String?) -> TokenRequest {
+        TokenRequest(kind: kind, serviceAccountChain: chain, audience: audience, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh, account: account)
+    }
 }
 
 /// Tokens from this machine's store, the person's or (with a chain) a service account's.
 struct LocalTokens: TokenSource {
     let c: Context
     let chain: [String]
+    /// Sign in through the browser first when nobody is (`exec --login`, kubectl's interactive exec).
     let interactive: Bool
 
+    /// 1. The library's token path answers (`SignInClient.token`).
+    /// 2. Not signed in (exit 3): with `interactive`, say so on standard error, sign in through the browser, and ask
+    ///    again (no refresh forced: the sign-in's tokens are new); otherwise throw, so a script is never stopped by
+    ///    a browser.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        let (t, user) = try Impersonation.token(c, freshness, kind: kind, chain: chain, audience: audience, interactive: interactive)
-        guard let user else { return IssuedToken(token: t, subject: chain.last ?? "", name: chain.last ?? "") }
-        return IssuedToken(token: t, subject: user.userID, name: user.profile.email ?? user.userID)
+        let r = freshness.request(kind, audience: audience, chain: chain, account: c.account)
+        do {
+            return try c.client.token(r)
+        } catch .noPreviousSignIn(let reason) {
+            guard interactive else { throw .noPreviousSignIn(reason: reason) }
+            err("signin: signing in is needed first (\(reason.description.withoutControlCharacters)).")
+            var opts = SignInOptions()
+            opts.openBrowser = !c.browsing.headless
+            opts.loginHint = c.account
+            _ = try Login.signIn(c.client, opts)
+            var again = r
+            again.forceRefresh = false
+            return try c.client.token(again)
+        }
     }
 
     func markRejected(_ token: String) throws(SignInError) { try c.client.markAccessTokenRejected(token, account: c.account) }
@@ -43,10 +60,13 @@ struct LocalTokens: TokenSource {
     var gitUsername: String? { c.client.configuration.gitUsername }
 }
 
-/// Tokens from a forwarded agent: what the laptop's `signin ssh` allowed, nothing else; never a browser.
+/// Tokens from a forwarded agent: what the laptop's `signin ssh` allowed, nothing else; never a browser. The
+/// request crosses as it is, so the laptop answers it as `signin token` would there (or refuses it).
 final class AgentTokens: TokenSource {
     let agent: AgentClient
     let account: String?
+    /// The service-account chain asked for on this command line (no configuration here names one).
+    private(set) var chain: [String] = []
     private var helloAnswer: AgentClient.Answer?
 
     init(agent: AgentClient, account: String?) {
@@ -54,12 +74,14 @@ final class AgentTokens: TokenSource {
         self.account = account
     }
 
+    /// This source, asking for the service account `given` names (nil: the person's own tokens).
+    func impersonating(_ given: [String]?) -> AgentTokens {
+        chain = given ?? []
+        return self
+    }
+
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        if audience != nil {
-            throw .unsupported(reason: "an ID token for another audience is not handed out through a forwarded agent; ask for it on the machine that holds the grant")
-        }
-        let (t, who) = try agent.token(kind, account: account, minTTL: freshness.minTTL)
-        return IssuedToken(token: t, subject: who, name: who)
+        try agent.token(freshness.request(kind, audience: audience, chain: chain, account: account))
     }
 
     func markRejected(_ token: String) throws(SignInError) { try agent.rejected(token) }

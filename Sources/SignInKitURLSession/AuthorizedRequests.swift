@@ -24,15 +24,24 @@ extension SignInUserProtocol {
     /// refresh (a rejection is recorded only while the token is the stored one, and the refresh runs under the
     /// account's lock, where the others then find the new token). Cancelling the calling task cancels the request
     /// (`.canceled`); a transport failure is `.networkUnavailable` naming the host; the token is in no error.
+    ///
+    /// The token goes only to the origin (scheme, host and port) of `request`: a redirect to another origin is
+    /// followed without `Authorization`, as browsers and curl do, and a 401 from there is returned as it is (no
+    /// token is marked, none refreshed, nothing sent again). So redirects are followed by a session of this call's
+    /// own, made with `session`'s configuration (`session`'s delegate, if it has one, is not asked).
     public func perform(_ request: URLRequest, session: URLSession = .shared, minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> (Data, HTTPURLResponse) {
+        let guarded = URLSession(configuration: session.configuration, delegate: SameOriginRedirects(), delegateQueue: nil)
+        defer { guarded.finishTasksAndInvalidate() }
         let first = try await freshToken(minimumValidity: minimumValidity)
-        let (data, response) = try await Self.send(request, token: first.value, session: session)
+        let (data, response) = try await Self.send(request, token: first.value, session: guarded)
         guard response.statusCode == 401, Self.refusesTheToken(response) else { return (data, response) }
+        // Refused by a server the caller did not name (after a redirect): not about the token the caller meant.
+        guard let asked = request.url, let answered = response.url, Origin(asked) == Origin(answered) else { return (data, response) }
         try markAccessTokenRejected(first.value)
         let second = try await freshToken(minimumValidity: minimumValidity)
         // No other token to be had (a stand-in user, a provider that hands back the same): the first answer stands.
         guard second.value != first.value else { return (data, response) }
-        return try await Self.send(request, token: second.value, session: session)
+        return try await Self.send(request, token: second.value, session: guarded)
     }
 
     static func send(_ request: URLRequest, token: String, session: URLSession) async throws(SignInError) -> (Data, HTTPURLResponse) {
@@ -63,5 +72,30 @@ extension SignInUserProtocol {
         guard lower.hasPrefix("bearer") else { return false }
         guard let range = lower.range(of: "error=") else { return true }
         return lower[range.upperBound...].trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).hasPrefix("invalid_token")
+    }
+}
+
+/// A URL's origin (RFC 6454): scheme, host and port, the port spelled out when it is the scheme's default.
+struct Origin: Equatable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased() ?? ""
+        host = url.host?.lowercased() ?? ""
+        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+    }
+}
+
+/// Follows redirects, dropping `Authorization` from any that leaves the origin of the request that carried it.
+final class SameOriginRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        var next = request
+        if let from = task.originalRequest?.url ?? response.url, let to = request.url, Origin(from) != Origin(to) {
+            next.setValue(nil, forHTTPHeaderField: "Authorization")
+        }
+        completionHandler(next)
     }
 }

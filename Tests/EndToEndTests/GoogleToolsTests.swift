@@ -335,8 +335,19 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
         let r = try box.signin("metadata-server", "--port", "\(held.port)")
         #expect(r.status == 1)
         #expect(r.stderr.contains("port \(held.port) on the loopback address is in use"), "\(r.stderr)")
-        // Not signed in: exit 3 at once, no server.
+        // Fourth review, part 8: not signed in, the server still holds its port (nobody else can take it) and
+        // answers "not signed in"; after a sign-in it serves the token.
         #expect(try box.signin("logout").status == 0)
-        #expect(try box.signin("metadata-server").status == 3)
+        let server = try RunningSignin(box, ["metadata-server", "--json"])
+        let line = try #require(server.readLine())
+        let port = try #require(GoogleShape.json(line)["port"] as? Int)
+        let tokenPath = "/computeMetadata/v1/instance/service-accounts/default/token"
+        let before = try metadataRequest(port, tokenPath)
+        #expect(before.status == 503 && before.body.contains("not_signed_in"), "\(before)")
+        #expect(try box.signin("login").status == 0)
+        let after = try metadataRequest(port, tokenPath)
+        #expect(after.status == 200 && after.body.contains("access_token"), "\(after)")
+        _ = server.stop(SIGTERM)
+        #expect(server.stderr.contains("not signed in"), "\(server.stderr)")
     }
 }

@@ -63,7 +63,7 @@ final class RemoteMachine: @unchecked Sendable {
             signin token --account bob@example.org; echo "bob=$?"
             echo "sock=$SIGNIN_AGENT_SOCK"
             """
-        let r = try box.signin(["ssh", "--"] + remote.sshArguments + [script])
+        let r = try box.signin(["ssh"] + remote.sshArguments + [script])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.prefix(4) == [token, "rc=0", idToken, "rc=0"], "\(r.stdout) \(r.stderr)")
@@ -101,7 +101,7 @@ final class RemoteMachine: @unchecked Sendable {
             while [ ! -e \(marker) ]; do sleep 0.05; done
             signin token; echo "after=$?"
             """
-        let run = try RunningSignin(box, ["ssh", "--"] + remote.sshArguments + [script])
+        let run = try RunningSignin(box, ["ssh"] + remote.sshArguments + [script])
         var lines: [String] = []
         while let line = run.readLine() {
             lines.append(line)
@@ -130,7 +130,7 @@ final class RemoteMachine: @unchecked Sendable {
             i=0; while signin token >/dev/null 2>&1 && [ $i -lt 200 ]; do i=$((i+1)); sleep 0.1; done
             signin token; echo "last=$?"
             """
-        let r = try box.signin(["ssh", "--for", "2s", "--"] + remote.sshArguments + [script])
+        let r = try box.signin(["ssh", "--for", "2s"] + remote.sshArguments + [script])
         #expect(r.stdout.contains("first=0") && r.stdout.contains("last=3"), "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains("the forwarding has ended (its time is up"), "\(r.stderr)")
         #expect(Self.log(box).contains("session ended: its time is up"))
@@ -140,12 +140,12 @@ final class RemoteMachine: @unchecked Sendable {
         let asked = box.root.appendingPathComponent("asked.log").path
         try "#!/bin/sh\necho \"$1\" >> \(asked)\ncase \"$1\" in *ID*) exit 1;; esac\nexit 0\n".write(toFile: askpass, atomically: true, encoding: .utf8)
         chmod(askpass, 0o755)
-        let confirmed = try box.signin(["ssh", "--confirm", "--"] + remote.sshArguments + ["signin token >/dev/null; echo a=$?; signin token >/dev/null; echo b=$?; signin id-token >/dev/null; echo c=$?"],
+        let confirmed = try box.signin(["ssh", "--confirm"] + remote.sshArguments + ["signin token >/dev/null; echo a=$?; signin token >/dev/null; echo b=$?; signin id-token >/dev/null; echo c=$?"],
                                        env: ["SIGNIN_ASKPASS": askpass])
         #expect(confirmed.stdout == "a=0\nb=0\nc=3\n", "\(confirmed.stdout) \(confirmed.stderr)")
         let questions = (try? String(contentsOfFile: asked, encoding: .utf8)) ?? ""
         #expect(questions == "signin: Allow root@127.0.0.1 to get an access token of alice@example.org?\nsignin: Allow root@127.0.0.1 to get an ID token of alice@example.org?\n", "\(questions)")
-        let noAskpass = try box.signin(["ssh", "--confirm", "--"] + remote.sshArguments + ["true"], env: ["SIGNIN_ASKPASS": "", "SSH_ASKPASS": ""])
+        let noAskpass = try box.signin(["ssh", "--confirm"] + remote.sshArguments + ["true"], env: ["SIGNIN_ASKPASS": "", "SSH_ASKPASS": ""])
         #expect(noAskpass.status == 2 && noAskpass.stderr.contains("SIGNIN_ASKPASS"))
     }
 

@@ -300,7 +300,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.google_error(403, "PERMISSION_DENIED", "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).")
         if method == "generateAccessToken":
             lifetime = int(str(body.get("lifetime", "3600s")).rstrip("s"))
-            at = "sa-at-" + secrets.token_urlsafe(24)
+            at = "sa-at-" + secrets.token_urlsafe(24) + cl.c("sa_token_suffix", "")
             with LOCK:
                 cl.access[at] = email
                 cl.stats["sa_scopes"] = body.get("scope", [])

@@ -76,6 +76,9 @@ import Testing
         #expect(refusal(Self.rsa.sign(claims(["azp": 7])))?.contains("azp) is not a string") == true)
         #expect(refusal(Self.rsa.sign(claims(["azp": NSNull()])))?.contains("azp) is not a string") == true)
         #expect(refusal(Self.rsa.sign(claims(["azp": client]))) == nil)
+        // Fourth review, part 9: another audience beside this client is refused even with azp = this client.
+        #expect(refusal(Self.rsa.sign(claims(["aud": [client, "other-client"], "azp": client])))?.contains("several audiences") == true)
+        #expect(refusal(Self.rsa.sign(claims(["aud": [client], "azp": client]))) == nil)
         #expect(refusal(Self.rsa.sign(claims(["nonce": "replayed"])))?.contains("nonce") == true)
         #expect(refusal(Self.rsa.sign(claims(drop: ["nonce"])))?.contains("nonce") == true)
         let now = Int(Date().timeIntervalSince1970)

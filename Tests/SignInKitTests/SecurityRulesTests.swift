@@ -62,6 +62,37 @@ import Testing
         let data = Data(table.utf8)
         #expect(LoopbackPeer.owner(in: data, client: "0100007F:C001", server: "0100007F:2235") == .uid(65534))
         #expect(LoopbackPeer.owner(in: data, client: "0100007F:C002", server: "0100007F:2235") == nil)
+        // A client end that is not established (here FIN_WAIT2, 05; time-wait sockets show uid 0) names no owner.
+        let closing = Data(table.replacingOccurrences(of: "0100007F:C001 0100007F:2235 01", with: "0100007F:C001 0100007F:2235 05").utf8)
+        if case .uid = LoopbackPeer.owner(in: closing, client: "0100007F:C001", server: "0100007F:2235") { Issue.record("a closing socket was given an owner") }
+    }
+
+    /// Fourth review, part 4: a client that sends and closes before `accept` leaves a time-wait socket that the kernel
+    /// reports as uid 0, which root's listener took for its own user. Such a connection has no owner, for anyone.
+    @Test func aClientThatClosedBeforeAcceptHasNoOwner() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &len) == 0 }
+        }
+        #expect(bound)
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(connected == 0)
+        let request = Array("GET /callback?code=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+        close(client)
+        let accepted = accept(listener, nil, nil)
+        defer { close(accepted) }
+        // The server's FIN has not been sent: the client end waits in FIN_WAIT2, owned by no process.
+        switch LoopbackPeer.owner(ofAccepted: accepted) {
+        case .uid(let uid): Issue.record("a closed client was taken for uid \(uid)")
+        case .unknown(let reason): #expect(reason.contains("closed"), "\(reason)")
+        }
     }
 
     @Test func theKernelNamesTheOwnerOfAnAcceptedConnection() throws {

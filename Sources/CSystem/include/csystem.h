@@ -49,11 +49,13 @@ long signin_kernel_key_remove_legacy(const char *description);
 /*
  * The owner (uid) of a local TCP socket, asked of the kernel by its exact address and port (NETLINK_SOCK_DIAG,
  * as `ss` does), without reading the whole /proc/net/tcp table. `family` is AF_INET or AF_INET6; addresses are
- * in network byte order (4 or 16 bytes), ports in host order. Returns 0 and sets *uid when found, 1 when no
- * such socket exists, -1 (errno set) when the kernel cannot be asked.
+ * in network byte order (4 or 16 bytes), ports in host order. Returns 0 and sets *uid and *state (the TCP
+ * state, 1 = ESTABLISHED) when found, 1 when no such socket exists, -1 (errno set) when the kernel cannot be asked.
+ * A client that closed before we accepted is a time-wait socket, whose uid the kernel reports as 0: only an
+ * established socket's uid means anything.
  */
 int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short local_port,
-                          const void *remote_addr, unsigned short remote_port, unsigned int *uid);
+                          const void *remote_addr, unsigned short remote_port, unsigned int *uid, unsigned char *state);
 
 /*
  * What a child starts with. `record_inherited` notes, once and first thing in main, which of the signals signin
@@ -93,6 +95,8 @@ void signin_reraise(int sig);
 void signin_stop_signals_block(void);
 int signin_stop_signals_wait(void);
 
+/* A descriptor that becomes readable when process `pid` ends (pidfd_open, Linux 5.3), or -1 with errno set. */
+int signin_pidfd_open(int pid);
 /* The process at the other end of a Unix socket (SO_PEERCRED, which needs _GNU_SOURCE's struct ucred). */
 int signin_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid);
 

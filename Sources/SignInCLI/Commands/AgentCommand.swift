@@ -40,7 +40,7 @@ struct AgentCommand: SignInCommand {
     }
 
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
-        let agent = AgentClient(socketPath: AgentProtocol.socketPath(environment: env))
+        let agent = AgentClient(agentOf: env)
         do throws(SignInError) {
             if list { return try Self.list(agent, json: json) }
             if stop {
@@ -75,9 +75,13 @@ struct AgentCommand: SignInCommand {
 
     private func serve(_ env: [String: String]) throws(SignInError) -> ExitCode {
         let path = AgentProtocol.socketPath(environment: env)
-        if (try? AgentClient(socketPath: path).hello())?.status == 200 {
+        switch AgentClient(agentOf: env).servesStore(of: env) {
+        case true?:
             err("signin: an agent already runs on \(path).")
             return .success
+        case false?:
+            throw .system(reason: "an agent for another store (another HOME or data folder) runs on \(path); stop it with `signin agent --stop` in its environment, or set XDG_RUNTIME_DIR")
+        case nil: break
         }
         ChildProcess.blockStopSignals()
         let agent = try TokenAgent(environment: env) { (profile) throws(SignInError) -> SignInClient in

@@ -29,7 +29,7 @@ struct IDTokenCommand: SignInCommand {
 
     let json: Bool
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))

@@ -16,8 +16,9 @@ struct Lock: SignInCommand {
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let dropped = c.client.fileStore.lock()
         // What was forwarded over SSH ends too (the agent, if one runs, says so).
-        let agent = AgentClient(socketPath: AgentProtocol.socketPath(environment: c.environment))
-        let forwardedEnded = (try? agent.request("POST", "/v1/lock"))?.status == 200
+        // Only this store's own agent is told (and believed): a socket another user or store planted is not ours.
+        let agent = AgentClient(agentOf: c.environment)
+        let forwardedEnded = agent.servesStore(of: c.environment) == true && (try? agent.request("POST", AgentProtocol.Path.lock))?.status == 200
         if c.json { out(JSONText.object(["locked": .bool(dropped), "forwarded_sessions_ended": .bool(forwardedEnded)])) } else {
             out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
             if forwardedEnded { out("The agent ended every session forwarded with `signin ssh`.") }

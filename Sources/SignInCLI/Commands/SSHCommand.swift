@@ -5,7 +5,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// `signin ssh [--account A]... [--profile P] [--for DURATION] [--confirm] [--] [SSH ARGS...] DESTINATION [COMMAND...]`:
+/// `signin ssh [--account A]... [--profile P] [--for DURATION] [--confirm] [SSH OPTIONS...] [--] DESTINATION [COMMAND...]`:
 /// the system `ssh`, with a socket of the agent forwarded that hands out this laptop's tokens, restricted.
 ///
 /// 1. The agent: the running one, else one started now (detached), waited for until it answers.
@@ -28,9 +28,10 @@ struct SSHCommand: SignInCommand {
             the current one) of one configuration, for --for (default: the SSH session). On the remote machine,
             `signin token`, `id-token`, `exec`, `git-credential`, `kubectl-credential` and `docker-credential` use it
             through SIGNIN_AGENT_SOCK, with no configuration and no store there; refused or gone, they exit 3 and
-            never open a browser. ssh's own options follow signin's (or `--`). See `signin agent --list`.
+            never open a browser. ssh's own options follow signin's; as with ssh, `--` ends the options and the word
+            after it is the destination, whatever it starts with. See `signin agent --list`.
             """,
-        ownOptions: [accountOption, .profile, forOption, confirmOption], usageTail: " [--] [SSH ARGS...] DESTINATION [COMMAND...]",
+        ownOptions: [accountOption, .profile, forOption, confirmOption, Impersonation.option], usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
         readsConfiguration: false, takesJSON: false, takesCommand: true, passesUnknownOptions: true)
 
     let accounts: [String]
@@ -39,6 +40,8 @@ struct SSHCommand: SignInCommand {
     let confirm: Bool
     let sshArguments: [String]
     let destinationIndex: Int
+    /// A service-account chain the remote side may ask for (`--impersonate-service-account`).
+    let chain: [String]?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         accounts = a.all(Self.accountOption).flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace } }.filter { !$0.isEmpty }
@@ -49,10 +52,15 @@ struct SSHCommand: SignInCommand {
         }
         confirm = a.has(Self.confirmOption)
         sshArguments = a.rest
-        guard let d = Self.destination(in: a.rest) else {
-            throw UsageError("`signin ssh` needs a destination: signin ssh [--account A] [--for 1h] [--] [SSH ARGS...] DESTINATION [COMMAND...]")
+        // After signin's own `--` comes the destination, as after ssh's: a host name from a variable is never read
+        // as an option.
+        guard let d = a.restAfterSeparator ? (a.rest.isEmpty ? nil : 0) : Self.destination(in: a.rest) else {
+            throw UsageError("`signin ssh` needs a destination: signin ssh [--account A] [--for 1h] [SSH OPTIONS...] [--] DESTINATION [COMMAND...]")
         }
         destinationIndex = d
+        // ssh would read a destination that starts with "-" as an option (-oProxyCommand=... runs a command here).
+        if a.rest[d].hasPrefix("-") { throw UsageError("\"\(a.rest[d].withoutControlCharacters)\" is not a destination (it starts with \"-\")") }
+        chain = try Impersonation.chain(a)
         if confirm && (env["SIGNIN_ASKPASS"] ?? env["SSH_ASKPASS"] ?? "").isEmpty {
             throw UsageError("--confirm asks through a program: set SIGNIN_ASKPASS (or SSH_ASKPASS) to one that shows the question and exits 0 for yes (ssh-askpass does)")
         }
@@ -100,11 +108,12 @@ struct SSHCommand: SignInCommand {
         if !accounts.isEmpty { query.append(("accounts", accounts.joined(separator: ","))) }
         if let profile { query.append(("profile", profile)) }
         if let seconds { query.append(("seconds", String(seconds))) }
+        if let chain { query.append(("impersonate", chain.joined(separator: ","))) }
         if confirm {
             query.append(("confirm", "1"))
             query.append(("askpass", env["SIGNIN_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 } ?? env["SSH_ASKPASS"] ?? ""))
         }
-        let created = try agent.request("POST", "/v1/sessions?" + FormEncoding.encode(query))
+        let created = try agent.request("POST", AgentProtocol.Path.sessions + "?" + FormEncoding.encode(query))
         guard created.status == 200, let id = created.object["id"]?.string, let local = created.object["socket"]?.string else {
             throw .noPreviousSignIn(reason: .agentRefused(reason: created.object["message"]?.string ?? "the agent would not forward (HTTP \(created.status))"))
         }
@@ -112,7 +121,7 @@ struct SSHCommand: SignInCommand {
         // before that, on the way out. (The agent also notices this process's end by itself, within a second.)
         var open = true
         func endSession() {
-            if open { _ = try? agent.request("DELETE", "/v1/sessions/\(id)") }
+            if open { _ = try? agent.request("DELETE", AgentProtocol.Path.sessions + "/\(id)") }
             open = false
         }
         defer { endSession() }
@@ -146,11 +155,20 @@ struct SSHCommand: SignInCommand {
         return setup + run + "; r=$?; rm -f \"$s\"; exit $r"
     }
 
-    /// The running agent, or one started now (detached from this terminal) and waited for.
+    /// This store's running agent, or one started now (detached from this terminal) and waited for. Its folder
+    /// must be this user's alone and its listener this user's (another user may have taken `/tmp/signin-UID`),
+    /// and it must serve this environment's store (not an agent started under another HOME).
     static func runningAgent(_ env: [String: String]) throws(SignInError) -> AgentClient {
-        var agent = AgentClient(socketPath: AgentProtocol.socketPath(environment: env))
+        var agent = AgentClient(agentOf: env)
         agent.timeoutSeconds = 300
-        if (try? agent.hello())?.status == 200 { return agent }
+        if let problem = AgentProtocol.folderProblem(AgentProtocol.folder(environment: env)) {
+            throw .system(reason: "the agent's folder cannot be trusted: \(problem)")
+        }
+        switch agent.servesStore(of: env) {
+        case true?: return agent
+        case false?: throw .system(reason: "the agent on \(agent.socketPath) serves another store (another HOME or data folder); stop it with `signin agent --stop` in its environment, or set XDG_RUNTIME_DIR")
+        case nil: break
+        }
         let me = ProcessEnvironment.executablePath ?? "signin"
         switch ChildProcess.spawnDetached(path: me, argv: [me, "agent"], environment: env) {
         case .success: break
@@ -158,7 +176,7 @@ struct SSHCommand: SignInCommand {
         }
         let deadline = MonotonicClock.now() + 10
         while MonotonicClock.now() < deadline {
-            if (try? agent.hello())?.status == 200 { return agent }
+            if agent.servesStore(of: env) == true { return agent }
             usleep(10_000)  // the agent's socket appears when it is ready; nothing to wait on but the socket itself
         }
         throw .system(reason: "the agent did not start on \(agent.socketPath) within 10 s; run `signin agent` to see why")

@@ -8,9 +8,21 @@ import Glibc
 @_spi(CLI) public struct AgentClient: Sendable {
     public let socketPath: String
     /// How long to wait for an answer (a confirmation on the laptop may take a person's time).
-    public var timeoutSeconds = 120.0
+    public var timeoutSeconds = 150.0
+    /// The folder the socket must be in, this user's alone (the agent's own socket); nil for a forwarded one.
+    let trustedFolder: String?
 
-    public init(socketPath: String) { self.socketPath = socketPath }
+    /// A client of the socket at `socketPath` (`SIGNIN_AGENT_SOCK`, a forwarded session's).
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+        trustedFolder = nil
+    }
+
+    /// A client of this environment's own agent (`AgentProtocol.socketPath`), whose folder is checked first.
+    public init(agentOf environment: [String: String]) {
+        socketPath = AgentProtocol.socketPath(environment: environment)
+        trustedFolder = AgentProtocol.folder(environment: environment)
+    }
 
     /// An answer: the HTTP status and the JSON object (empty for 204).
     public struct Answer: Sendable {
@@ -19,49 +31,63 @@ import Glibc
     }
 
     /// The agent's `hello`: its session's restrictions and the hosts its configuration allows.
-    public func hello() throws(SignInError) -> Answer { try request("GET", "/v1/hello") }
+    public func hello() throws(SignInError) -> Answer { try request("GET", AgentProtocol.Path.hello) }
 
-    /// A token of `kind` for `account` (nil: the session's first), valid for `minTTL` seconds more.
-    public func token(_ kind: TokenKind, account: String?, minTTL: Int) throws(SignInError) -> (SignInToken, account: String) {
-        var query = [("kind", kind == .id ? "id" : "access"), ("min_ttl", String(minTTL))]
-        if let account { query.append(("account", account)) }
-        let a = try request("GET", "/v1/token?" + FormEncoding.encode(query))
-        guard a.status == 200, let value = a.object["token"]?.string else { throw failure(a) }
-        let expiry = a.object["expires_at"]?.number.map { Date(timeIntervalSince1970: $0) }
-        return (SignInToken(value: value, expirationDate: expiry), a.object["account"]?.string ?? "")
+    /// The answer to `request` (of the configuration `profile`, on the agent's own socket), as
+    /// `SignInClient.token(_:)` gives it on the machine the agent runs on.
+    public func token(_ request: TokenRequest, profile: String? = nil) throws(SignInError) -> IssuedToken {
+        let a = try self.request("GET", AgentProtocol.Path.token + "?" + FormEncoding.encode(AgentProtocol.query(request, profile: profile)))
+        guard a.status == 200, let value = a.object[AgentProtocol.Key.token]?.string else { throw failure(a) }
+        let expiry = a.object[AgentProtocol.Key.expiresAt]?.number.map { Date(timeIntervalSince1970: $0) }
+        let name = a.object[AgentProtocol.Key.account]?.string ?? ""
+        return IssuedToken(token: SignInToken(value: value, expirationDate: expiry), kind: request.kind,
+                           subject: a.object[AgentProtocol.Key.subject]?.string ?? name, name: name)
     }
 
     /// Tells the agent an API refused `token`.
     public func rejected(_ token: String) throws(SignInError) {
-        let a = try request("POST", "/v1/rejected", headers: ["X-Signin-Token: \(token)"])
+        let a = try request("POST", AgentProtocol.Path.rejected, headers: ["\(AgentProtocol.Key.rejectedToken): \(token)"])
         guard a.status == 204 || a.status == 200 else { throw failure(a) }
     }
 
-    /// The agent's refusal as the error a script switches on: not signed in (exit 3), with the agent's reason.
+    /// The agent's refusal as the error a script switches on: what the token path cannot do at all is
+    /// `.unsupported`, as it is locally; anything else not signed in (exit 3), with the agent's reason.
     public func failure(_ a: Answer) -> SignInError {
-        let message = a.object["message"]?.string ?? "HTTP \(a.status)"
+        let message = a.object[AgentProtocol.Key.message]?.string ?? "HTTP \(a.status)"
+        if a.object[AgentProtocol.Key.error]?.string == "unsupported" { return .unsupported(reason: message) }
         return .noPreviousSignIn(reason: .agentRefused(reason: message))
     }
 
-    /// One request on a fresh connection (the protocol's one request per connection).
+    /// Whether the agent at `socketPath` is this environment's: it answers, and serves the store of `environment`
+    /// (an agent started under another HOME or data folder is someone else's business). nil: none answers.
+    public func servesStore(of environment: [String: String]) -> Bool? {
+        guard let a = try? hello(), a.status == 200 else { return nil }
+        return a.object[AgentProtocol.Key.store]?.string == AgentProtocol.store(environment: environment)
+    }
+
+    /// One request on a fresh connection (the protocol's one request per connection). Before anything is sent:
+    /// with `trustedFolder`, the socket's folder must be this user's alone; always, the process listening must be
+    /// this user's (`SO_PEERCRED`), so a socket another user planted is never told a token or trusted for one.
     public func request(_ method: String, _ target: String, headers: [String] = []) throws(SignInError) -> Answer {
+        if let folder = trustedFolder, let problem = AgentProtocol.folderProblem(folder) { throw unavailable(problem) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
         defer { close(fd) }
-        guard let rc = UnixSocketAddress.with(socketPath, { connect(fd, $0, $1) }) else { throw unavailable("its path is too long") }
+        guard let rc = UnixSocketAddress.with(socketPath, { a, n in SystemCall.retrying { connect(fd, a, n) } }) else { throw unavailable("its path is too long") }
         guard rc == 0 else {
             let e = errno
             throw unavailable(e == ENOENT ? "it is gone (the SSH session or the agent ended)" : e == ECONNREFUSED ? "nothing answers on it (the SSH session or the agent ended)"
                               : e == EACCES ? "it is not yours to use" : FileIO.errnoText(e))
         }
+        guard let peer = PeerCredentials.of(fd) else { throw unavailable("who listens on it cannot be told (SO_PEERCRED failed)") }
+        guard peer.uid == geteuid() else { throw unavailable("another user (uid \(peer.uid)) listens on it, not you: it is not your agent") }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: signin-agent\r\nConnection: close\r\n"
         for h in headers { head += h + "\r\n" }
         head += "\r\n"
-        var out = Array(head.utf8)
+        let out = Array(head.utf8)
         var sent = 0
         while sent < out.count {
-            let n = out.withUnsafeMutableBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
+            let n = out.withUnsafeBytes { b in SystemCall.retrying { send(fd, b.baseAddress! + sent, b.count - sent, Int32(MSG_NOSIGNAL)) } }
             guard n > 0 else { throw unavailable(Self.ended) }
             sent += n
         }
@@ -72,11 +98,8 @@ import Glibc
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let left = deadline - MonotonicClock.now()
             guard left > 0 else { throw unavailable("the agent did not answer within \(Int(timeoutSeconds)) s") }
-            let ready = poll(&p, 1, Int32(min(left, 60) * 1000))
-            if ready < 0 && errno == EINTR { continue }
-            if ready == 0 { continue }
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
+            if SystemCall.retrying({ poll(&p, 1, Int32(min(left, 60) * 1000)) }) <= 0 { continue }
+            let n = SystemCall.retrying { read(fd, &chunk, chunk.count) }
             if n <= 0 { break }
             response += chunk[0..<n]
             guard response.count < 1 << 20 else { throw unavailable("its answer is too large") }

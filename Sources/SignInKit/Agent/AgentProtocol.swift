@@ -1,23 +1,94 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// signin's agent protocol, version 1: HTTP/1.1 over a Unix socket, one request per connection, answers in JSON.
-/// Nothing in it can yield a refresh token, the client secret or the store key.
+/// Nothing in it can yield a refresh token, the client secret or the store key. Every path and key is spelled
+/// here once (`Path`, `Key`), and a token request crosses it as the `TokenRequest` the command built, so the
+/// agent answers exactly what `SignInClient.token(_:)` answers here.
 ///
 /// On any socket (the agent's own and each forwarded session's):
 /// - `GET /v1/hello` → `{"protocol": 1, "session": {...} | null, "git_hosts": [...], "docker_registries": [...]}`
-/// - `GET /v1/token?kind=access|id&account=A&min_ttl=S` → `{"token", "expires_at" (seconds since 1970, or null),
-///   "account", "kind"}`; refused: 403 `{"error": "refused", "message"}`; not signed in: 409 `{"error": "not_signed_in"}`
+///   (on the agent's own socket also `"store"`: the configuration and data folders it serves)
+/// - `GET /v1/token?kind=access|id&account=A&min_ttl=S&force=1&audience=AUD&chain=SA,SA&email=0&profile=P` →
+///   `{"token", "expires_at" (seconds since 1970, or null), "account", "subject", "kind"}`; refused: 403
+///   `{"error": "refused", "message"}`; too many forced refreshes: 429; not signed in: 409
+///   `{"error": "not_signed_in"}`; a malformed request: 400
 /// - `POST /v1/rejected` with the refused token in `X-Signin-Token` → 204 (the next token comes from a refresh)
 ///
 /// On the agent's own socket only:
-/// - `POST /v1/sessions?accounts=A,B&profile=P&seconds=N&confirm=1&host=H&askpass=PATH` → `{"id", "socket", "expires_at"}`:
-///   a forwarded session, restricted to those accounts (default: the current one) of that configuration, until
-///   `seconds` pass or the process that asked ends
+/// - `POST /v1/sessions?accounts=A,B&profile=P&seconds=N&confirm=1&host=H&askpass=PATH&impersonate=SA,SA` →
+///   `{"id", "socket", "expires_at"}`: a forwarded session, restricted to those accounts (default: the current
+///   one) of that configuration and those service-account chains, until `seconds` pass or the process that asked ends
 /// - `GET /v1/sessions` → `{"sessions": [...]}`; `DELETE /v1/sessions/ID`; `POST /v1/lock` (ends every forwarded
 ///   session); `POST /v1/stop` (the agent ends)
 public enum AgentProtocol {
     /// The version this signin speaks.
     public static let version = 1
+
+    /// The request paths.
+    public enum Path {
+        public static let hello = "/v1/hello"
+        public static let token = "/v1/token"
+        public static let rejected = "/v1/rejected"
+        public static let sessions = "/v1/sessions"
+        public static let lock = "/v1/lock"
+        public static let stop = "/v1/stop"
+    }
+
+    /// The query and answer keys.
+    public enum Key {
+        public static let kind = "kind", account = "account", minTTL = "min_ttl", force = "force", audience = "audience"
+        public static let chain = "chain", email = "email", profile = "profile"
+        public static let token = "token", expiresAt = "expires_at", subject = "subject"
+        public static let error = "error", message = "message", store = "store"
+        public static let rejectedToken = "X-Signin-Token"
+    }
+
+    /// The query of a token request (`profile`: a configuration name, on the agent's own socket).
+    public static func query(_ r: TokenRequest, profile: String?) -> [(String, String)] {
+        var q = [(Key.kind, r.kind == .id ? "id" : "access"), (Key.minTTL, String(Int(r.minimumValidity.timeInterval)))]
+        if r.forceRefresh { q.append((Key.force, "1")) }
+        if let a = r.account { q.append((Key.account, a)) }
+        if let a = r.audience { q.append((Key.audience, a)) }
+        if !r.serviceAccountChain.isEmpty { q.append((Key.chain, r.serviceAccountChain.joined(separator: ","))) }
+        if !r.includeEmail { q.append((Key.email, "0")) }
+        if let profile { q.append((Key.profile, profile)) }
+        return q
+    }
+
+    /// A token request read back from its query, checked: the kind is one of the two, `min_ttl` a number of seconds
+    /// within a day, each service account an e-mail, the configuration a name (never a path). The message says
+    /// which key is wrong.
+    public static func tokenRequest(_ q: [String: String]) -> Result<(TokenRequest, profile: String?), AgentRequestError> {
+        var r = TokenRequest()
+        switch q[Key.kind] ?? "access" {
+        case "access": r.kind = .access
+        case "id": r.kind = .id
+        case let other: return .failure(.init("kind \"\(other.withoutControlCharacters)\" is not access or id"))
+        }
+        if let v = q[Key.minTTL] {
+            guard let n = Int(v), (0...TokenRequest.maximumValidity).contains(n) else {
+                return .failure(.init("min_ttl must be a number of seconds from 0 to \(TokenRequest.maximumValidity)"))
+            }
+            r.minimumValidity = .seconds(n)
+        }
+        r.forceRefresh = q[Key.force] == "1"
+        r.account = q[Key.account].flatMap { $0.isEmpty ? nil : $0 }
+        r.audience = q[Key.audience].flatMap { $0.isEmpty ? nil : $0 }
+        r.includeEmail = q[Key.email] != "0"
+        if let chain = q[Key.chain], !chain.isEmpty {
+            let items = chain.split(separator: ",").map(String.init)
+            guard items.allSatisfy(ServiceAccounts.isEmail) else { return .failure(.init("chain must name service accounts by e-mail")) }
+            r.serviceAccountChain = items
+        }
+        let profile = q[Key.profile].flatMap { $0.isEmpty ? nil : $0 }
+        if let profile, !SignInConfiguration.isValidProfileName(profile) {
+            return .failure(.init("profile \"\(profile.withoutControlCharacters)\" is not a configuration name"))
+        }
+        return .success((r, profile))
+    }
 
     /// The agent's socket: `$XDG_RUNTIME_DIR/signin/agent.sock`, else `/tmp/signin-UID/agent.sock`.
     public static func socketPath(environment: [String: String]) -> String { folder(environment: environment) + "/agent.sock" }
@@ -25,17 +96,40 @@ public enum AgentProtocol {
     /// The folder (0700) of the agent's sockets.
     public static func folder(environment: [String: String]) -> String {
         if let run = environment["XDG_RUNTIME_DIR"], run.hasPrefix("/") { return run + "/signin" }
-        return "/tmp/signin-\(getuid())"
+        return "/tmp/signin-\(geteuid())"
+    }
+
+    /// Why the agent's folder cannot be trusted, or nil: it must be a folder (not a link) of this user's that no
+    /// one else can write in. Under `/tmp` another user may have made it first; then it is not used at all.
+    public static func folderProblem(_ folder: String) -> String? {
+        var st = stat()
+        guard lstat(folder, &st) == 0 else { return nil }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return "\(folder) is not a folder" }
+        guard st.st_uid == geteuid() else { return "\(folder) belongs to another user (uid \(st.st_uid)): someone else made it first; remove it, or set XDG_RUNTIME_DIR" }
+        // As ssh's StrictModes: others may not write in it (they could replace the socket); the socket itself is 0600.
+        guard st.st_mode & 0o022 == 0 else { return "\(folder) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); make it 0700" }
+        return nil
+    }
+
+    /// What an agent serves, as its hello says: the configuration and data folders of this environment. An agent
+    /// started for another HOME or data folder of the same user is not this environment's agent.
+    public static func store(environment: [String: String]) -> String {
+        SignInConfiguration.directory(environment: environment) + "|" + CredentialStore.defaultDirectory(environment: environment)
     }
 
     /// The agent's log of what it served for forwarded sessions: `$XDG_STATE_HOME/signin/agent.log`
-    /// (default `~/.local/state/signin/agent.log`).
+    /// (default `~/.local/state/signin/agent.log`), kept under `logLimit` bytes (the older half in `agent.log.1`).
     public static func logPath(environment: [String: String]) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/signin/agent.log" }
         return ProcessEnvironment.home(environment) + "/.local/state/signin/agent.log"
     }
+
+    /// The most `agent.log` grows to before it is moved to `agent.log.1` (which it replaces).
+    public static let logLimit = 1 << 20
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
+/// A token request over the agent's socket that is not well formed; `message` names the key.
+public struct AgentRequestError: Error, Sendable {
+    public let message: String
+    init(_ message: String) { self.message = message }
+}

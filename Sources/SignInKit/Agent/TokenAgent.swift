@@ -1,24 +1,33 @@
+import CSystem
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// signin's agent: the same token path as `signin token` (no network while fresh, one refresh for many callers,
-/// the rotation rules, signals held), served on Unix sockets to this user's processes only (`SO_PEERCRED`), in
-/// `AgentProtocol`'s small versioned HTTP. It hands out access and ID tokens and their expiry, never a refresh
-/// token, the client secret or the store key.
+/// signin's agent: the same token path as `signin token` (`SignInClient.token(_:)`: no network while fresh, one
+/// refresh for many callers, the rotation rules, signals held), served on Unix sockets to this user's processes
+/// only (`SO_PEERCRED`), in `AgentProtocol`'s small versioned HTTP. A token request crosses the socket as the
+/// `TokenRequest` the command built, so `--force-refresh`, `--min-ttl`, `--audience` and
+/// `--impersonate-service-account` mean here what they mean locally. It hands out access and ID tokens and their
+/// expiry, never a refresh token, the client secret or the store key.
 ///
 /// How each request is answered:
 /// 1. A connection from another uid is closed unanswered (the socket is 0600 in a 0700 folder besides).
-/// 2. On the agent's own socket: any account of any configuration, and the session operations (`signin ssh`
+/// 2. A token request that is not well formed (a kind, `min_ttl` or service account that is none, a configuration
+///    name that is a path) is refused with 400, naming the key.
+/// 3. On the agent's own socket: any account of any configuration, and the session operations (`signin ssh`
 ///    creates a forwarded session there, `signin agent --list` lists them, `signin lock` ends them).
-/// 3. On a forwarded session's socket: only that session's accounts of its one configuration, and only until it
-///    ends: its `--for` time passed, or the `signin ssh` that made it exited (checked each second, and at each
-///    request), or `signin lock`; then its socket is removed. With `confirm`, each new account, token kind and
-///    audience is first put to the person through the session's askpass program (exit 0: yes).
-/// 4. Each request served or refused on a forwarded socket is logged (time, remote host, account, token kind; never
-///    a token) to `AgentProtocol.logPath`.
+/// 4. On a forwarded session's socket: only that session's configuration (another is refused), its accounts, the
+///    service-account chains `signin ssh --impersonate-service-account` named, and only until it ends: its
+///    `--for` time passed, the `signin ssh` that made it ended (however it ended: its pidfd wakes the agent), or
+///    `signin lock`; then its socket is removed. A refresh the remote side chooses (`force`, a `min_ttl` above a
+///    minute that needs one, a rejected token) at most once per `chosenRefreshSeconds` (429 otherwise): remote
+///    root cannot make the laptop hammer the provider. With `confirm`, each new account, token kind, service
+///    account and audience is first put to the person through the session's askpass program (exit 0: yes); the
+///    question waits on its own, so the agent goes on answering everyone else (one question per session at once).
+/// 5. Each request served or refused on a forwarded socket is logged (time, remote host, account, token kind; never
+///    a token) to `AgentProtocol.logPath`, which is kept under `AgentProtocol.logLimit`.
 @_spi(CLI) public final class TokenAgent: @unchecked Sendable {
     public let socketPath: String
     private let environment: [String: String]
@@ -27,8 +36,14 @@ import Glibc
     private let canceller = Canceller()
     private var clients: [String: SignInClient] = [:]
     private var sessions: [String: Session] = [:]
+    private var questions: [String: Question] = [:]
     private var stopping = false
     private let logPath: String
+
+    /// How often a forwarded session may choose a refresh.
+    static let chosenRefreshSeconds = 30.0
+    /// How long a confirmation question waits for the person.
+    static let questionSeconds = 120.0
 
     struct Session {
         let id: String
@@ -37,8 +52,12 @@ import Glibc
         /// Allowed accounts: `sub`s, and the e-mails they were named by.
         let subjects: [String]
         let names: [String]
+        /// Service-account chains that may be asked for (each joined by commas).
+        let chains: Set<String>
         let expiresAt: Date?
         let owner: PeerCredentials?
+        /// Readable once the process that opened the session has ended (-1: none could be had).
+        let ownerPidFD: Int32
         let ownerStart: String?
         let confirm: Bool
         let askpass: String?
@@ -46,6 +65,17 @@ import Glibc
         let createdAt: Date
         var approved: Set<String> = []
         var served = 0
+        /// When (monotonic) the remote side last chose a refresh.
+        var lastChosenRefresh: Double?
+    }
+
+    /// A question put to the person through askpass, and the requests waiting on its answer.
+    struct Question {
+        let key: String
+        let pid: pid_t
+        let pidfd: Int32
+        let askedAt: Double
+        var waiters: [(id: String, request: TokenRequest)]
     }
 
     /// Binds the agent's socket in `AgentProtocol.folder` (made 0700). `makeClient` builds the client of a
@@ -56,10 +86,8 @@ import Glibc
         let folder = AgentProtocol.folder(environment: environment)
         if let failed = Directory.create(folder) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
         var st = stat()
-        guard lstat(folder, &st) == 0, st.st_uid == geteuid(), (st.st_mode & S_IFMT) == S_IFDIR else {
-            throw .system(reason: "\(folder) is not a folder of yours; remove it")
-        }
-        chmod(folder, 0o700)
+        if lstat(folder, &st) == 0, st.st_uid == geteuid(), (st.st_mode & S_IFMT) == S_IFDIR { chmod(folder, 0o700) }
+        if let problem = AgentProtocol.folderProblem(folder) { throw .system(reason: "the agent's folder cannot be used: \(problem)") }
         socketPath = AgentProtocol.socketPath(environment: environment)
         logPath = AgentProtocol.logPath(environment: environment)
         server = try LoopbackServer(unixSocket: socketPath, tag: "main", methods: ["GET", "POST", "DELETE"])
@@ -72,7 +100,7 @@ import Glibc
         }, handler: { (r) throws(SignInError) -> (LoopbackResponse, Bool?) in
             let answer = self.answer(r)
             return (answer, self.stopping ? true : nil)
-        }, failure: { _ in Self.json("500 Internal Server Error", ["error": .string("internal")]) }, onTick: { self.expire() })
+        }, failure: { _ in Self.json("500 Internal Server Error", ["error": .string("internal")]) }, onTick: { self.tick() })
         server.close()
     }
 
@@ -98,31 +126,30 @@ import Glibc
 
     private func answer(_ r: HTTPRequestHead) -> LoopbackResponse {
         let q = FormEncoding.decode(r.query) ?? [:]
+        typealias P = AgentProtocol.Path
         if r.listener == "main" {
             switch (r.method, r.path) {
-            case ("GET", "/v1/hello"): return hello(nil)
-            case ("GET", "/v1/token"):
-                var none: Session?
-                return token(q, session: &none)
-            case ("POST", "/v1/rejected"): return rejected(r, session: nil)
-            case ("POST", "/v1/sessions"): return createSession(q, peer: r.peer)
-            case ("GET", "/v1/sessions"): return listSessions()
-            case ("POST", "/v1/lock"):
+            case ("GET", P.hello): return hello(nil)
+            case ("GET", P.token): return token(q, sessionID: nil)
+            case ("POST", P.rejected): return rejected(r, sessionID: nil)
+            case ("POST", P.sessions): return createSession(q, peer: r.peer)
+            case ("GET", P.sessions): return listSessions()
+            case ("POST", P.lock):
                 for id in sessions.keys { end(id, why: "signin lock") }
                 clients.removeAll()
                 return Self.json("200 OK", ["ended": .bool(true)])
-            case ("POST", "/v1/stop"):
+            case ("POST", P.stop):
                 stopping = true
                 return Self.json("200 OK", ["stopping": .bool(true)])
-            case ("DELETE", _) where r.path.hasPrefix("/v1/sessions/"):
-                let id = String(r.path.dropFirst("/v1/sessions/".count))
+            case ("DELETE", _) where r.path.hasPrefix(P.sessions + "/"):
+                let id = String(r.path.dropFirst(P.sessions.count + 1))
                 guard sessions[id] != nil else { return Self.json("404 Not Found", ["error": .string("no_session")]) }
                 end(id, why: "ended by signin ssh")
                 return Self.json("200 OK", ["ended": .bool(true)])
             default: return Self.json("404 Not Found", ["error": .string("not_found"), "message": .string("no such request in protocol \(AgentProtocol.version)")])
             }
         }
-        guard let id = r.listener.split(separator: ":").last.map(String.init), var session = sessions[id] else {
+        guard let id = r.listener.split(separator: ":").last.map(String.init), let session = sessions[id] else {
             return Self.refused("this forwarded session has ended")
         }
         if let why = endReason(session) {
@@ -130,14 +157,9 @@ import Glibc
             return Self.refused("this forwarded session has ended (\(why))")
         }
         switch (r.method, r.path) {
-        case ("GET", "/v1/hello"): return hello(session)
-        case ("GET", "/v1/token"):
-            var held: Session? = session
-            let answer = token(q, session: &held)
-            if let held { session = held }
-            sessions[id] = session
-            return answer
-        case ("POST", "/v1/rejected"): return rejected(r, session: session)
+        case ("GET", P.hello): return hello(session)
+        case ("GET", P.token): return token(q, sessionID: id)
+        case ("POST", P.rejected): return rejected(r, sessionID: id)
         default:
             log(session, "refused \(r.method) \(r.path) (not a forwarded session's request)")
             return Self.refused("\(r.method) \(r.path) is not served on a forwarded socket")
@@ -154,6 +176,7 @@ import Glibc
             }
         } else {
             o["session"] = .null
+            o[AgentProtocol.Key.store] = .string(AgentProtocol.store(environment: environment))
         }
         return Self.json("200 OK", o)
     }
@@ -166,68 +189,161 @@ import Glibc
         return c
     }
 
-    private func token(_ q: [String: String], session: inout Session?) -> LoopbackResponse {
-        let kind: TokenKind = q["kind"] == "id" ? .id : .access
-        let kindName = kind == .id ? "ID token" : "access token"
-        let minTTL = min(3000, max(0, Int(q["min_ttl"] ?? "") ?? 60))
-        var account = q["account"].flatMap { $0.isEmpty ? nil : $0 }
-        let profile = session?.profile ?? q["profile"].flatMap { $0.isEmpty ? nil : $0 }
-        if let s = session {
-            if let asked = account {
-                guard let i = s.names.firstIndex(where: { $0.lowercased() == asked.lowercased() }) ?? s.subjects.firstIndex(of: asked) else {
-                    log(s, "refused \(kindName) for \(asked) (not forwarded)")
-                    return Self.refused("\(asked) is not forwarded to this machine (forwarded: \(s.names.joined(separator: ", ")))")
-                }
-                account = s.subjects[i]
-            } else {
-                account = s.subjects.first
-            }
-            let approval = "\(kind)|\(account ?? "")"
-            if s.confirm && !s.approved.contains(approval) {
-                let name = s.subjects.firstIndex(of: account ?? "").map { s.names[$0] } ?? account ?? "the account"
-                guard confirm(s, "Allow \(s.host) to get an \(kindName) of \(name)?") else {
-                    log(s, "refused \(kindName) for \(name) (not confirmed)")
-                    return Self.refused("the person on the machine the session came from did not allow this")
-                }
-                session?.approved.insert(approval)
-            }
+    private static func kindName(_ r: TokenRequest) -> String {
+        let kind = r.kind == .id ? "ID token" : "access token"
+        return r.serviceAccountChain.last.map { "\(kind) of service account \($0)" } ?? kind
+    }
+
+    private func token(_ q: [String: String], sessionID: String?) -> LoopbackResponse {
+        let request: TokenRequest, asked: String?
+        switch AgentProtocol.tokenRequest(q) {
+        case .failure(let e): return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string(e.message)])
+        case .success(let parsed): (request, asked) = parsed
         }
+        guard let sessionID, var s = sessions[sessionID] else { return serve(request, profile: asked, sessionID: nil) }
+        var r = request
+        let kindName = Self.kindName(r)
+        // A session is bound to the configuration it was forwarded for: a name, and that one only.
+        if let asked, asked != s.profile {
+            log(s, "refused \(kindName) of configuration \(asked) (not forwarded)")
+            return Self.refused("configuration \(asked) is not forwarded to this machine (forwarded: \(s.profile ?? "the default one"))")
+        }
+        if let account = r.account {
+            guard let i = s.names.firstIndex(where: { $0.lowercased() == account.lowercased() }) ?? s.subjects.firstIndex(of: account) else {
+                log(s, "refused \(kindName) for \(account) (not forwarded)")
+                return Self.refused("\(account) is not forwarded to this machine (forwarded: \(s.names.joined(separator: ", ")))")
+            }
+            r.account = s.subjects[i]
+        } else {
+            r.account = s.subjects.first
+        }
+        let chain = r.serviceAccountChain.joined(separator: ",")
+        if !chain.isEmpty && !s.chains.contains(chain) {
+            log(s, "refused \(kindName) (impersonation not forwarded)")
+            return Self.refused("impersonating \(chain) is not forwarded to this machine (on the laptop: signin ssh --impersonate-service-account \(chain) ...)")
+        }
+        if let refusal = throttle(r, &s) { return refusal }
+        sessions[sessionID] = s
+        let approval = "\(r.kind)|\(r.account ?? "")|\(chain)|\(r.audience ?? "")"
+        if s.confirm && !s.approved.contains(approval) { return ask(approval, r, session: s) }
+        return serve(r, profile: s.profile, sessionID: sessionID)
+    }
+
+    /// A refresh the remote side chooses, at most once per `chosenRefreshSeconds`; nil when this one may go.
+    private func throttle(_ r: TokenRequest, _ s: inout Session) -> LoopbackResponse? {
+        guard r.serviceAccountChain.isEmpty || r.forceRefresh else { return nil }
+        let chosen = r.forceRefresh || (r.minimumValidity > .seconds(60) && ((try? client(s.profile).wouldRefresh(r)) ?? false))
+        guard chosen else { return nil }
+        let now = MonotonicClock.now()
+        if let last = s.lastChosenRefresh, now - last < Self.chosenRefreshSeconds {
+            log(s, "refused a forced refresh (another one \(Int(now - last)) s ago)")
+            return Self.json("429 Too Many Requests", ["error": .string("too_many"), "message": .string(
+                "a refresh was forced through this forwarded session \(Int(now - last)) s ago; the next may be forced in \(Int(Self.chosenRefreshSeconds - (now - last)) + 1) s")])
+        }
+        s.lastChosenRefresh = now
+        return nil
+    }
+
+    /// The token path's answer to `r`, logged for a forwarded session.
+    private func serve(_ r: TokenRequest, profile: String?, sessionID: String?) -> LoopbackResponse {
+        let kindName = Self.kindName(r)
         do throws(SignInError) {
-            let user = try client(profile).restore(account: account, minimumValidity: .seconds(minTTL), token: kind)
-            guard let t = kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(kind)) }
-            let who = user.profile.email ?? user.userID
-            if let s = session {
-                session?.served += 1
-                log(s, "served \(kindName) for \(who)")
+            let issued = try client(profile).token(r)
+            if let sessionID, var s = sessions[sessionID] {
+                s.served += 1
+                sessions[sessionID] = s
+                log(s, "served \(kindName) for \(issued.name)")
             }
-            return Self.json("200 OK", ["token": .string(t.value), "expires_at": t.expirationDate.map { .int(Int($0.timeIntervalSince1970)) } ?? .null,
-                                        "account": .string(who), "kind": .string(kind == .id ? "id" : "access")])
+            return Self.json("200 OK", [AgentProtocol.Key.token: .string(issued.token.value),
+                                        AgentProtocol.Key.expiresAt: issued.token.expirationDate.map { .int(Int($0.timeIntervalSince1970)) } ?? .null,
+                                        AgentProtocol.Key.account: .string(issued.name), AgentProtocol.Key.subject: .string(issued.subject),
+                                        AgentProtocol.Key.kind: .string(r.kind == .id ? "id" : "access")])
         } catch {
-            if let s = session { log(s, "could not serve \(kindName): \(error.description)") }
-            let code: String
+            if let sessionID, let s = sessions[sessionID] { log(s, "could not serve \(kindName): \(error.description)") }
+            let (status, code): (String, String)
             switch error {
-            case .noPreviousSignIn: code = "not_signed_in"
-            case .accountNotFound, .ambiguousAccount: code = "no_such_account"
-            default: code = "failed"
+            case .noPreviousSignIn: (status, code) = ("409 Conflict", "not_signed_in")
+            case .accountNotFound, .ambiguousAccount: (status, code) = ("409 Conflict", "no_such_account")
+            case .unsupported: (status, code) = ("400 Bad Request", "unsupported")
+            default: (status, code) = ("502 Bad Gateway", "failed")
             }
-            return Self.json(code == "failed" ? "502 Bad Gateway" : "409 Conflict", ["error": .string(code), "message": .string("on the machine the agent runs on: " + error.description)])
+            let message = code == "unsupported" ? error.description : "on the machine the agent runs on: " + error.description
+            return Self.json(status, ["error": .string(code), "message": .string(message)])
         }
     }
 
-    private func rejected(_ r: HTTPRequestHead, session: Session?) -> LoopbackResponse {
-        guard let token = r.header("x-signin-token"), !token.isEmpty else { return Self.json("400 Bad Request", ["error": .string("no_token")]) }
-        if let session {
-            for account in session.subjects { try? client(session.profile).markAccessTokenRejected(token, account: account) }
-        } else {
+    private func rejected(_ r: HTTPRequestHead, sessionID: String?) -> LoopbackResponse {
+        guard let token = r.header(AgentProtocol.Key.rejectedToken.lowercased()), !token.isEmpty else { return Self.json("400 Bad Request", ["error": .string("no_token")]) }
+        guard let sessionID, var s = sessions[sessionID] else {
             try? client(nil).markAccessTokenRejected(token)
+            return LoopbackResponse(status: "204 No Content")
         }
+        // A rejection is a refresh chosen by the remote side: one per interval.
+        if let refusal = throttle(TokenRequest(forceRefresh: true), &s) { return refusal }
+        sessions[sessionID] = s
+        for account in s.subjects { try? client(s.profile).markAccessTokenRejected(token, account: account) }
         return LoopbackResponse(status: "204 No Content")
+    }
+
+    // MARK: Confirmation
+
+    /// Puts the question of `approval` to the person (or joins the one already asked); the answer comes later.
+    private func ask(_ approval: String, _ r: TokenRequest, session s: Session) -> LoopbackResponse {
+        let waiter = Hex.encode((try? Crypto.randomBytes(8)) ?? [])
+        if var pending = questions[s.id] {
+            guard pending.key == approval else {
+                return Self.refused("another question is waiting for an answer on the machine the session came from; ask again after it")
+            }
+            pending.waiters.append((waiter, r))
+            questions[s.id] = pending
+            return .later(waiter)
+        }
+        let name = s.subjects.firstIndex(of: r.account ?? "").map { s.names[$0] } ?? r.account ?? "the account"
+        let kind = r.kind == .id ? "an ID token" : "an access token"
+        let what = r.serviceAccountChain.last.map { "\(kind) of service account \($0) (with \(name)'s grant)" } ?? "\(kind) of \(name)"
+        let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + "?"
+        guard let askpass = s.askpass,
+              case .success(let child) = ChildProcess.spawn(path: askpass, argv: [askpass, "signin: " + question], environment: environment) else {
+            log(s, "refused \(Self.kindName(r)) for \(name) (no askpass program to ask with)")
+            return Self.refused("the person on the machine the session came from could not be asked")
+        }
+        let pidfd = signin_pidfd_open(child.pid)
+        if pidfd >= 0 { server.wakeFDs.append(pidfd) }
+        questions[s.id] = Question(key: approval, pid: child.pid, pidfd: pidfd, askedAt: MonotonicClock.now(), waiters: [(waiter, r)])
+        return .later(waiter)
+    }
+
+    /// A question's end: its waiters answered (served, or refused), the askpass program reaped.
+    private func settle(_ sessionID: String, approved: Bool, why: String) {
+        guard let q = questions.removeValue(forKey: sessionID) else { return }
+        if q.pidfd >= 0 {
+            server.wakeFDs.removeAll { $0 == q.pidfd }
+            close(q.pidfd)
+        }
+        guard approved, var s = sessions[sessionID] else {
+            if let s = sessions[sessionID] { log(s, "refused \(q.waiters.first.map { Self.kindName($0.request) } ?? "a token") (\(why))") }
+            for w in q.waiters { server.complete(w.id, Self.refused("the person on the machine the session came from did not allow this (\(why))")) }
+            return
+        }
+        s.approved.insert(q.key)
+        sessions[sessionID] = s
+        for w in q.waiters { server.complete(w.id, serve(w.request, profile: s.profile, sessionID: sessionID)) }
     }
 
     // MARK: Sessions
 
     private func createSession(_ q: [String: String], peer: PeerCredentials?) -> LoopbackResponse {
         let profile = q["profile"].flatMap { $0.isEmpty ? nil : $0 }
+        if let profile, !SignInConfiguration.isValidProfileName(profile) {
+            return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("profile \"\(profile.withoutControlCharacters)\" is not a configuration name")])
+        }
+        var chains: Set<String> = []
+        for chain in (q["impersonate"] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
+            guard chain.split(separator: ",").allSatisfy({ ServiceAccounts.isEmail(String($0)) }) else {
+                return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("impersonate must name service accounts by e-mail")])
+            }
+            chains.insert(chain)
+        }
         let c: SignInClient
         do throws(SignInError) { c = try client(profile) } catch {
             return Self.json("409 Conflict", ["error": .string("no_configuration"), "message": .string(error.description)])
@@ -248,18 +364,23 @@ import Glibc
         } catch {
             return Self.json("409 Conflict", ["error": .string("not_signed_in"), "message": .string(error.description)])
         }
+        // The session lives as long as the process that asked for it: the kernel says when that ends, however it ends.
+        let pidfd = peer.map { signin_pidfd_open($0.pid) } ?? -1
         let id = Hex.encode((try? Crypto.randomBytes(8)) ?? [])
         let socket = AgentProtocol.folder(environment: environment) + "/fwd-\(id).sock"
         do throws(SignInError) { try server.addUnixListener(path: socket, tag: "fwd:\(id)") } catch {
+            if pidfd >= 0 { close(pidfd) }
             return Self.json("500 Internal Server Error", ["error": .string("socket"), "message": .string(error.description)])
         }
+        if pidfd >= 0 { server.wakeFDs.append(pidfd) }
         let seconds = Int(q["seconds"] ?? "").flatMap { $0 > 0 ? $0 : nil }
-        let session = Session(id: id, socket: socket, profile: profile, subjects: subjects, names: names,
-                              expiresAt: seconds.map { Date(timeIntervalSinceNow: Double($0)) }, owner: peer,
+        let session = Session(id: id, socket: socket, profile: profile, subjects: subjects, names: names, chains: chains,
+                              expiresAt: seconds.map { Date(timeIntervalSinceNow: Double($0)) }, owner: peer, ownerPidFD: pidfd,
                               ownerStart: peer.flatMap { Self.startTime(of: $0.pid) }, confirm: q["confirm"] == "1",
                               askpass: q["askpass"].flatMap { $0.isEmpty ? nil : $0 }, host: (q["host"] ?? "?").withoutControlCharacters, createdAt: Date())
         sessions[id] = session
-        log(session, "session forwarded: \(names.joined(separator: ", "))" + (seconds.map { " for \($0) s" } ?? " for the SSH session") + (session.confirm ? ", each new request confirmed" : ""))
+        log(session, "session forwarded: \(names.joined(separator: ", "))" + (chains.isEmpty ? "" : " (impersonating \(chains.sorted().joined(separator: "; ")))")
+            + (seconds.map { " for \($0) s" } ?? " for the SSH session") + (session.confirm ? ", each new request confirmed" : ""))
         return Self.json("200 OK", ["id": .string(id), "socket": .string(socket), "expires_at": session.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null])
     }
 
@@ -269,6 +390,7 @@ import Glibc
 
     private static func describe(_ s: Session) -> [String: JSONValueOut] {
         ["id": .string(s.id), "host": .string(s.host), "accounts": .array(s.names.map { .string($0) }), "profile": s.profile.map { .string($0) } ?? .null,
+         "impersonate": .array(s.chains.sorted().map { .string($0) }),
          "expires_at": s.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null, "confirm": .bool(s.confirm), "served": .int(s.served),
          "created_at": .int(Int(s.createdAt.timeIntervalSince1970))]
     }
@@ -276,37 +398,56 @@ import Glibc
     /// Why a session is over, or nil while it holds.
     private func endReason(_ s: Session) -> String? {
         if let e = s.expiresAt, e <= Date() { return "its time is up" }
-        if let owner = s.owner, Self.startTime(of: owner.pid) != s.ownerStart { return "the signin ssh that opened it ended" }
+        if s.ownerPidFD >= 0 {
+            var p = pollfd(fd: s.ownerPidFD, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, 0) > 0 { return "the signin ssh that opened it ended" }
+        } else if let owner = s.owner, Self.startTime(of: owner.pid) != s.ownerStart {
+            return "the signin ssh that opened it ended"
+        }
         return nil
     }
 
-    private func expire() {
+    /// Each wake of the loop (a second, or a pidfd that became readable): sessions that are over end, questions
+    /// the person answered (or left unanswered too long) are settled.
+    private func tick() {
         for (id, s) in sessions { if let why = endReason(s) { end(id, why: why) } }
+        for (id, q) in questions {
+            var status: Int32 = 0
+            let done = SystemCall.retrying { waitpid(q.pid, &status, WNOHANG) }
+            if done == q.pid {
+                let yes = ChildProcess.termination(status) == .exited(0)
+                settle(id, approved: yes, why: yes ? "allowed" : "not confirmed")
+            } else if MonotonicClock.now() - q.askedAt > Self.questionSeconds {
+                kill(q.pid, SIGKILL)
+                _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
+                settle(id, approved: false, why: "no answer within \(Int(Self.questionSeconds)) s")
+            }
+        }
     }
 
     private func end(_ id: String, why: String) {
         guard let s = sessions.removeValue(forKey: id) else { return }
+        if let q = questions[id] {
+            kill(q.pid, SIGKILL)
+            var status: Int32 = 0
+            _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
+            settle(id, approved: false, why: "the session ended")
+        }
+        if s.ownerPidFD >= 0 {
+            server.wakeFDs.removeAll { $0 == s.ownerPidFD }
+            close(s.ownerPidFD)
+        }
         server.removeListener(tag: "fwd:\(id)")
         log(s, "session ended: \(why) (\(s.served) served)")
     }
 
     /// The process's start time (`/proc/PID/stat`, field 22): a pid the system gave to another process since differs.
+    /// (Read as a stream: /proc files have no size.)
     static func startTime(of pid: Int32) -> String? {
-        guard let data = try? FileIO.read(path: "/proc/\(pid)/stat", limit: 4096), let text = String(validating: data, as: UTF8.self),
+        guard let data = try? FileIO.readStream(path: "/proc/\(pid)/stat", limit: 4096), let text = String(validating: data, as: UTF8.self),
               let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         return fields.count > 19 ? String(fields[19]) : nil
-    }
-
-    private func confirm(_ s: Session, _ question: String) -> Bool {
-        guard let askpass = s.askpass else { return false }
-        switch ChildProcess.spawn(path: askpass, argv: [askpass, "signin: " + question], environment: environment) {
-        case .failure: return false
-        case .success(let child):
-            var status: Int32 = 0
-            while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
-            return (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0
-        }
     }
 
     // MARK: Output
@@ -318,6 +459,10 @@ import Glibc
     static func append(_ path: String, _ line: String) {
         let folder = PathName(path: path).deletingLastPathComponent
         _ = Directory.create(folder)
+        var st = stat()
+        // Bounded: past the limit the log moves to agent.log.1 (replacing the one before), so a flood of refused
+        // requests costs at most twice the limit on disk.
+        if lstat(path, &st) == 0, Int(st.st_size) >= AgentProtocol.logLimit { rename(path, path + ".1") }
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }

@@ -126,20 +126,20 @@ public final class MetadataServer: @unchecked Sendable {
         }
 
         func accessToken(scopes asked: [String]?) throws(SignInError) -> SignInToken {
-            if !chain.isEmpty {
-                return try client.serviceAccountAccessToken(chain: chain, scopes: asked ?? [SignInClient.cloudPlatformScope],
-                                                            account: server.account, minimumValidity: Self.margin)
-            }
-            let user = try client.restore(account: server.account, minimumValidity: Self.margin)
-            let granted = Set(user.grantedScopes.map(Self.canonicalScope))
+            var r = TokenRequest(kind: .access, serviceAccountChain: chain, scopes: asked, minimumValidity: Self.margin, account: server.account)
+            if !chain.isEmpty { return try client.token(r).token }
+            // The person's token carries the scopes granted at sign-in: a tool asking for more is told, not handed one
+            // that its API will refuse.
+            r.scopes = nil
+            let stored = try client.credentials(account: server.account)
+            let granted = Set((stored?.grantedScopes ?? []).map(Self.canonicalScope))
             let missing = (asked ?? []).filter { !granted.contains(Self.canonicalScope($0)) }
-            if !missing.isEmpty {
-                let who = user.profile.email ?? user.userID
+            if let stored, !missing.isEmpty {
+                let who = stored.profile.email ?? stored.profile.userID
                 server.onEvent(.scopeMissing(scopes: missing, account: who))
                 throw .unsupported(reason: "the sign-in of \(who) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
             }
-            guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
-            return token
+            return try client.token(r).token
         }
 
         /// Google grants `email` and `profile` under their long names, and tools may ask for either.
@@ -152,16 +152,9 @@ public final class MetadataServer: @unchecked Sendable {
         }
 
         func idToken(audience: String, full: Bool) throws(SignInError) -> SignInToken {
-            if !chain.isEmpty {
-                return try client.serviceAccountIDToken(chain: chain, audience: audience, includeEmail: full, account: server.account, minimumValidity: Self.margin)
-            }
-            guard audience == client.configuration.clientID else {
-                server.onEvent(.audienceUnavailable(audience: audience))
-                throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (impersonate_service_account); the signed-in person's ID tokens are for this client only")
-            }
-            let user = try client.restore(account: server.account, minimumValidity: Self.margin, token: .id)
-            guard let token = user.idToken else { throw .noPreviousSignIn(reason: .noToken(.id)) }
-            return token
+            if chain.isEmpty && audience != client.configuration.clientID { server.onEvent(.audienceUnavailable(audience: audience)) }
+            return try client.token(TokenRequest(kind: .id, serviceAccountChain: chain, audience: audience, includeEmail: full,
+                                                 minimumValidity: Self.margin, account: server.account)).token
         }
 
         func projectID() -> String? { client.configuration.projectID }

@@ -31,8 +31,8 @@ struct IAMCredentialsClient {
     func generateAccessToken(_ chain: Chain, scopes: [String], bearer: String) throws(SignInError) -> SignInToken {
         let body = request(chain, ["scope": .strings(scopes), "lifetime": .string("3600s")])
         let o = try call(chain, method: "generateAccessToken", body: body, bearer: bearer)
-        guard let token = o["accessToken"]?.string, !token.isEmpty else {
-            throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateAccessToken answered without an accessToken")
+        guard let token = o["accessToken"]?.string, !token.isEmpty, TokenResponse.isTokenText(token) else {
+            throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateAccessToken answered without a usable accessToken (none, or characters a token may not contain)")
         }
         guard let expiry = o["expireTime"]?.string.flatMap(Self.rfc3339) else {
             throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateAccessToken answered without a readable expireTime")
@@ -44,8 +44,8 @@ struct IAMCredentialsClient {
     func generateIDToken(_ chain: Chain, audience: String, includeEmail: Bool, bearer: String) throws(SignInError) -> SignInToken {
         let body = request(chain, ["audience": .string(audience), "includeEmail": .bool(includeEmail)])
         let o = try call(chain, method: "generateIdToken", body: body, bearer: bearer)
-        guard let token = o["token"]?.string, !token.isEmpty else {
-            throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateIdToken answered without a token")
+        guard let token = o["token"]?.string, !token.isEmpty, TokenResponse.isTokenText(token) else {
+            throw .providerError(endpoint: Self.endpointName, code: "invalid_response", detail: "generateIdToken answered without a usable token (none, or characters a token may not contain)")
         }
         // Its expiry is in the token itself (the API does not say it beside).
         return SignInToken(value: token, expirationDate: Self.expiry(ofJWT: token))

@@ -54,14 +54,14 @@ struct IDToken: Sendable {
         var audiences: [String] = []
         if let a = claims["aud"]?.string { audiences = [a] } else if let list = claims["aud"]?.array { audiences = list.compactMap(\.string) }
         guard audiences.contains(e.clientID) else { throw .invalidIDToken(reason: "issued for another client (aud does not contain this client ID)") }
+        // OpenID Core 3.1.3.7 step 3: other audiences are acceptable only if all are trusted, and this client trusts
+        // none but itself, whatever azp says (a refreshed token could otherwise widen its audience, Core 12.2).
+        if audiences.count > 1 || claims["aud"]?.array?.count ?? 1 > 1 {
+            throw .invalidIDToken(reason: "several audiences (aud lists another client beside this one)")
+        }
         if let azp = claims["azp"] {
             guard let party = azp.string else { throw .invalidIDToken(reason: "authorized party (azp) is not a string") }
             guard party == e.clientID else { throw .invalidIDToken(reason: "authorized party (azp) is another client") }
-        }
-        if audiences.count > 1 && claims["azp"] == nil {
-            // OpenID Core 3.1.3.7: several audiences without azp is acceptable only if all are trusted; we trust only ourselves.
-            let others = audiences.filter { $0 != e.clientID }
-            if !others.isEmpty { throw .invalidIDToken(reason: "several audiences and no azp") }
         }
         guard !subject.isEmpty else { throw .invalidIDToken(reason: "no subject (sub)") }
         guard let exp = claims["exp"]?.int else { throw .invalidIDToken(reason: "no expiry (exp)") }

@@ -8,6 +8,10 @@ struct TokenResponse: Sendable, CustomStringConvertible {
     var idToken: String?
     var scope: [String]?
 
+    /// What a token may be made of, wherever it comes from (the token endpoint, the IAM API): visible ASCII only,
+    /// so no token can carry a line break into a header or an escape into a terminal.
+    static func isTokenText(_ token: String) -> Bool { token.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
+
     /// Never the tokens themselves: a stray `print` or a test failure message must not leak one.
     var description: String {
         "TokenResponse(access token: \(accessToken.count) characters, expires in: \(expiresIn.map(String.init) ?? "?") s, refresh token: \(refreshToken == nil ? "no" : "yes"), ID token: \(idToken == nil ? "no" : "yes"))"
@@ -29,7 +33,7 @@ struct TokenResponse: Sendable, CustomStringConvertible {
         // Tokens go into Authorization headers and onto standard output: only visible ASCII (RFC 6749 A.12-A.13),
         // so a provider cannot inject a header line or a terminal escape sequence through one.
         for (name, token) in [("access_token", access), ("refresh_token", refresh), ("id_token", id)] {
-            if let token, !token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { throw invalid("\(name) holds characters a token may not contain") }
+            if let token, !Self.isTokenText(token) { throw invalid("\(name) holds characters a token may not contain") }
         }
         let scope = o["scope"]?.string?.split(separator: " ").map { String($0).withoutControlCharacters }.filter { !$0.isEmpty }
         return TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope)

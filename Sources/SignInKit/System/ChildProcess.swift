@@ -77,6 +77,11 @@ import Glibc
     public func waitForwardingSignals() -> Termination {
         var status: Int32 = 0
         guard signin_forwarding_wait(pid, &status) == 0 else { return .exited(127) }
+        return Self.termination(status)
+    }
+
+    /// A wait status decoded: the one place it is.
+    public static func termination(_ status: Int32) -> Termination {
         let signal = status & 0x7f
         return signal != 0 ? .signaled(signal) : .exited((status >> 8) & 0xff)
     }

@@ -62,10 +62,12 @@ import Glibc
         let name = argv[0]
         DispatchQueue.global(qos: .utility).async {
             var status: Int32 = 0
-            guard waitpid(child, &status, 0) == child else { return }
-            let signal = status & 0x7f, code = (status >> 8) & 0xff
-            if signal != 0 { onFailure("\(name) was killed by signal \(signal)") }
-            else if code != 0 { onFailure("\(name) exited with status \(code)") }
+            guard SystemCall.retrying({ waitpid(child, &status, 0) }) == child else { return }
+            switch ChildProcess.termination(status) {
+            case .signaled(let signal): onFailure("\(name) was killed by signal \(signal)")
+            case .exited(let code) where code != 0: onFailure("\(name) exited with status \(code)")
+            case .exited: break
+            }
         }
         return .launched(command: argv[0])
     }

@@ -7,9 +7,10 @@ import Glibc
 /// Which local user opened a loopback TCP connection, so the listener answers only the person signing in.
 ///
 /// Linux has no `SO_PEERCRED` for TCP, but the kernel knows each socket's owner. The client's end of an accepted
-/// connection is the socket whose local address is our peer's and whose remote address is ours; it keeps its uid
-/// while we hold our end open (even after the client closes, it waits in FIN_WAIT2 until we close), so the
-/// answer is stable. It is asked of the kernel by that exact identity (NETLINK_SOCK_DIAG, a few microseconds),
+/// connection is the socket whose local address is our peer's and whose remote address is ours. Only an
+/// established one counts: a client that sent its request and closed before we accepted leaves a time-wait
+/// socket, which belongs to no process and which the kernel reports as uid 0 (root's listener would take it for
+/// its own user), so such a connection is refused whoever runs signin. It is asked of the kernel by that exact identity (NETLINK_SOCK_DIAG, a few microseconds),
 /// and found in `/proc/net/tcp` (IPv4) or `/proc/net/tcp6`, whose `uid` column names the owner, where netlink
 /// is refused (reading that table costs milliseconds on a busy machine).
 enum LoopbackPeer {
@@ -27,8 +28,9 @@ enum LoopbackPeer {
             return .unknown(reason: "the connection's addresses could not be read")
         }
         var uid: UInt32 = 0
-        switch signin_tcp_socket_uid(peer.isIPv6 ? AF_INET6 : AF_INET, peer.raw, peer.port, local.raw, local.port, &uid) {
-        case 0: return .uid(uid)
+        var state: UInt8 = 0
+        switch signin_tcp_socket_uid(peer.isIPv6 ? AF_INET6 : AF_INET, peer.raw, peer.port, local.raw, local.port, &uid, &state) {
+        case 0: return state == Self.established ? .uid(uid) : .unknown(reason: Self.notEstablished)
         case 1: return .unknown(reason: "the client's socket is not known to this network namespace (another namespace?)")
         default: break  // netlink refused (a seccomp profile): the table
         }
@@ -39,12 +41,17 @@ enum LoopbackPeer {
         return owner(in: data, client: peer.procText, server: local.procText) ?? .unknown(reason: "the client's socket is not in \(table) (another network namespace?)")
     }
 
+    /// TCP_ESTABLISHED, the only state whose owner is a process.
+    static let established: UInt8 = 1
+    static let notEstablished = "the client's end is no longer an open connection (it closed before it was answered)"
+
     /// Finds the socket whose local end is `client` and remote end is `server` in a `/proc/net/tcp` table. Pure, for tests.
     static func owner(in table: Data, client: String, server: String) -> Owner? {
         for line in table.split(separator: UInt8(ascii: "\n")).dropFirst() {
             let fields = line.split(separator: UInt8(ascii: " "))
             guard fields.count > 7 else { continue }
             guard ascii(fields[1]).uppercased() == client, ascii(fields[2]).uppercased() == server else { continue }
+            guard UInt8(ascii(fields[3]), radix: 16) == established else { return .unknown(reason: notEstablished) }
             guard let uid = UInt32(ascii(fields[7])) else { return nil }
             return .uid(uid)
         }

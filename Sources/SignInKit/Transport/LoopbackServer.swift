@@ -8,6 +8,16 @@ struct LoopbackResponse {
     var status: String
     var headers: [(String, String)] = []
     var body: [UInt8] = []
+    /// Set: no answer yet; the connection waits (unread, outside the per-connection time) until the handler's owner
+    /// answers it with `LoopbackServer.complete(_:_:)`, so a question put to a person blocks no one else.
+    var deferral: String?
+
+    /// No answer now: `complete(id, ...)` gives it later (or the connection closes unanswered after `seconds`).
+    static func later(_ id: String) -> LoopbackResponse {
+        var r = LoopbackResponse(status: "")
+        r.deferral = id
+        return r
+    }
 
     init(status: String, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -63,10 +73,12 @@ final class LoopbackServer {
 
     private final class Connection {
         let fd: Int32
-        let deadline: Double
+        var deadline: Double
         let listener: String
         let peer: PeerCredentials?
         var buffer: [UInt8] = []
+        /// Waiting for `complete` under this id: not read any more.
+        var deferral: String?
         init(fd: Int32, deadline: Double, listener: String, peer: PeerCredentials?) {
             self.fd = fd
             self.deadline = deadline
@@ -76,6 +88,10 @@ final class LoopbackServer {
     }
     private var connections: [Connection] = []
     private var reportedPeers: Set<String> = []
+    /// Descriptors polled beside the sockets (a pidfd): one becoming readable wakes the loop, which runs `onTick`.
+    var wakeFDs: [Int32] = []
+    /// How long a deferred request may wait for its answer.
+    static let deferredSeconds = 300.0
 
     /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
     init(port: Int, sameUserOnly: Bool = true, methods: Set<String> = ["GET", "HEAD"], addressHostOnly: Bool = false,
@@ -221,10 +237,11 @@ final class LoopbackServer {
             if now >= deadline { return nil }
             expireConnections(now: now)
             // Snapshot: accepting and dropping below change `connections`; the poll results follow this list.
-            let polled = connections
+            let polled = connections.filter { $0.deferral == nil }
             let polledListeners = listeners
             var fds = polledListeners.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             fds += polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            fds += wakeFDs.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             if let canceller { fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)) }
             if let lines, !lines.atEOF { fds.append(pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)) }
             let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
@@ -251,7 +268,12 @@ final class LoopbackServer {
                 }
                 do {
                     let (reply, value) = try handler(request)
-                    respond(c, reply)
+                    if let id = reply.deferral {
+                        c.deferral = id
+                        c.deadline = MonotonicClock.now() + LoopbackServer.deferredSeconds
+                    } else {
+                        respond(c, reply)
+                    }
                     if let value { return value }
                 } catch {
                     respond(c, failure(error))
@@ -304,6 +326,11 @@ final class LoopbackServer {
         case .unknown(let reason):
             return "refused a connection whose user cannot be told (\(reason)); if your browser reaches this machine through a relay, set \"listener_same_user_only\": false"
         }
+    }
+
+    /// Answers the requests deferred under `id` (`LoopbackResponse.later`); those whose client left are gone already.
+    func complete(_ id: String, _ reply: LoopbackResponse) {
+        for c in connections where c.deferral == id { respond(c, reply) }
     }
 
     private func expireConnections(now: Double) {

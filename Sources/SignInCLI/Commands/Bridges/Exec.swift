@@ -70,7 +70,7 @@ struct Exec: SignInCommand {
         if gceMetadata {
             throw .unsupported(reason: "exec --gce-metadata serves a metadata server from the grant, which stays on the machine the agent runs on; run it there, or use `signin exec -- COMMAND` here")
         }
-        return try become(agent, environment: ProcessEnvironment.current)
+        return try become(agent.impersonating(chain), environment: ProcessEnvironment.current)
     }
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {

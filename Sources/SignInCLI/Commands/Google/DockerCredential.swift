@@ -62,7 +62,7 @@ struct DockerCredential: SignInCommand {
         guard operation == "get" || operation == "list" else {
             throw .unsupported(reason: "`docker-credential configure` edits this machine's docker configuration from the configuration on the laptop; give the registries to it there")
         }
-        return try serve(agent)
+        return try serve(agent.impersonating(chain))
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {

@@ -31,7 +31,7 @@ struct GCEMetadataRun {
     }
 
     func run(_ command: [String]) throws(SignInError) -> ExitCode {
-        _ = try Impersonation.token(c, Freshness(minTTL: 300), kind: .access, chain: chain, interactive: login)
+        _ = try LocalTokens(c: c, chain: chain, interactive: login).token(.access, Freshness(minTTL: 300), audience: nil)
         guard let path = ExecutableSearch.locate(command[0], environment: c.environment) else {
             err("signin: \(command[0].withoutControlCharacters): command not found")
             return ExitCode(rawValue: 127)

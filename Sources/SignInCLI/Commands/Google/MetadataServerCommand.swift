@@ -2,9 +2,11 @@
 
 /// `signin metadata-server [--port N]`: the metadata server of `exec --gce-metadata`, for as long as it runs.
 ///
-/// 1. Signed in (and a first service-account token minted, with impersonation), else the error and its exit code.
-/// 2. Listens on 127.0.0.1 (`--port`, else a free port) and prints the variables a tool needs, as shell lines on
-///    standard output (`--json`: one object), then serves.
+/// 1. Listens on 127.0.0.1 (`--port`, else a free port) first: a fixed port is held from the start, so nobody else
+///    can take it while nobody is signed in (a tool would then trust whoever answers).
+/// 2. Signed in (and a first service-account token minted, with impersonation)? Not signed in: a note, and the
+///    server answers tools "not signed in" until `signin login`; any other failure: the error and its exit code.
+/// 3. Prints the variables a tool needs, as shell lines on standard output (`--json`: one object), then serves.
 /// 3. SIGINT, SIGTERM or SIGHUP: the request in hand is answered, the server closes, exit 0.
 struct MetadataServerCommand: SignInCommand {
     static let portOption = OptionSpec("--port", value: "N", "Listen on this port of 127.0.0.1 (default: a free one; a fixed one for a systemd unit)")
@@ -37,10 +39,14 @@ struct MetadataServerCommand: SignInCommand {
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let chain = Impersonation.chain(self.chain, c)
-        _ = try Impersonation.token(c, Freshness(minTTL: 300), kind: .access, chain: chain)
         ChildProcess.blockStopSignals()
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath)
         let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
+        do {
+            _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300), audience: nil)
+        } catch .noPreviousSignIn(let reason) {
+            err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(server.address) and answers \"not signed in\" until `signin login`.")
+        }
         server.start()
         let variables = server.environment.sorted { $0.key < $1.key }
         if c.json {

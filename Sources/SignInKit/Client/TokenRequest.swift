@@ -1,0 +1,105 @@
+import FoundationEssentials
+
+/// What a consumer asks of signin's one token path (`SignInClient.token(_:)`): `signin token` and `id-token`,
+/// every bridge, the metadata server and the agent (whose protocol carries this value across the socket) all
+/// build one and get the same answer for it.
+public struct TokenRequest: Sendable, Equatable {
+    /// The access token (for APIs) or the ID token.
+    public var kind: TokenKind
+    /// Empty: the signed-in person's own token. Otherwise a service account's, minted with the person's grant
+    /// (the last e-mail is the service account, any before it delegates), as gcloud's
+    /// `--impersonate-service-account`.
+    public var serviceAccountChain: [String]
+    /// For an ID token, whom it is for. nil means this client, the only audience a person's ID token has;
+    /// another audience needs a service account.
+    public var audience: String?
+    /// For a service account's access token: its scopes (nil: cloud-platform).
+    public var scopes: [String]?
+    /// For a service account's ID token: whether it carries the `email` claim.
+    public var includeEmail: Bool
+    /// The token must stay valid this much longer; a refresh happens first otherwise.
+    public var minimumValidity: Duration
+    /// Refresh even when the stored token is fresh enough.
+    public var forceRefresh: Bool
+    /// The account (an e-mail or `sub`); nil for the current one.
+    public var account: String?
+
+    public init(kind: TokenKind = .access, serviceAccountChain: [String] = [], audience: String? = nil, scopes: [String]? = nil,
+                includeEmail: Bool = true, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false, account: String? = nil) {
+        self.kind = kind
+        self.serviceAccountChain = serviceAccountChain
+        self.audience = audience
+        self.scopes = scopes
+        self.includeEmail = includeEmail
+        self.minimumValidity = minimumValidity
+        self.forceRefresh = forceRefresh
+        self.account = account
+    }
+
+    /// The most `minimumValidity` may ask (a day), as `signin token --min-ttl` takes it.
+    public static let maximumValidity = 86_400
+}
+
+/// A token answered by `SignInClient.token(_:)`, and whom it is for.
+public struct IssuedToken: Sendable, Equatable {
+    public let token: SignInToken
+    public let kind: TokenKind
+    /// The person's `sub`, or the service account's e-mail.
+    public let subject: String
+    /// The person's e-mail (their `sub` when the provider gave none), or the service account's e-mail.
+    public let name: String
+
+    public init(token: SignInToken, kind: TokenKind, subject: String, name: String) {
+        self.token = token
+        self.kind = kind
+        self.subject = subject
+        self.name = name
+    }
+}
+
+extension SignInClient {
+    /// The one token path: a token as `request` asks, with no browser.
+    ///
+    /// 1. An ID token for an audience other than this client, without a service account: `.unsupported` (the
+    ///    signed-in person's ID tokens are for this client only; another audience needs a service account).
+    ///    A service account's ID token without an audience: `.unsupported` too.
+    /// 2. The person's token: `restore` (no network while the stored one is fresh for `minimumValidity` and no
+    ///    refresh is forced; one refresh for many callers and processes; rotation saved first).
+    /// 3. A service account's: from the entry's encrypted cache while fresh, else minted through the IAM
+    ///    Credentials API with the person's token (`serviceAccountAccessToken`, `serviceAccountIDToken`); a forced
+    ///    refresh mints anew.
+    public func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
+        let chain = request.serviceAccountChain
+        guard !chain.isEmpty else {
+            if request.kind == .id, let audience = request.audience, audience != configuration.clientID {
+                throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
+            }
+            let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
+            guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
+            return IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
+        }
+        let target = chain[chain.count - 1]
+        // A forced refresh of a service account's token mints a new one: nothing cached is fresh enough for that.
+        let validity = request.forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : request.minimumValidity
+        let t: SignInToken
+        switch request.kind {
+        case .access:
+            t = try serviceAccountAccessToken(chain: chain, scopes: request.scopes ?? [SignInClient.cloudPlatformScope], account: request.account,
+                                              minimumValidity: validity)
+        case .id:
+            guard let audience = request.audience else {
+                throw .unsupported(reason: "a service account's ID token needs an audience: add --audience AUDIENCE (the service it is for)")
+            }
+            t = try serviceAccountIDToken(chain: chain, audience: audience, includeEmail: request.includeEmail, account: request.account,
+                                          minimumValidity: validity)
+        }
+        return IssuedToken(token: t, kind: request.kind, subject: target, name: target)
+    }
+
+    /// Whether answering `request` for the person would refresh first (the stored token is not fresh enough,
+    /// was marked rejected, or a refresh is forced). Reads the store only; no network.
+    public func wouldRefresh(_ request: TokenRequest) throws(SignInError) -> Bool {
+        guard let stored = try credentials(account: request.account) else { return false }
+        return request.forceRefresh || !isFresh(stored, minimumValidity: request.minimumValidity, token: request.kind)
+    }
+}
