@@ -333,12 +333,17 @@ class Handler(BaseHTTPRequestHandler):
         ru = urllib.parse.urlparse(redirect)
         # A loopback redirect only; the port may vary (RFC 8252 7.3), the path must be the registered one.
         hosts = ("127.0.0.1", "::1", "localhost") if cl.c("allow_localhost") else ("127.0.0.1", "::1")
+        if cl.c("only_localhost"):  # registered as http://localhost only (Cognito)
+            hosts = ("localhost",)
         if ru.scheme != "http" or ru.hostname not in hosts or ru.path != cl.c("redirect_path", "/callback"):
             return self.send(400, "redirect_uri not registered", "text/plain")
         if cl.c("fixed_port") and ru.port != int(cl.c("fixed_port")):
             return self.send(400, "redirect_uri port not registered", "text/plain")
         if q.get("code_challenge_method") != "S256" or len(q.get("code_challenge", "")) != 43:
             return self.send(400, "PKCE S256 required", "text/plain")
+        # OpenID Core 11, as certified providers (oidcop, idpyoidc) enforce it.
+        if cl.c("offline_needs_consent") and "offline_access" in q.get("scope", "").split() and "consent" not in q.get("prompt", "").split():
+            return self.send(400, "offline_access requires prompt=consent", "text/plain")
         params = {"state": q.get("state", "")}
         if cl.c("iss_param", True):
             params["iss"] = cl.c("iss_override", self.issuer)

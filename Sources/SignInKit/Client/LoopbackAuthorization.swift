@@ -21,7 +21,7 @@ final class LoopbackAuthorization: AuthorizationGrant {
         self.environment = environment
         self.tokens = tokens
         receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
-                                        sameUserOnly: configuration.listenerSameUserOnly)
+                                        host: configuration.redirectHost, sameUserOnly: configuration.listenerSameUserOnly)
         request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: receiver.redirectURI,
                                            scopes: scopes, loginHint: options.loginHint)
     }

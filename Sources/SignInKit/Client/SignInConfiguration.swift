@@ -24,6 +24,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     public var redirectPort: Int
     /// Path of the redirect URI on the loopback listener.
     public var redirectPath: String
+    /// The host the redirect URI names: `127.0.0.1` (the default, RFC 8252 7.3), or `localhost` for providers
+    /// that register only `http://localhost` (AWS Cognito, some smallstep set-ups). The listener binds the loopback
+    /// addresses and checks who connects either way.
+    public var redirectHost: String = "127.0.0.1"
     /// Suggests an account to the provider (`login_hint`).
     public var loginHint: String?
     /// Restricts Google sign-in to a Workspace domain (`hd`); the ID token's `hd` claim must match.
@@ -236,7 +240,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
-        "redirect_port", "redirect_path", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
         "docker_registries", "$comment",
     ]
@@ -304,6 +308,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         if let v = obj["redirect_port"], v != .null {
             guard case .number = v, let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }
             c.redirectPort = p
+        }
+        if let h = try string("redirect_host") {
+            guard h == "127.0.0.1" || h == "localhost" else { throw fail("redirect_host", "must be \"127.0.0.1\" or \"localhost\"") }
+            c.redirectHost = h
         }
         if let p = try string("redirect_path") {
             guard p.hasPrefix("/"), !p.contains("?"), !p.contains("#"), !p.contains(" ") else { throw fail("redirect_path", "must start with / and hold no query, fragment or space") }

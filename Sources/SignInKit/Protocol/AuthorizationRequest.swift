@@ -30,6 +30,9 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
         if let hint = loginHint ?? config.loginHint { params.append(("login_hint", hint)) }
         if let hd = config.hostedDomain { params.append(("hd", hd)) }
         for (k, v) in config.extraAuthorizationParameters.sorted(by: { $0.key < $1.key }) { params.append((k, v)) }
+        // OpenID Core 11: a request for offline_access must carry prompt=consent (certified providers refuse it
+        // otherwise); unless the configuration chose a prompt itself.
+        if scopes.contains("offline_access") && !params.contains(where: { $0.0 == "prompt" }) { params.append(("prompt", "consent")) }
         let base = endpoints.authorization
         url = base + (base.contains("?") ? "&" : "?") + FormEncoding.encode(params)
     }

@@ -29,11 +29,14 @@ final class LoopbackReceiver {
     let callbackPath: String
     var port: Int { server.port }
     var resultPath: String { callbackPath == "/" ? "/signin-result" : callbackPath + "-result" }
-    var redirectURI: String { "http://127.0.0.1:\(port)\(callbackPath)" }
+    /// `127.0.0.1`, or `localhost` (which a browser may resolve to `[::1]`, bound on the same port).
+    let redirectHost: String
+    var redirectURI: String { "http://\(redirectHost):\(port)\(callbackPath)" }
 
     /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
-    init(port: Int, path: String, sameUserOnly: Bool = true) throws(SignInError) {
+    init(port: Int, path: String, host: String = "127.0.0.1", sameUserOnly: Bool = true) throws(SignInError) {
         callbackPath = path
+        redirectHost = host
         server = try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"], errorResponse: Self.status)
     }
 

@@ -12,17 +12,26 @@ struct KubectlCredential: SignInCommand {
         name: name, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
         details: """
             An ExecCredential (client.authentication.k8s.io v1, or v1beta1 as $KUBERNETES_EXEC_INFO asks) with a fresh
-            ID token and its expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says
-            the session is interactive.
+            ID token (or, with --token access, the access token, for clusters whose authenticator takes one) and its
+            expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says the session is
+            interactive.
             """,
-        ownOptions: [.minTTL], takesAccount: true, takesJSON: false)
+        ownOptions: [.minTTL, tokenOption], takesAccount: true, takesJSON: false)
+
+    static let tokenOption = OptionSpec("--token", value: "id|access", "Which token the cluster takes: the ID token (default) or the access token")
 
     let minTTL: Int
     let interactive: Bool
+    let kind: TokenKind
     var signsIn: Bool { interactive }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         minTTL = try OptionSpec.minTTL(a)
+        switch a.value(Self.tokenOption) ?? "id" {
+        case "id": kind = .id
+        case "access": kind = .access
+        case let other: throw UsageError("--token \"\(other.withoutControlCharacters)\" is not id or access")
+        }
         interactive = KubectlExecInfo.interactive(env)
         try noPositional(a, Self.spec)
     }
@@ -39,7 +48,7 @@ struct KubectlCredential: SignInCommand {
 
     private func serve(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
         let version = KubectlExecInfo.apiVersion(environment)
-        let token = try source.token(.id, Freshness(minTTL: minTTL), audience: nil).token
+        let token = try source.token(kind, Freshness(minTTL: minTTL), audience: nil).token
         var status: [String: JSONValueOut] = ["token": .string(token.value)]
         if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
         out(JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]))
