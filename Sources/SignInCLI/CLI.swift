@@ -41,8 +41,8 @@ public enum CLI {
             if let fd = a.value(.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
         }
         let command = try type.init(a, env)
-        if let answered = try command.runWithoutConfiguration(env) { return answered }
-        // Over SSH: a forwarded agent serves the token commands, unless a configuration here is named on purpose.
+        // Over SSH: a forwarded agent serves the token commands and says what it offers to the others (whoami,
+        // status, accounts; login and logout happen on the laptop), unless a configuration here is named on purpose.
         if let socket = env["SIGNIN_AGENT_SOCK"], !socket.isEmpty, a.value(.config) == nil, a.value(.profile) == nil {
             let invocation = Invocation(a, env, command: spec.name)
             do throws(SignInError) {
@@ -53,6 +53,7 @@ public enum CLI {
                 return fail(error, json: a.has(.json), invocation)
             }
         }
+        if let answered = try command.runWithoutConfiguration(env) { return answered }
 
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         let json = a.has(.json)

@@ -75,6 +75,10 @@ final class AgentTokens: TokenSource {
     }
 
     /// This source, asking for the service account `given` names (nil: the person's own tokens).
+    /// Whether the socket is this environment's own agent (`SIGNIN_AGENT_SOCK` from `signin agent` on this very
+    /// machine), where the store is here: the commands that act on the grant then run as usual.
+    var isOwnAgent: Bool { agent.socketPath == AgentProtocol.socketPath(environment: ProcessEnvironment.current) }
+
     func impersonating(_ given: [String]?) -> AgentTokens {
         chain = given ?? []
         return self

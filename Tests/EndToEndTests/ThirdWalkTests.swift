@@ -40,4 +40,29 @@ import Testing
         let chosen = try strict.sandbox(["offline_needs_consent": true], extra: ["scopes": ["openid", "offline_access"], "extra_authorization_parameters": ["prompt": "login"]])
         #expect(try chosen.signin("login", "--timeout", "3").status == 6, "the configuration's own prompt was replaced")
     }
+
+    // 3: on the remote side of `signin ssh`, whoami, status, accounts and login say what the agent offers and
+    // where signing in happens, never "write one with `signin init`".
+    @Test func theRemoteSideSaysWhatTheAgentOffers() throws {
+        let strict = try Shared.strict.get()
+        let box = try SSHAgentTests.laptop(strict)
+        let who = try box.signin("whoami").stdout.trimmingCharacters(in: .newlines)
+        let remote = try RemoteMachine(box)
+        let script = """
+            signin whoami; echo "w=$?"
+            signin status; echo "s=$?"
+            signin accounts; echo "a=$?"
+            signin login; echo "l=$?"
+            signin logout; echo "o=$?"
+            """
+        let r = try box.signin(["ssh", "--for", "1h"] + remote.sshArguments + [script])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == who && lines.contains("w=0"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("Through the agent forwarded with `signin ssh`") && r.stdout.contains("Accounts: alice@example.org") && lines.contains("s=0"), "\(r.stdout)")
+        #expect(lines.contains("* alice@example.org  (forwarded)") && lines.contains("a=0"), "\(r.stdout)")
+        #expect(lines.contains("l=2") && lines.contains("o=2"), "\(r.stdout)")
+        #expect(r.stderr.contains("Signing in and out happens on the machine the session came from"), "\(r.stderr)")
+        #expect(!r.stdout.contains("signin init") && !r.stderr.contains("signin init"), "\(r.stderr)")
+        #expect(remote.homeFiles().isEmpty, "signin wrote \(remote.homeFiles()) on the remote side")
+    }
 }

@@ -34,6 +34,9 @@ struct AccountsCommand: SignInCommand {
         return nil
     }
 
+    /// Through a forwarded agent: the accounts it forwards.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.accounts(agent, json: json) }
+
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let users = try c.client.accounts()
         if c.json {

@@ -33,6 +33,9 @@ struct Login: SignInCommand {
     var signsIn: Bool { true }
     var acceptsPaste: Bool { !device }
 
+    /// Through a forwarded agent there is no grant here to act on: where to do it instead.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
+
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         noBrowser = a.has(Self.noBrowserOption)
         device = a.has(Self.deviceOption)

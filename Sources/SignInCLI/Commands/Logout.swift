@@ -18,6 +18,9 @@ struct Logout: SignInCommand {
     let all: Bool
     let yes: Bool
 
+    /// Through a forwarded agent there is no grant here to act on: where to do it instead.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
+
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         revoke = a.has(Self.revokeOption)
         all = a.has(Self.allOption)

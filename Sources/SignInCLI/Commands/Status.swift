@@ -13,7 +13,15 @@ struct Status: SignInCommand {
         details: "Offline summary of one account: signed in or not, token expiry, granted scopes, where its key and file are.\nExits 3 when not signed in.",
         takesAccount: true)
 
-    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+    let json: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        json = a.has(.json)
+        try noPositional(a, Self.spec)
+    }
+
+    /// Through a forwarded agent: the session, its accounts and its limits.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.status(agent, json: json) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let client = c.client

@@ -12,6 +12,9 @@ struct Use: SignInCommand {
 
     let account: String
 
+    /// Through a forwarded agent there is no grant here to act on: where to do it instead.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
+
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         guard a.positional.count == 1 else { throw UsageError("`signin use` takes one ACCOUNT (an e-mail or sub); see `signin accounts`") }
         account = a.positional[0]

@@ -6,7 +6,15 @@ struct Whoami: SignInCommand {
     static let spec = CommandSpec(name: name, summary: "Print the signed-in profile (no network)",
                                   details: "Prints the signed-in profile from the store, without network.", takesAccount: true)
 
-    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+    let json: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        json = a.has(.json)
+        try noPositional(a, Self.spec)
+    }
+
+    /// Through a forwarded agent: the profile in the forwarded ID token.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.whoami(agent, json: json) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let user = try c.client.signedInUser(account: c.account)

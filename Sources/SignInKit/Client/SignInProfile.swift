@@ -88,6 +88,13 @@ public struct SignInProfile: Codable, Sendable, Equatable {
         hostedDomain = hostedDomain ?? other.hostedDomain
     }
 
+    /// The profile in an ID token that was verified elsewhere (a forwarded agent's, verified on the machine it
+    /// runs on): read, not verified again here. nil when it is not a JWT with claims.
+    @_spi(CLI) public init?(forwardedIDToken raw: String) {
+        guard let token = try? IDToken.decode(raw), !token.subject.isEmpty else { return nil }
+        self.init(claims: token.claims)
+    }
+
     /// A profile from OpenID claims (an ID token's or a userinfo response's).
     init(claims: [String: JSONValue]) {
         self.init(userID: claims["sub"]?.string ?? "", name: claims["name"]?.string, givenName: claims["given_name"]?.string,

@@ -59,6 +59,7 @@ struct DockerCredential: SignInCommand {
     }
 
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        if operation == "store" || operation == "erase" { return nil }  // nothing to keep, here as anywhere
         guard operation == "get" || operation == "list" else {
             throw .unsupported(reason: "`docker-credential configure` edits this machine's docker configuration from the configuration on the laptop; give the registries to it there")
         }

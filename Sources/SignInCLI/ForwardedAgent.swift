@@ -1,0 +1,75 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+/// What the commands that neither hand out tokens nor sign in say on a machine reached with `signin ssh`, where
+/// `SIGNIN_AGENT_SOCK` names the forwarded agent and there is no configuration and no store: what the agent
+/// offers (who, from the forwarded ID token; the session's accounts and limits), and that signing in and out
+/// happen on the machine the session came from.
+enum ForwardedAgent {
+    /// `signin whoami` through the agent: the profile in the forwarded ID token (verified on the laptop).
+    static func whoami(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
+        if agent.isOwnAgent { return nil }
+        let issued = try agent.token(.id, Freshness(minTTL: 0), audience: nil)
+        guard let profile = SignInProfile(forwardedIDToken: issued.token.value) else {
+            throw .noPreviousSignIn(reason: .agentRefused(reason: "its ID token holds no profile"))
+        }
+        if json {
+            out(JSONText.object(["signed_in": .bool(true), "profile": JSONText.profile(profile), "through_agent": .string(agent.agent.socketPath)]))
+        } else {
+            out(profile.displayName)
+        }
+        return .success
+    }
+
+    /// `signin status` through the agent: the forwarded session, its accounts and its limits.
+    static func status(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
+        if agent.isOwnAgent { return nil }
+        let hello = try agent.agent.hello()
+        guard hello.status == 200 else { throw agent.agent.failure(hello) }
+        let session = hello.object["session"]?.object
+        if json {
+            out(JSONText.object(["through_agent": .string(agent.agent.socketPath), "session": session.map { JSONText.value(.object($0)) } ?? .null]))
+            return .success
+        }
+        var lines = ["Through the agent forwarded with `signin ssh` (SIGNIN_AGENT_SOCK=\(agent.agent.socketPath)); this machine keeps no grant."]
+        if let s = session {
+            let accounts = s["accounts"]?.array?.compactMap(\.string).map(\.withoutControlCharacters) ?? []
+            lines.append("Accounts: " + (accounts.isEmpty ? "none" : accounts.joined(separator: ", ")))
+            if let p = s["profile"]?.string { lines.append("Configuration: \(p.withoutControlCharacters) (on the laptop)") }
+            let chains = s["impersonate"]?.array?.compactMap(\.string) ?? []
+            if !chains.isEmpty { lines.append("Service accounts: " + chains.joined(separator: "; ").withoutControlCharacters) }
+            lines.append("Until: " + (s["expires_at"]?.number.map { iso8601(Date(timeIntervalSince1970: $0)) } ?? "the end of the SSH session"))
+            if s["confirm"]?.bool == true { lines.append("Each new account or token kind is confirmed on the laptop.") }
+        } else {
+            lines.append("The agent's own socket: every account of every configuration it serves.")
+        }
+        lines.append(laptopOnly)
+        out(lines.joined(separator: "\n"))
+        return .success
+    }
+
+    /// `signin accounts` through the agent: the accounts the session forwards.
+    static func accounts(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
+        if agent.isOwnAgent { return nil }
+        let hello = try agent.agent.hello()
+        guard hello.status == 200 else { throw agent.agent.failure(hello) }
+        let accounts = hello.object["session"]?.object?["accounts"]?.array?.compactMap(\.string) ?? []
+        if json {
+            out(JSONText.render(.array(accounts.map { .object(["account": .string($0), "through_agent": .bool(true)]) })))
+        } else if accounts.isEmpty {
+            out("The agent's own socket serves every account stored where it runs (`signin accounts` there lists them).")
+        } else {
+            for (i, a) in accounts.enumerated() { out((i == 0 ? "* " : "  ") + a.withoutControlCharacters + "  (forwarded)") }
+        }
+        return .success
+    }
+
+    static let laptopOnly = "Signing in and out happens on the machine the session came from (`signin login` there); unset SIGNIN_AGENT_SOCK to use a sign-in of this machine's own."
+
+    /// `login`, `logout`, `use` through a forwarded agent: nothing to do here, and where to do it (through this
+    /// machine's own agent they run as usual: nil).
+    static func refuse(_ command: String, _ agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        if agent.isOwnAgent { return nil }
+        throw .unsupported(reason: "`signin \(command)` acts on a grant, and this machine has none: it uses the agent forwarded with `signin ssh` (SIGNIN_AGENT_SOCK). " + laptopOnly)
+    }
+}
