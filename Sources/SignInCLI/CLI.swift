@@ -59,7 +59,8 @@ public enum CLI {
         let json = a.has(.json)
         // Only commands that may sign in ask whether a browser can open here (which may read /proc).
         let browsing = command.signsIn ? Browsing(noBrowser: command.noBrowser, paste: command.acceptsPaste, env) : .none
-        let invocation = Invocation(a, env, command: spec.name)
+        var invocation = Invocation(a, env, command: spec.name)
+        invocation.configurationPath = path
         let client: SignInClient
         do throws(SignInError) {
             let known = KnownClient()
@@ -145,6 +146,9 @@ public enum CLI {
             return invocation.command == Exec.name ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
         case .accountNotFound:
             return "`\(invocation.command("login"))` signs it in; `\(invocation.command("accounts", account: false))` lists those stored."
+        case .providerError(_, "invalid_client", _):
+            let file = invocation.configurationPath.map { " in \($0)" } ?? ""
+            return "The provider does not know this client: check client_id and client_secret\(file) against the client registered there (`\(invocation.command("init", account: false))` writes them again)."
         case .configNotFound:
             return "Write one with `\(invocation.command("init", account: false))`."
         case .configInvalid(_, "client_id", _):
@@ -165,6 +169,8 @@ struct Invocation: Sendable {
     let command: String?
     var configuration: [String] = []
     var account: String?
+    /// The configuration file this run read, once known.
+    var configurationPath: String?
 
     init(_ a: Arguments, _ env: [String: String], command: String?) {
         self.command = command

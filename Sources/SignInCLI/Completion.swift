@@ -73,7 +73,8 @@ enum Completion {
             for o in c.options {
                 var line = "complete -c signin -n '__fish_seen_subcommand_from \(c.name)' -l \(o.long.dropFirst(2))"
                 if let short = o.short { line += " -s \(short.dropFirst())" }
-                if o.value != nil { line += " -r" }
+                // A value that is not a file (an account, a name, a number) completes no file names (-x); -c's does.
+                if o.value != nil { line += o == .config ? " -r" : " -x" }
                 if o == .account { line += " -a \(q("(signin \(hiddenCommand) accounts '' -- (commandline -opc))"))" }
                 if o == .profile { line += " -a \(q("(signin \(hiddenCommand) profiles '' -- (commandline -opc))"))" }
                 if o == .config { line += " -F" }

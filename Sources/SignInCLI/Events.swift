@@ -35,7 +35,7 @@ struct Events: Sendable {
             if let complete = c.verificationURIComplete { err("Or open: \(complete.absoluteString)\n") }
             err("Waiting up to \(c.expiresIn.components.seconds / 60) min for the approval (Ctrl-C to cancel)...")
         case .exchangingCode:
-            err("Received the answer from the browser; completing the sign-in...")
+            err("Received the answer; completing the sign-in...")
         case .browserFailed(let reason, let port):
             err("The browser could not be opened (\(reason)). Open the address above in any browser instead.")
             Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: false,
@@ -49,7 +49,7 @@ enum Headless {
     /// `device`: the command that signs in with the device flow, when the provider offers it.
     static func explain(port: Int, paste: Bool, headless: Bool, environment: [String: String], browserLaunched: Bool, device: String?) {
         guard headless || !browserLaunched else { return }
-        var lines = ["No browser on this machine? Any of these works:"]
+        var lines: [String] = []
         if paste { lines.append("  - Open the address above in any browser. When it ends at a page that cannot load (http://127.0.0.1:\(port)/...),\n    copy that page's full address and paste it here, then press Enter.") }
         if let ssh = environment["SSH_CONNECTION"] {
             let fields = ssh.split(separator: " ")
@@ -60,6 +60,8 @@ enum Headless {
             lines.append("  - Or forward port \(port) from the browser's machine (ssh -L \(port):127.0.0.1:\(port) ...).")
         }
         if let device { lines.append("  - Or run `\(device)` to sign in with a code on another device.") }
-        err(lines.joined(separator: "\n") + "\n")
+        // The first way is not an alternative to anything.
+        if let first = lines.first { lines[0] = first.replacing("  - Or t", with: "  - T").replacing("  - Or f", with: "  - F") }
+        err((["No browser on this machine? Any of these works:"] + lines).joined(separator: "\n") + "\n")
     }
 }

@@ -75,6 +75,8 @@ import Testing
         for name in ["corp", "p$(touch pwned5)", "a b", "-x"] {
             try Data("{}".utf8).write(to: URL(fileURLWithPath: configDir + "/\(name).json"))
         }
+        // A file where fish completes: never offered as an account.
+        _ = FileManager.default.createFile(atPath: sentinel + "/notes-file.txt", contents: Data())
         let s = try script(box, "fish")
         let r = try Subprocess.run("/usr/bin/fish", ["-N", "-c", "cd \(sentinel); source \(s); complete -C 'signin token --account '; complete -C 'signin use '; echo ---; complete -C 'signin whoami --profile '"],
                                    env: box.environment.merging(["HOME": box.root.path]) { $1 })
@@ -83,6 +85,7 @@ import Testing
         let parts = r.stdout.components(separatedBy: "---\n")
         func words(_ text: String) -> [String] { text.split(separator: "\n").map { String($0.split(separator: "\t", maxSplits: 1).first ?? "") } }
         for email in emails { #expect(words(parts[0]).filter { $0 == email }.count == 2, "\(email) in \(r.stdout)") }
+        #expect(!parts[0].contains("notes-file.txt"), "fish offered a file after --account: \(parts[0])")
         #expect(parts.count == 2 && words(parts[1]) == ["corp"], "\(r.stdout)")
     }
 

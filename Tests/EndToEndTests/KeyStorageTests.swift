@@ -148,7 +148,7 @@ import Testing
               t=$($S token --passphrase-fd 3 3<"$PW"); rc=$?
               [ "$rc" = 0 ] && [ "$t" = "$t0" ] && echo "@$to=ok" || echo "@$to=rc$rc"
             done
-            $S key move --to file --passphrase-fd 3 3<"$PW" >/dev/null; $S status | grep -q "key: file" && echo "@final=file"
+            $S key move --to file --passphrase-fd 3 3<"$PW" >/dev/null; $S status | grep -q "^Key: file" && echo "@final=file"
             """)
         let l = lines(r)
         #expect(l["login"] == "0", "\(r.stderr)")

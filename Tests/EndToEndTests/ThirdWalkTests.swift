@@ -65,4 +65,58 @@ import Testing
         #expect(!r.stdout.contains("signin init") && !r.stderr.contains("signin init"), "\(r.stderr)")
         #expect(remote.homeFiles().isEmpty, "signin wrote \(remote.homeFiles()) on the remote side")
     }
+
+    // 6: where the address cannot be pasted (a bridge), the list of ways does not start with "Or".
+    @Test func theWaysToSignInWithoutABrowserStartWithAWayNotAnAlternative() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let info = #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":true}}"#
+        var env = box.environment.filter { $0.key != "BROWSER" }
+        env["KUBERNETES_EXEC_INFO"] = info
+        env["SSH_CONNECTION"] = "10.0.0.2 5555 10.0.0.1 22"
+        let r = try Subprocess.run("/usr/bin/timeout", ["3", Paths.signin, "kubectl-credential"], env: env)
+        let ways = r.stderr.components(separatedBy: "Any of these works:\n").dropFirst().first ?? ""
+        #expect(ways.hasPrefix("  - Tunnel the port"), "\(r.stderr)")
+        #expect(r.stderr.contains("Received the answer from the browser") == false)
+    }
+
+    // 6: "no" to init's overwrite question is the person's choice (exit 4, as logout's "no"), not a usage error.
+    @Test func noToInitsOverwriteQuestionIsACancel() throws {
+        let dir = NSTemporaryDirectory() + "signin-init-no-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/c.json"
+        try Data(#"{"client_id": "x", "issuer": "http://127.0.0.1:9"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let driver = """
+            import os, pty, select, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], [sys.argv[1], "init", "-c", sys.argv[2]])
+            out, deadline = b"", time.time() + 20
+            while b"Overwrite" not in out and time.time() < deadline:
+                if select.select([fd], [], [], 0.5)[0]:
+                    out += os.read(fd, 1024)
+            os.write(fd, b"n\\n")
+            _, status = os.waitpid(pid, 0)
+            print(os.waitstatus_to_exitcode(status))
+            """
+        let r = try Subprocess.run("/usr/bin/python3", ["-c", driver, Paths.signin, config], env: ["HOME": dir, "PATH": "/usr/bin:/bin"])
+        #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "4", "\(r.stdout) \(r.stderr)")
+        #expect(try String(contentsOfFile: config, encoding: .utf8).contains("http://127.0.0.1:9"), "the file was changed")
+    }
+
+    // 5: invalid_client names the fields and the file to check; status says where the key is as values.
+    @Test func invalidClientSaysWhatToCheckAndStatusGivesTheKeyAsValues() throws {
+        let strict = try Shared.strict.get()
+        let wrong = try strict.sandbox(["secret": "the-real-secret"], secret: "a-wrong-secret")
+        let r = try wrong.signin("login")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("check client_id and client_secret in \(wrong.configPath)"), "\(r.stderr)")
+        let box = try strict.signedInSandbox()
+        let json = GoogleShape.json(try box.signin("status", "--json").stdout)
+        #expect(json["key_storage"] as? String == "file" && json["key_path"] as? String == box.storeDir + "/key", "\(json)")
+        #expect(json["key"] == nil)
+        let text = try box.signin("status").stdout
+        #expect(text.contains("\nStore: \(box.storeDir)\n") && text.contains("\nKey: file \(box.storeDir)/key"), "\(text)")
+    }
 }

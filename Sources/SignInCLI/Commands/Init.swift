@@ -62,7 +62,7 @@ struct Init: SignInCommand {
         if access(path, F_OK) == 0 {
             guard terminal || a.has(.yes), confirm("\(path) exists. Overwrite it?") else {
                 err("signin: \(path) exists; nothing was changed (remove it, or choose another file with --profile NAME or -c PATH).")
-                return .usage
+                return terminal ? .canceled : .usage  // "no" is the person's choice, as logout's "no"; no terminal: a usage error
             }
         }
         err("signin init writes \(path).")

@@ -33,7 +33,10 @@ struct Status: SignInCommand {
             ]
             obj["client_id"] = .string(client.configuration.clientID)
             obj["store"] = .string(store)
-            obj["key"] = .string(client.fileStore.keyDescription)
+            let key = client.fileStore.keyLocation
+            obj["key_storage"] = .string(key.storage)
+            obj["key_path"] = key.path.map { .string($0) } ?? .null
+            obj["key_cache_seconds"] = .int(key.cacheSeconds)
             obj["configuration"] = .string(client.configuration.sourcePath)
             out(JSONText.object(obj))
         } else if let user, let ended = user.grantEndedAt {
@@ -49,7 +52,8 @@ struct Status: SignInCommand {
             }
             lines.append("Refresh token: " + (user.refreshToken != nil ? "stored" : "none"))
             lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutControlCharacters)")
-            lines.append("Store: \(store) (key: \(client.fileStore.keyDescription))")
+            lines.append("Store: \(store)")
+            lines.append("Key: \(client.fileStore.keyDescription)")
             lines.append("Configuration: \(client.configuration.sourcePath)")
             out(lines.joined(separator: "\n"))
         } else {

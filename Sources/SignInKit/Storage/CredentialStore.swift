@@ -70,6 +70,11 @@ public struct CredentialStore: CredentialStorage {
     /// Where the store's key is, in words (`status` shows it).
     public var keyDescription: String { key.description }
 
+    /// Where the store's key is, as values: `storage` `file`, `secret-service`, `passphrase`, or `none` (no key
+    /// yet); `path` the key file or its descriptor (nil for none); `cacheSeconds` how long an unlocked key stays in
+    /// the kernel keyring (0 for a file, which is never cached there).
+    public var keyLocation: (storage: String, path: String?, cacheSeconds: Int) { key.summary }
+
     /// Drops the unlocked key from the kernel keyring (`signin lock`); true when it was there.
     @discardableResult
     public func lock() -> Bool { key.lock() }

@@ -120,12 +120,21 @@ struct StoreKey {
         }
     }
 
+    /// Where the key is, as values (`status --json`).
+    var summary: (storage: String, path: String?, cacheSeconds: Int) {
+        switch (try? location()) ?? .none {
+        case .none: return ("none", nil, 0)
+        case .file: return (KeyStorage.file.rawValue, filePath, 0)
+        case .described(let d): return (d.storage.rawValue, d.storage == .passphrase ? descriptorPath : nil, custody.cacheSeconds)
+        }
+    }
+
     /// Where the key is, in words, for `status`.
     var description: String {
         switch (try? location()) ?? .none {
         case .none: return "none yet (a new key goes to \(custody.storage.rawValue))"
         case .file:
-            return "file \(filePath)" + (custody.storage == .auto ? " (key_storage auto, and no Secret Service worked when the key was made; `signin key move --to secret-service` or `--to passphrase` moves it)" : "")
+            return "file \(filePath)" + (custody.storage == .auto ? "; `signin key move --to passphrase` (or `--to secret-service`) protects it" : "")
         case .described(let d) where d.storage == .secretService: return "Secret Service item \"signin store key\" (store \(d.id))" + cacheNote
         case .described: return "under a passphrase (\(descriptorPath))" + cacheNote
         }
@@ -182,7 +191,7 @@ struct StoreKey {
         let key = try Crypto.randomBytes(32)
         let (storage, reason) = resolvedStorage()
         if let reason {
-            FileIO.writeStandardError("signin: key_storage is auto and \(reason), so the store key is a file beside the credentials (\(filePath)): anyone with a copy of that folder can read them. `signin key move --to passphrase` protects it with a passphrase.\n")
+            FileIO.writeStandardError("signin: the store key is a file beside the credentials (\(filePath)): \(reason). `signin key move --to passphrase` protects it.\n")
         }
         let passphrase = storage == .passphrase ? try newPassphrase() : nil
         _ = try write(key, to: storage, file: filePath, descriptor: descriptorPath, id: try newID(), passphrase: passphrase)
@@ -193,7 +202,7 @@ struct StoreKey {
     /// `auto`: the Secret Service when a session bus offers one that works, else a file (with the reason).
     func resolvedStorage() -> (KeyStorage, fallback: String?) {
         guard custody.storage == .auto else { return (custody.storage, nil) }
-        guard custody.sessionBusAvailable else { return (.file, "no session bus is set ($DBUS_SESSION_BUS_ADDRESS), so no Secret Service can be asked") }
+        guard custody.sessionBusAvailable else { return (.file, "no Secret Service here (no session bus)") }
         var secret: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<CChar>?
         defer { signin_secret_free(secret); signin_secret_free(error) }
