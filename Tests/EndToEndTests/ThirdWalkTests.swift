@@ -119,4 +119,35 @@ import Testing
         let text = try box.signin("status").stdout
         #expect(text.contains("\nStore: \(box.storeDir)\n") && text.contains("\nKey: file \(box.storeDir)/key"), "\(text)")
     }
+
+    // 2: trying signin against the project's own provider needs one line, and the browser stand-in runs as named.
+    @Test func scriptsProviderPrintsAConfigurationThatSignsIn() throws {
+        let process = Process()
+        process.executableURL = Paths.repo.appendingPathComponent("scripts/provider")
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("Stop it with Ctrl-C.") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        let line = text.split(separator: "\n").first { $0.hasPrefix("configuration: ") }.map(String.init) ?? ""
+        let config = String(line.dropFirst("configuration: ".count))
+        #expect(!config.isEmpty, "\(text)")
+        #expect(!text.contains("Warning") && !text.contains("deprecat"), "\(text)")
+        let home = NSTemporaryDirectory() + "signin-try-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let env = ["HOME": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "SIGNIN_CONFIG": config, "XDG_DATA_HOME": home + "/data",
+                   "BROWSER": Paths.providers.appendingPathComponent("browser_standin.py").path]
+        let login = try Subprocess.run(Paths.signin, ["login"], env: env)
+        #expect(login.status == 0 && login.stdout.contains("Signed in as"), "\(login.stdout) \(login.stderr)")
+        #expect(try Subprocess.run(Paths.signin, ["logout", "--yes"], env: env).status == 0)
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(!FileManager.default.fileExists(atPath: config), "the provider's folder is removed when it stops")
+    }
 }

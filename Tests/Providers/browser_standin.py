@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A browser for tests and the demo, started by signin as `$BROWSER`.
 
 Returns at once (the work goes on in a detached child), as a real browser launcher does. The child follows the
