@@ -150,9 +150,9 @@ import Testing
         try JSONSerialization.data(withJSONObject: ["client_id": box.clientID + "-nocache", "issuer": strict.issuer, "key_storage": "passphrase", "key_cache_seconds": 0]).write(to: URL(fileURLWithPath: dir + "/nocache.json"))
         let r = try keys.session(box, keyring: false, """
             $S login 2>"$HOME/first.err" >/dev/null; echo "@login=$?"
-            grep -q 'key_storage is auto' "$HOME/first.err" && echo "@said=once"
-            STANDIN_SUB=bob $S login 2>&1 >/dev/null | grep -c 'key_storage is auto' | sed 's/^/@second=/'
-            $S status | grep -q 'no Secret Service worked' && echo "@status=ok"
+            grep -q 'the store key is a file beside the credentials' "$HOME/first.err" && echo "@said=once"
+            STANDIN_SUB=bob $S login 2>&1 >/dev/null | grep -c 'the store key is a file beside' | sed 's/^/@second=/'
+            $S status | grep -q '^Key: file .*key move --to passphrase' && echo "@status=ok"
             $S login --profile corp --passphrase-fd 3 3<"$PW" >/dev/null 2>"$HOME/corp.err"; echo "@corp=$?"
             grep -q 'signin key move --to passphrase' "$HOME/corp.err" && grep -q key_storage "$HOME/corp.err" && echo "@corpsaid=ok"
             $S key move --to passphrase --passphrase-fd 3 3<"$PW" >/dev/null; echo "@move=$?"
