@@ -71,8 +71,15 @@ struct ComputeMetadataHandler {
         }
     }
 
+    /// What the project number's lookup failing asks of the person: the lookup is needed only without it.
+    static let projectNumberAdvice = "; set \"project_number\" in signin's configuration (the number is looked up only when it is missing)"
+
     static func failureResponse(_ e: SignInError) -> LoopbackResponse {
         switch e {
+        case .providerError(let endpoint, let code, let detail?) where detail.hasSuffix(projectNumberAdvice):
+            return jsonError("502 Bad Gateway", code, "the \(endpoint) refused" + projectNumberAdvice)
+        case .networkUnavailable(let endpoint, let detail) where detail.hasSuffix(projectNumberAdvice):
+            return jsonError("502 Bad Gateway", "unavailable", "signin could not reach the \(endpoint)" + projectNumberAdvice)
         case .unsupported(let reason): return jsonError("400 Bad Request", "invalid_request", reason)
         case .noPreviousSignIn(let reason): return jsonError("503 Service Unavailable", "not_signed_in", "signin has no sign-in to serve: \(reason.description)")
         case .providerError(let endpoint, let code, _): return jsonError("502 Bad Gateway", code, "the \(endpoint) refused; see signin's output")
@@ -92,7 +99,13 @@ struct ComputeMetadataHandler {
         case "/computeMetadata/v1/project/project-id":
             return source.projectID().map { Self.text("200 OK", $0) }
         case "/computeMetadata/v1/project/numeric-project-id":
-            return try source.numericProjectID().map { Self.text("200 OK", $0) }
+            do {
+                return try source.numericProjectID().map { Self.text("200 OK", $0) }
+            } catch .networkUnavailable(let endpoint, let detail) {
+                throw .networkUnavailable(endpoint: endpoint, detail: detail + Self.projectNumberAdvice)
+            } catch .providerError(let endpoint, let code, let detail) {
+                throw .providerError(endpoint: endpoint, code: code, detail: (detail ?? "") + Self.projectNumberAdvice)
+            }
         case "/computeMetadata/v1/project/", "/computeMetadata/v1/project":
             guard source.projectID() != nil else { return nil }
             return Self.text("200 OK", "numeric-project-id\nproject-id\n")

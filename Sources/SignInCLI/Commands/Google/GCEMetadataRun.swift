@@ -37,6 +37,10 @@ struct GCEMetadataRun {
             return ExitCode(rawValue: 127)
         }
         for line in Self.precedenceNotes(c.environment, c.client.configuration, command: command[0]) { err("signin: note: " + line) }
+        let gceCache = Self.gcloudGCECache(c.environment)
+        if Self.expireNotOnGCE(gceCache) {
+            err("signin: note: gcloud had cached \"not on Google Compute Engine\" in \(gceCache.withoutControlCharacters) (from a run without a metadata server, or without a project); signin marked that answer expired, so gcloud asks this metadata server again.")
+        }
         ChildProcess.prepareSignalForwarding()
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath)
         let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, onEvent: { log.show($0) })
@@ -54,6 +58,9 @@ struct GCEMetadataRun {
         }
         let ended = child.waitForwardingSignals()
         server.stop()
+        // A "no" gcloud cached during this run (no project named yet) must not outlive it: the next run, with a
+        // project, would not even ask.
+        _ = Self.expireNotOnGCE(gceCache)
         return ExitCode(rawValue: ChildProcess.endAs(ended))
     }
 
@@ -76,6 +83,21 @@ struct GCEMetadataRun {
             notes.append("gcloud takes the metadata server for real only when it names a project: add \"project_id\" to \(configuration.sourcePath).")
         }
         return notes
+    }
+
+    /// Where gcloud caches whether it runs on Google Compute Engine (for 10 minutes from the file's time).
+    static func gcloudGCECache(_ env: [String: String]) -> String {
+        (env["CLOUDSDK_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (ProcessEnvironment.home(env) + "/.config/gcloud")) + "/gce"
+    }
+
+    /// When gcloud's cache says "False" and is still in force, its time is set back so that gcloud asks the metadata
+    /// server again (its content, and anything else of gcloud's, stays as it is). True when it did.
+    static func expireNotOnGCE(_ path: String) -> Bool {
+        guard let text = (try? TextFiles.read(path)) ?? nil, text.trimmingWhitespace == "False" else { return false }
+        var st = stat()
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_mtim.tv_sec > time(nil) - 600 else { return false }
+        var times = [timespec(tv_sec: 0, tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: 0)]
+        return utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) == 0
     }
 
     /// The account of gcloud's active configuration (`CLOUDSDK_CORE_ACCOUNT`, else `[core] account` in it).
