@@ -185,4 +185,18 @@ import Testing
         _ = server.stop(SIGTERM)
         #expect(server.stderr.contains("project_number"), "\(server.stderr)")
     }
+
+    // 4: `signin ssh -c FILE` forwards that configuration (ssh never sees -c), and leaves no agent session behind.
+    @Test func sshTakesTheConfigurationFileLikeEveryCommand() throws {
+        let strict = try Shared.strict.get()
+        let box = try SSHAgentTests.laptop(strict)
+        let other = box.root.appendingPathComponent("other.json").path
+        try Data(contentsOf: URL(fileURLWithPath: box.configPath)).write(to: URL(fileURLWithPath: other))
+        #expect(try box.signin(["login", "-c", other], env: ["STANDIN_SUB": "bob", "SIGNIN_CONFIG": ""]).status == 0)
+        let remote = try RemoteMachine(box)
+        let r = try box.signin(["ssh", "-c", other] + remote.sshArguments + ["signin whoami"])
+        #expect(r.status == 0 && r.stdout.contains("bob@example.org"), "\(r.stdout) \(r.stderr)")
+        #expect(!r.stderr.contains("cipher"), "\(r.stderr)")
+        #expect(try box.signin("agent", "--list").stdout.contains("No forwarded sessions"))
+    }
 }

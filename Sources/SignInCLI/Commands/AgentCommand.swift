@@ -85,7 +85,7 @@ struct AgentCommand: SignInCommand {
         }
         ChildProcess.blockStopSignals()
         let agent = try TokenAgent(environment: env) { (profile) throws(SignInError) -> SignInClient in
-            let file = SignInConfiguration.defaultPath(explicit: nil, profile: profile, environment: env)
+            let file = profile.map { $0.hasPrefix("/") } == true ? profile! : SignInConfiguration.defaultPath(explicit: nil, profile: profile, environment: env)
             return SignInClient(configuration: try SignInConfiguration.load(path: file), environment: env)
         }
         agent.start { kill(getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait below

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 @_spi(CLI) import SignInKit
 
@@ -5,7 +6,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// `signin ssh [--account A]... [--profile P] [--for DURATION] [--confirm] [SSH OPTIONS...] [--] DESTINATION [COMMAND...]`:
+/// `signin ssh [--account A]... [-c FILE | --profile P] [--for DURATION] [--confirm] [SSH OPTIONS...] [--] DESTINATION [COMMAND...]`:
 /// the system `ssh`, with a socket of the agent forwarded that hands out this laptop's tokens, restricted.
 ///
 /// 1. The agent: the running one, else one started now (detached), waited for until it answers.
@@ -31,7 +32,7 @@ struct SSHCommand: SignInCommand {
             never open a browser. ssh's own options follow signin's; as with ssh, `--` ends the options and the word
             after it is the destination, whatever it starts with. See `signin agent --list`.
             """,
-        ownOptions: [accountOption, .profile, forOption, confirmOption, Impersonation.option], usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
+        ownOptions: [accountOption, .config, .profile, forOption, confirmOption, Impersonation.option], usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
         readsConfiguration: false, takesJSON: false, takesCommand: true, passesUnknownOptions: true)
 
     let accounts: [String]
@@ -45,7 +46,10 @@ struct SSHCommand: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         accounts = a.all(Self.accountOption).flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace } }.filter { !$0.isEmpty }
-        profile = a.value(.profile)
+        // -c FILE is signin's, as for every command that reads a configuration (ssh's cipher option is -c too: give
+        // it as `-o Ciphers=...`). The agent is told the file's absolute path.
+        if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+        profile = a.value(.config).map { ProcessEnvironment.absolute($0) } ?? a.value(.profile)
         seconds = try a.value(Self.forOption).map { v throws(UsageError) -> Int in
             guard let s = Self.seconds(v) else { throw UsageError("--for \"\(v)\" is not a duration (90s, 10m, 8h, 1d, or seconds)") }
             return s
@@ -135,6 +139,14 @@ struct SSHCommand: SignInCommand {
         if command.isEmpty && !before.contains(where: { $0.hasPrefix("-T") }) { argv.append("-t") }
         argv += before + ["--", sshArguments[destinationIndex], Self.remoteCommand(socket: remote, command: command)]
         ChildProcess.prepareSignalForwarding()
+        if let seconds {
+            // Said once, here, when the time is up (the remote side hears it from the session's socket on each use).
+            // Started after the signals are blocked: the timer's thread must not take them.
+            let host = sshArguments[destinationIndex].withoutControlCharacters
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+                err("signin: the tokens forwarded to \(host) ended (--for \(seconds) s is up); the SSH session goes on without them.")
+            }
+        }
         let child: ChildProcess
         switch ChildProcess.spawn(path: ssh, argv: argv, environment: env) {
         case .success(let c): child = c

@@ -20,8 +20,9 @@ import Glibc
 ///    creates a forwarded session there, `signin agent --list` lists them, `signin lock` ends them).
 /// 4. On a forwarded session's socket: only that session's configuration (another is refused), its accounts, the
 ///    service-account chains `signin ssh --impersonate-service-account` named, and only until it ends: its
-///    `--for` time passed, the `signin ssh` that made it ended (however it ended: its pidfd wakes the agent), or
-///    `signin lock`; then its socket is removed. A refresh the remote side chooses (`force`, a `min_ttl` above a
+///    `--for` time passed or `signin lock` (its socket then answers that it ended, in signin's words, until the
+///    `signin ssh` ends), or the `signin ssh` that made it ended (however it ended: its pidfd wakes the agent; the
+///    socket is removed). A refresh the remote side chooses (`force`, a `min_ttl` above a
 ///    minute that needs one, a rejected token) at most once per `chosenRefreshSeconds` (429 otherwise): remote
 ///    root cannot make the laptop hammer the provider. With `confirm`, each new account, token kind, service
 ///    account and audience is first put to the person through the session's askpass program (exit 0: yes); the
@@ -67,6 +68,9 @@ import Glibc
         var served = 0
         /// When (monotonic) the remote side last chose a refresh.
         var lastChosenRefresh: Double?
+        /// Why it ended (its time, `signin lock`), while `signin ssh` still runs: its socket stays and says so, so
+        /// the remote side hears it in signin's words (not ssh's "connect to ... failed" on each use).
+        var ended: String?
     }
 
     /// A question put to the person through askpass, and the requests waiting on its answer.
@@ -79,7 +83,8 @@ import Glibc
     }
 
     /// Binds the agent's socket in `AgentProtocol.folder` (made 0700). `makeClient` builds the client of a
-    /// configuration (nil: the default one), non-interactively.
+    /// configuration (nil: the default one; a name; or, for a session `signin ssh -c FILE` opened, an absolute
+    /// path), non-interactively.
     public init(environment: [String: String], makeClient: @escaping (String?) throws(SignInError) -> SignInClient) throws(SignInError) {
         self.environment = environment
         self.makeClient = makeClient
@@ -135,7 +140,7 @@ import Glibc
             case ("POST", P.sessions): return createSession(q, peer: r.peer)
             case ("GET", P.sessions): return listSessions()
             case ("POST", P.lock):
-                for id in sessions.keys { end(id, why: "signin lock") }
+                for id in sessions.keys { finish(id, why: "signin lock", remove: false) }
                 clients.removeAll()
                 return Self.json("200 OK", ["ended": .bool(true)])
             case ("POST", P.stop):
@@ -152,9 +157,9 @@ import Glibc
         guard let id = r.listener.split(separator: ":").last.map(String.init), let session = sessions[id] else {
             return Self.refused("this forwarded session has ended")
         }
-        if let why = endReason(session) {
-            end(id, why: why)
-            return Self.refused("this forwarded session has ended (\(why))")
+        if let (why, remove) = endReason(session) { finish(id, why: why, remove: remove) }
+        guard let session = sessions[id], session.ended == nil else {
+            return Self.refused("this forwarded session has ended (\(sessions[id]?.ended ?? "the signin ssh that opened it ended"))")
         }
         switch (r.method, r.path) {
         case ("GET", P.hello): return hello(session)
@@ -333,9 +338,10 @@ import Glibc
     // MARK: Sessions
 
     private func createSession(_ q: [String: String], peer: PeerCredentials?) -> LoopbackResponse {
+        // A configuration name, or (from `signin ssh -c FILE`, on this user's own socket) a file's absolute path.
         let profile = q["profile"].flatMap { $0.isEmpty ? nil : $0 }
-        if let profile, !SignInConfiguration.isValidProfileName(profile) {
-            return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("profile \"\(profile.withoutControlCharacters)\" is not a configuration name")])
+        if let profile, !SignInConfiguration.isValidProfileName(profile) && !(profile.hasPrefix("/") && !profile.contains("/../")) {
+            return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("profile \"\(profile.withoutControlCharacters)\" is not a configuration name or file")])
         }
         var chains: Set<String> = []
         for chain in (q["impersonate"] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
@@ -385,7 +391,7 @@ import Glibc
     }
 
     private func listSessions() -> LoopbackResponse {
-        Self.json("200 OK", ["sessions": .array(sessions.values.sorted { $0.createdAt < $1.createdAt }.map { .object(Self.describe($0)) })])
+        Self.json("200 OK", ["sessions": .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { .object(Self.describe($0)) })])
     }
 
     private static func describe(_ s: Session) -> [String: JSONValueOut] {
@@ -395,22 +401,40 @@ import Glibc
          "created_at": .int(Int(s.createdAt.timeIntervalSince1970))]
     }
 
-    /// Why a session is over, or nil while it holds.
-    private func endReason(_ s: Session) -> String? {
-        if let e = s.expiresAt, e <= Date() { return "its time is up" }
+    /// Why a session is over, or nil while it holds; `remove`: its socket goes too (the `signin ssh` that opened it
+    /// ended, so no one is left to tell).
+    private func endReason(_ s: Session) -> (why: String, remove: Bool)? {
+        let gone: Bool
         if s.ownerPidFD >= 0 {
             var p = pollfd(fd: s.ownerPidFD, events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, 0) > 0 { return "the signin ssh that opened it ended" }
-        } else if let owner = s.owner, Self.startTime(of: owner.pid) != s.ownerStart {
-            return "the signin ssh that opened it ended"
+            gone = poll(&p, 1, 0) > 0
+        } else {
+            gone = s.owner.map { Self.startTime(of: $0.pid) != s.ownerStart } ?? false
         }
+        if gone { return ("the signin ssh that opened it ended", true) }
+        if s.ended == nil, let e = s.expiresAt, e <= Date() { return ("its time is up", false) }
         return nil
+    }
+
+    /// Ends a session: it serves nothing more; with `remove` its socket goes too, else it stays to say why.
+    private func finish(_ id: String, why: String, remove: Bool) {
+        if remove { return end(id, why: why) }
+        guard var s = sessions[id], s.ended == nil else { return }
+        s.ended = why
+        sessions[id] = s
+        if let q = questions[id] {
+            kill(q.pid, SIGKILL)
+            var status: Int32 = 0
+            _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
+            settle(id, approved: false, why: "the session ended")
+        }
+        log(s, "session ended: \(why) (\(s.served) served)")
     }
 
     /// Each wake of the loop (a second, or a pidfd that became readable): sessions that are over end, questions
     /// the person answered (or left unanswered too long) are settled.
     private func tick() {
-        for (id, s) in sessions { if let why = endReason(s) { end(id, why: why) } }
+        for (id, s) in sessions { if let (why, remove) = endReason(s) { finish(id, why: why, remove: remove) } }
         for (id, q) in questions {
             var status: Int32 = 0
             let done = SystemCall.retrying { waitpid(q.pid, &status, WNOHANG) }
@@ -427,6 +451,7 @@ import Glibc
 
     private func end(_ id: String, why: String) {
         guard let s = sessions.removeValue(forKey: id) else { return }
+        let why = s.ended.map { "\($0), then \(why)" } ?? why
         if let q = questions[id] {
             kill(q.pid, SIGKILL)
             var status: Int32 = 0
