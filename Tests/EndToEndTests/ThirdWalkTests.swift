@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SignInKit
 
 /// What a new user and an adopter tripped on in the third walk (issue 31), each against the real binary.
 @Suite struct ThirdWalkTests {
@@ -198,5 +199,26 @@ import Testing
         #expect(r.status == 0 && r.stdout.contains("bob@example.org"), "\(r.stdout) \(r.stderr)")
         #expect(!r.stderr.contains("cipher"), "\(r.stderr)")
         #expect(try box.signin("agent", "--list").stdout.contains("No forwarded sessions"))
+    }
+
+    // 9: generic code over the protocols can call what README promises; SignInUser is Equatable.
+    static func signInThenRefresh<C: SignInClientProtocol>(_ client: C) async throws(SignInError) -> String {
+        let user = try await client.signIn(options: SignInOptions(timeout: .seconds(60)))
+        let refreshed = try await user.refreshTokensIfNeeded(minimumValidity: .seconds(30))
+        let restored = try await client.restorePreviousSignIn(minimumValidity: .seconds(30))
+        return refreshed.userID + "," + restored.userID
+    }
+
+    @Test func theProtocolsCarryWhatREADMEPromisesAndAUserIsEquatable() async throws {
+        #expect(try await Self.signInThenRefresh(LibraryAdoptionSecondTrialTests.MinimalClient()) == "42,42")
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let client = LibraryAdoptionSecondTrialTests().client(box, strict)
+        #expect(try await Self.signInThenRefresh(client) == "alice,alice")
+        let a = try await client.restorePreviousSignIn()
+        let b = try await client.restorePreviousSignIn()
+        #expect(a == b, "the same stored sign-in read twice")
+        let c = try await client.restorePreviousSignIn(forceRefresh: true)
+        #expect(a != c, "a refresh changes the user")
     }
 }

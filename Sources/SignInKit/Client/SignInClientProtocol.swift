@@ -59,6 +59,16 @@ extension SignInClientProtocol {
         try await signIn(hint: nil, additionalScopes: [], options: SignInOptions())
     }
 
+    /// Signs in interactively with the configuration's scopes, as `options` say (browser, timeout, hint, device flow).
+    public func signIn(options: SignInOptions) async throws(SignInError) -> User {
+        try await signIn(hint: nil, additionalScopes: [], options: options)
+    }
+
+    /// The current account, restored silently, with an access token valid for at least `minimumValidity`.
+    public func restorePreviousSignIn(minimumValidity: Duration) async throws(SignInError) -> User {
+        try await restorePreviousSignIn(account: nil, minimumValidity: minimumValidity, forceRefresh: false, token: .access)
+    }
+
     /// Revokes the current account's grant and signs it out.
     public func disconnect() async throws(SignInError) {
         try await disconnect(account: nil)
@@ -120,6 +130,9 @@ public protocol SignInUserProtocol: Sendable {
     func markAccessTokenRejected(_ token: String) throws(SignInError)
     /// Incremental consent for more scopes (default: `.unsupported`).
     func addScopes(_ scopes: [String], options: SignInOptions) async throws(SignInError) -> Self
+    /// This user with tokens valid for at least `minimumValidity` more, refreshed only when needed (default: a
+    /// fresh token is asked for, and the same user returned).
+    func refreshTokensIfNeeded(minimumValidity: Duration) async throws(SignInError) -> Self
 }
 
 extension SignInUserProtocol {
@@ -136,6 +149,10 @@ extension SignInUserProtocol {
     public func markAccessTokenRejected(_ token: String) throws(SignInError) {}
     public func addScopes(_ scopes: [String], options: SignInOptions) async throws(SignInError) -> Self {
         throw .unsupported(reason: "this user cannot ask for more scopes")
+    }
+    public func refreshTokensIfNeeded(minimumValidity: Duration) async throws(SignInError) -> Self {
+        _ = try await freshToken(minimumValidity: minimumValidity)
+        return self
     }
 
     /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for

@@ -9,7 +9,15 @@ public enum TokenKind: Sendable {
 }
 
 /// The signed-in user, as GoogleSignIn's `GIDGoogleUser`: who it is, what was granted, and the tokens.
-public struct SignInUser: Sendable {
+///
+/// A value, a snapshot of the store when it was read: after a refresh (here or in another process) a held
+/// `SignInUser` still shows the old tokens. `freshToken()` and `refreshTokensIfNeeded()` always answer from the
+/// store; to show the current state in a UI, follow `SignInClient.currentUserUpdates()` (one value per change,
+/// refreshes and other processes included), which costs nothing between changes, rather than reading
+/// `client.currentUser` again (each read opens and decrypts the entry). Two users are equal when they say the
+/// same thing (account, tokens and their expiry, scopes, profile, grant state, current or not): SwiftUI's
+/// `onChange` can watch one.
+public struct SignInUser: Sendable, Equatable {
     /// The provider's stable account identifier (`sub`).
     public var userID: String { profile.userID }
     /// Name, e-mail and picture, from the ID token (and userinfo).
@@ -52,6 +60,11 @@ public struct SignInUser: Sendable {
     /// fresh token comes from a refresh.
     public let accessTokenRejected: Bool
     let client: SignInClient
+
+    public static func == (a: SignInUser, b: SignInUser) -> Bool {
+        a.state == b.state && a.isCurrent == b.isCurrent && a.issuer == b.issuer && a.endpoints == b.endpoints
+            && a.accessToken == b.accessToken && a.idToken == b.idToken && a.refreshToken == b.refreshToken
+    }
 
     init(_ c: StoredCredentials, client: SignInClient, isCurrent: Bool) {
         self.isCurrent = isCurrent
