@@ -221,4 +221,22 @@ import SignInKit
         let c = try await client.restorePreviousSignIn(forceRefresh: true)
         #expect(a != c, "a refresh changes the user")
     }
+
+    // 10: disconnect ends in one state for one stored sign-in, online or not: signed out only once revoked.
+    @Test func disconnectSignsOutOnlyOnceTheProviderRevoked() async throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let client = LibraryAdoptionSecondTrialTests().client(box, strict)
+        _ = try await client.signIn()
+        try strict.control(box.clientID, ["revoke_fault": "503"])
+        let failure: SignInError? = await { () async -> SignInError? in
+            do throws(SignInError) { try await client.disconnect(); return nil } catch { return error }
+        }()
+        guard case .revocationFailed? = failure else { Issue.record("\(String(describing: failure))"); return }
+        #expect(client.currentUser != nil, "a failed revocation signed the user out")
+        try strict.control(box.clientID, ["revoke_fault": NSNull()])
+        try await client.disconnect()
+        #expect(client.currentUser == nil)
+        #expect(try strict.stats(box.clientID)["revocations"] as? Int ?? 0 >= 1)
+    }
 }

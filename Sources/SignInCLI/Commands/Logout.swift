@@ -80,6 +80,9 @@ struct Logout: SignInCommand {
                     try blockingAwaitTyped { () async throws(SignInError) in try await client.disconnect(account: user.userID) }
                     removed.append(user)
                 } catch .revocationFailed(let cause) {
+                    // The library changes nothing when it cannot revoke; `logout --revoke` signs out here anyway, as
+                    // documented (a person asked to be signed out), and reports the failure.
+                    _ = try client.signOut(account: user.userID)
                     err("signin: signed out \(user.profile.displayName) here, but revoking the grant at the provider failed: \(cause.description)")
                     if c.json { out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
                     return .network

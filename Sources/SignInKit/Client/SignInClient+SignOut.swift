@@ -51,7 +51,8 @@ extension SignInClient {
     }
 
     /// Revokes the grant at the provider (RFC 7009), then removes the local credentials of the current account,
-    /// or of `account`. See `disconnectBlocking`.
+    /// or of `account`; as GoogleSignIn's `disconnect`, the local credentials go only once the provider confirmed
+    /// the revocation, online and offline alike. See `disconnectBlocking`.
     public func disconnect(account: String? = nil) async throws(SignInError) {
         try await offPool("the revocation") { (_) throws(SignInError) in try self.disconnectBlocking(account: account) }
     }
@@ -62,13 +63,14 @@ extension SignInClient {
     /// 2. The revocation endpoint: the configuration's, else the one discovery gave at sign-in, else RFC 8414
     ///    metadata. None: `.unsupported`, and nothing changed (the person can still sign out without revoking).
     /// 3. Revoke the refresh token (which ends the whole grant), else the access token.
-    /// 4. Remove the local credentials whatever the revocation's outcome (a failed revocation is then thrown as
-    ///    `.revocationFailed`), except when the caller cancelled: then nothing is removed and `.canceled` is thrown.
+    /// 4. The provider confirmed: the local credentials are removed. Any other outcome changes nothing here: the
+    ///    provider unreachable or refusing is `.revocationFailed` (the cause inside), a cancel `.canceled`. So
+    ///    after `disconnect` throws, the user is still signed in, whatever the network did; a caller that wants
+    ///    the local credentials gone anyway calls `signOut(account:)` next (as `signin logout --revoke` does).
     func disconnectBlocking(account: String? = nil) throws(SignInError) {
         guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         let http = HTTPClient(configuration: configuration)
         let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
-        var failure: SignInError?
         do throws(SignInError) {
             // The provider down is a failed revocation (the local credentials still go), not a missing endpoint.
             guard let url = try revocationEndpoint(c, http: http) else { throw Self.noRevocationEndpoint(issuer) }
@@ -82,10 +84,9 @@ extension SignInClient {
         } catch .unsupported(let reason) {
             throw .unsupported(reason: reason)  // nowhere to revoke: nothing is removed
         } catch {
-            failure = error
+            throw .revocationFailed(cause: error)  // not revoked: nothing is removed
         }
         try remove(c)
-        if let failure { throw .revocationFailed(cause: failure) }
     }
 
     /// Where the grant of `account` (or the current account) would be revoked: before asking a person, so that a

@@ -44,7 +44,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A passphrase is needed (for the key described at `path`, or a new key) and there is no way to ask for one:
     /// no terminal, and none given (`PassphraseProvider` answered nil).
     case passphraseUnavailable(path: String)
-    /// The grant could not be revoked at the provider (`cause` says why); the local credentials were removed anyway.
+    /// The grant could not be revoked at the provider (`cause` says why); `disconnect` changed nothing here.
     indirect case revocationFailed(cause: SignInError)
 
     /// A sentence a person understands, without secrets. Text that came from a provider or a callback is in
@@ -81,7 +81,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .passphraseRefused(let reason): return "The store key's passphrase: \(reason)"
         case .passphraseUnavailable(let path):
             return "The store key's passphrase: one is needed for the store key (\(path)) and there is no way to ask for it here (no terminal, and no passphrase given)"
-        case .revocationFailed(let cause): return "The local credentials were removed, but revoking the grant at the provider failed: \(cause.sentence)"
+        case .revocationFailed(let cause): return "Revoking the grant at the provider failed: \(cause.sentence)"
         }
     }
 }
