@@ -9,6 +9,7 @@
 /// 3. Prints the variables a tool needs, as shell lines on standard output (`--json`: one object), then serves.
 /// 3. SIGINT, SIGTERM or SIGHUP: the request in hand is answered, the server closes, exit 0.
 struct MetadataServerCommand: SignInCommand {
+    static let verboseOption = OptionSpec("--verbose", "Log each request on standard error (path and status, never a token)")
     static let portOption = OptionSpec("--port", value: "N", "Listen on this port of 127.0.0.1 (default: a free one; a fixed one for a systemd unit)")
     static var name: String { "metadata-server" }
     static let spec = CommandSpec(
@@ -17,9 +18,11 @@ struct MetadataServerCommand: SignInCommand {
             Serves a Google Compute Engine metadata server on 127.0.0.1, as `exec --gce-metadata` does, until
             SIGINT or SIGTERM: for IDEs, notebooks, or a systemd user unit. Prints the variables to set
             (GCE_METADATA_HOST, GCE_METADATA_IP, GCE_METADATA_ROOT) as shell lines on standard output. Only your own
-            processes, with the header Metadata-Flavor: Google and Host 127.0.0.1:PORT, get an answer.
+            processes, with the header Metadata-Flavor: Google and Host 127.0.0.1:PORT, get an answer. It stays in
+            the foreground: in a shell, run it with `&` on a fixed --port and set the three variables to
+            127.0.0.1:PORT yourself. Not signed in yet, it holds the port and answers "not signed in".
             """,
-        ownOptions: [portOption, Impersonation.option, Exec.verboseOption], takesAccount: true)
+        ownOptions: [portOption, Impersonation.option, verboseOption], takesAccount: true)
 
     let port: Int
     let chain: [String]?
@@ -33,7 +36,7 @@ struct MetadataServerCommand: SignInCommand {
             port = 0
         }
         chain = try Impersonation.chain(a)
-        verbose = a.has(Exec.verboseOption)
+        verbose = a.has(Self.verboseOption)
         try noPositional(a, Self.spec)
     }
 
