@@ -1,11 +1,19 @@
 import Foundation
 import Testing
 
-/// Every `signin ...` command README shows is one this signin takes as printed: its command, options and
-/// arguments parse (the command's `--help` then answers), offline.
+/// Every `signin ...` command README and its pages in docs/ show is one this signin takes as printed: its command,
+/// options and arguments parse (the command's `--help` then answers), offline.
 @Suite struct ReadmeCommandsTests {
+    /// README and every page of docs/, as one text.
+    static func documentation() throws -> String {
+        let docs = Paths.repo.appendingPathComponent("docs")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted()
+        return try ([Paths.repo.appendingPathComponent("README.md")] + pages.map { docs.appendingPathComponent($0) })
+            .map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
+    }
+
     static func commands() throws -> [[String]] {
-        let readme = try String(contentsOf: Paths.repo.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try documentation()
         var texts: [String] = []
         // Inline code spans, and lines of sh blocks, that start with `signin `.
         var rest = Substring(readme)
@@ -51,11 +59,11 @@ import Testing
     }
 }
 
-/// README's library code is the examples' code, which the package compiles (and `.ci/outside-package` compiles
-/// again from README alone, as an adopting program would).
+/// docs/library.md's code is the examples' code, which the package compiles (and `.ci/outside-package` compiles
+/// again from that page alone, as an adopting program would).
 @Suite struct ReadmeLibraryTests {
     @Test func theLibraryBlocksAreTheExamplesText() throws {
-        let readme = try String(contentsOf: Paths.repo.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Paths.repo.appendingPathComponent("docs/library.md"), encoding: .utf8)
         let tasks = try Subprocess.run("/usr/bin/python3", [Paths.repo.appendingPathComponent("scripts/readme-library-blocks").path])
         #expect(tasks.status == 0, "\(tasks.stderr)")
         #expect(!tasks.stdout.isEmpty && readme.contains(tasks.stdout), "README's Tasks block differs from Examples/tasks: run scripts/readme-library-blocks --write")
