@@ -33,8 +33,8 @@ import Glibc
     public let socketPath: String
     private let environment: [String: String]
     private let makeClient: (String?) throws(SignInError) -> SignInClient
-    private let server: LoopbackServer
-    private let canceller = Canceller()
+    private let service: LocalService
+    private var server: LoopbackServer { service.server }
     private var clients: [String: SignInClient] = [:]
     private var sessions: [String: Session] = [:]
     private var questions: [String: Question] = [:]
@@ -95,37 +95,24 @@ import Glibc
         if let problem = AgentProtocol.folderProblem(folder) { throw .system(reason: "the agent's folder cannot be used: \(problem)") }
         socketPath = AgentProtocol.socketPath(environment: environment)
         logPath = AgentProtocol.logPath(environment: environment)
-        server = try LoopbackServer(unixSocket: socketPath, tag: "main", methods: ["GET", "POST", "DELETE"])
+        service = LocalService(try LoopbackServer(unixSocket: socketPath, tag: "main", methods: ["GET", "POST", "DELETE"]))
     }
 
     /// Serves until `stop()` (or `POST /v1/stop`); then every socket of the agent is removed.
-    public func run() {
-        _ = try? server.serve(until: .greatestFiniteMagnitude, canceller: canceller, tick: 1, notice: { [logPath] notice in
+    func run() {
+        _ = try? server.serve(until: .greatestFiniteMagnitude, canceller: service.canceller, tick: 1, notice: { [logPath] notice in
             if case .refusedPeer(let reason) = notice { Self.append(logPath, "refused: \(reason)") }
         }, handler: { (r) throws(SignInError) -> (LoopbackResponse, Bool?) in
             let answer = self.answer(r)
             return (answer, self.stopping ? true : nil)
         }, failure: { _ in Self.json("500 Internal Server Error", ["error": .string("internal")]) }, onTick: { self.tick() })
-        server.close()
     }
-
-    private let finished = DispatchSemaphore(value: 0)
-    private let running = Locked(false)
 
     /// Serves on a thread of its own; `onEnd` runs there when serving ends by itself (`POST /v1/stop`).
-    public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        running.withLock { $0 = true }
-        DedicatedThread.start(canceller: nil, { [self] in
-            run()
-            if !canceller.isCanceled { onEnd() }
-        }, then: { [finished] _ in finished.signal() })
-    }
+    public func start(onEnd: @escaping @Sendable () -> Void = {}) { service.start({ [self] in run() }, onEnd: onEnd) }
 
     /// Ends serving (after the request in hand) and waits until every socket of the agent is removed.
-    public func stop() {
-        canceller.cancel()
-        if running.withLock({ $0 }) { finished.wait() }
-    }
+    public func stop() { service.stop() }
 
     // MARK: Requests
 

@@ -42,10 +42,8 @@ public final class MetadataServer: @unchecked Sendable {
     private let client: SignInClient
     private let account: String?
     private let onEvent: @Sendable (Event) -> Void
-    private let server: LoopbackServer
-    private let canceller = Canceller()
-    private let finished = DispatchSemaphore(value: 0)
-    private let started = Locked(false)
+    private let service: LocalService
+    private var server: LoopbackServer { service.server }
     private let projectNumber = Locked<String?>(nil)
 
     /// `host:port` for the environment variables below.
@@ -66,29 +64,20 @@ public final class MetadataServer: @unchecked Sendable {
         self.impersonating = impersonate ?? client.configuration.impersonateServiceAccount
         self.onEvent = onEvent
         projectNumber.withLock { $0 = client.configuration.projectNumber }
-        server = try LoopbackServer(port: port, sameUserOnly: true, methods: ["GET"], addressHostOnly: true,
-                                    errorResponse: ComputeMetadataHandler.refusal)
-        self.port = server.port
+        service = LocalService(try LoopbackServer(port: port, sameUserOnly: true, methods: ["GET"], addressHostOnly: true,
+                                                  errorResponse: ComputeMetadataHandler.refusal))
+        self.port = service.server.port
     }
 
     /// Serves on a thread of its own until `stop()`.
-    public func start() {
-        started.withLock { $0 = true }
-        // No canceller as the thread's `CurrentCanceller`: stopping must let a refresh in flight finish and be
-        // saved (a rotated refresh token is spent once sent), so only the wait for the next request is cut short.
-        DedicatedThread.start(canceller: nil, { [self] in serveUntilStopped() }, then: { [finished] _ in finished.signal() })
-    }
+    public func start() { service.start { [self] in serveUntilStopped() } }
 
     /// Stops serving and waits until the request in hand (if any) is answered.
-    public func stop() {
-        canceller.cancel()
-        if started.withLock({ $0 }) { finished.wait() }
-        server.close()
-    }
+    public func stop() { service.stop() }
 
     private func serveUntilStopped() {
         let handler = ComputeMetadataHandler(source: Source(server: self))
-        _ = try? server.serve(until: .greatestFiniteMagnitude, canceller: canceller, notice: { [onEvent] notice in
+        _ = try? server.serve(until: .greatestFiniteMagnitude, canceller: service.canceller, notice: { [onEvent] notice in
             switch notice {
             case .refusedHost(let reason), .refusedPeer(let reason): onEvent(.refused(reason: reason))
             }
