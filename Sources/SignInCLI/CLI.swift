@@ -9,6 +9,15 @@ import Glibc
 public enum CLI {
     /// Synchronous on purpose: the cached commands never start the concurrency runtime's threads; only commands
     /// that wait on the network or a person go through `blockingAwait`.
+    /// `program` is the name the binary was run under (argv[0]): a command's other name (`docker-credential-signin`)
+    /// runs that command.
+    public static func main(program: String, _ args: [String]) -> Int32 {
+        let name = program.split(separator: "/").last.map(String.init) ?? program
+        // (Only a name other than signin's looks at the list: building it costs on every start.)
+        if name != "signin", let command = Commands.forProgram(name) { return main([command.name] + args) }
+        return main(args)
+    }
+
     public static func main(_ args: [String]) -> Int32 {
         do {
             return try run(args).rawValue

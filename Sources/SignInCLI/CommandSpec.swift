@@ -27,6 +27,8 @@ struct CommandSpec: Sendable {
     var takesCommand = false
     /// An option it does not know starts the command's own arguments (`signin ssh -p 2222 host`: ssh's).
     var passesUnknownOptions = false
+    /// Other names the binary may be run under that mean this command (`docker-credential-signin`, a link).
+    var programNames: [String] = []
 
     /// Every option the command accepts.
     var options: [OptionSpec] {
@@ -95,6 +97,12 @@ enum Commands {
     static var all: [any SignInCommand.Type] { entries.map(\.type) }
 
     static var specs: [CommandSpec] { entries.map { $0.type.spec } }
+
+    /// The command a program name means (the binary run under a link's name), or nil for `signin` itself.
+    static func forProgram(_ name: String) -> (any SignInCommand.Type)? {
+        for e in entries where e.type.spec.programNames.contains(name) { return e.type }
+        return nil
+    }
 
     static func named(_ name: String) -> (any SignInCommand.Type)? {
         for e in entries where e.type.name == name { return e.type }

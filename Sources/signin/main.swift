@@ -17,8 +17,6 @@ SignalHolding.install()
 signal(SIGXFSZ, SIG_IGN)
 // A reader that goes away (`signin token | head -c0`) must not kill us mid-write of the store.
 signal(SIGPIPE, SIG_IGN)
-// Installed as docker-credential-signin too (a link), the name docker, skopeo and podman run for "signin".
-var arguments = Array(CommandLine.arguments.dropFirst())
-if CommandLine.arguments.first?.split(separator: "/").last == "docker-credential-signin" { arguments.insert("docker-credential", at: 0) }
-let code = CLI.main(arguments)
+// The name it runs under chooses a command too (docker-credential-signin, a link, is `docker-credential`).
+let code = CLI.main(program: CommandLine.arguments.first ?? "signin", Array(CommandLine.arguments.dropFirst()))
 exit(code)

@@ -30,7 +30,8 @@ struct DockerCredential: SignInCommand {
             config.json (as `gcloud auth configure-docker` does); docker, skopeo and podman then ask signin.
             """,
         ownOptions: [Impersonation.option], usageTail: " get|store|erase|list|configure [REGISTRY...]",
-        positionalWords: ["get", "store", "erase", "list", "configure"], takesAccount: true, takesJSON: false)
+        positionalWords: ["get", "store", "erase", "list", "configure"], takesAccount: true, takesJSON: false,
+        programNames: ["docker-credential-signin"])
 
     let operation: String
     let registries: [String]
