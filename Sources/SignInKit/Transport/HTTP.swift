@@ -8,21 +8,35 @@ struct HTTPResponse: Sendable {
     var body: Data
 }
 
-struct HTTPClient: Sendable {
-    /// Time allowed to connect, and for the whole exchange.
+/// How requests are made: the part of a configuration the HTTP layer needs, and nothing else of it.
+struct HTTPSettings: Sendable, Equatable {
+    /// Time allowed to connect, and for the whole exchange, in seconds.
     var connectTimeout: Int = 10
     var totalTimeout: Int = 30
     /// Provider documents and token responses are small; anything bigger is refused.
     var maxResponseBytes: Int = 1 << 20
-
     /// Certificate authorities to trust instead of the system's.
     var caFile: String?
+}
 
-    init(configuration: SignInConfiguration) {
-        totalTimeout = configuration.httpTimeoutSeconds
-        connectTimeout = min(10, configuration.httpTimeoutSeconds)
-        caFile = configuration.caFile
+extension SignInConfiguration {
+    /// The HTTP settings this configuration asks for (`http_timeout`, `ca_file`).
+    var httpSettings: HTTPSettings {
+        HTTPSettings(connectTimeout: min(10, httpTimeoutSeconds), totalTimeout: httpTimeoutSeconds, caFile: caFile)
     }
+}
+
+struct HTTPClient: Sendable {
+    var settings: HTTPSettings
+    var connectTimeout: Int { settings.connectTimeout }
+    var totalTimeout: Int { settings.totalTimeout }
+    var maxResponseBytes: Int { settings.maxResponseBytes }
+    var caFile: String? { settings.caFile }
+
+    init(_ settings: HTTPSettings) { self.settings = settings }
+
+    /// The client a configuration's settings ask for.
+    init(configuration: SignInConfiguration) { settings = configuration.httpSettings }
 
     func get(_ url: String, endpoint: String, headers: [String] = []) throws(SignInError) -> HTTPResponse {
         try perform(url: url, endpoint: endpoint, form: nil, headers: headers)
