@@ -90,7 +90,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Google's issuer, the default.
-    public static let googleIssuer = Issuer.google
+    public static let googleIssuer = ProviderRules.googleIssuer
 
     /// Explicit endpoint URLs; nil means "from discovery". Each must be https (or http to this machine only);
     /// one that is not is a `.configInvalid` error when the client first needs the endpoints.
@@ -168,7 +168,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
-    public var isGoogle: Bool { Issuer.isGoogle(issuer) }
+    public var isGoogle: Bool { ProviderRules.isGoogle(issuer) }
 
     /// What is special about this configuration's provider (`ProviderRules`).
     @_spi(CLI) public var providerRules: ProviderRules { ProviderRules.forIssuer(issuer) }
@@ -297,7 +297,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         if !c.scopes.contains("openid") { c.scopes.insert("openid", at: 0) }
         if let issuer = try url("issuer") {
             // Kept exactly as given: some issuers end in "/" (Auth0), and ID tokens must name it exactly.
-            c.issuer = Issuer.isGoogle(issuer) ? Issuer.google : issuer
+            c.issuer = ProviderRules.isGoogle(issuer) ? ProviderRules.googleIssuer : issuer
         }
         c.endpoints.authorization = try url("authorization_endpoint")
         c.endpoints.token = try url("token_endpoint")
