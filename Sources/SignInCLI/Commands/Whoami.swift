@@ -18,7 +18,7 @@ struct Whoami: SignInCommand {
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let user = try c.client.signedInUser(account: c.account)
-        if let ended = user.grantEndedAt { throw SignInError.grantEnded(on: ended) }
+        if let ended = user.grantEndedAt { throw SignInError.noPreviousSignIn(reason: .grantEnded(on: ended)) }
         printProfile(user, c, verb: nil)
         return .success
     }

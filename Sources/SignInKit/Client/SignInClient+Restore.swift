@@ -32,7 +32,7 @@ extension SignInClient {
                         token: TokenKind = .access) throws(SignInError) -> SignInUser {
         guard let cached = try credentials(account: account) else { throw noAccount() }
         let isCurrent = account == nil || cached.profile.userID == (try? currentSubject())
-        if let ended = cached.grantEndedAt { throw .grantEnded(on: ended) }
+        if let ended = cached.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
         if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return SignInUser(cached, client: self, isCurrent: isCurrent) }
         let seen = cached.accessToken
         let subject = cached.profile.userID
@@ -40,7 +40,7 @@ extension SignInClient {
             guard let current = try storage.credentials(for: identity, subject: subject) else {
                 throw .noPreviousSignIn(reason: .signedOutMeanwhile)
             }
-            if let ended = current.grantEndedAt { throw .grantEnded(on: ended) }
+            if let ended = current.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
             let someoneElseRefreshed = current.accessToken != seen
             if isFresh(current, minimumValidity: minimumValidity, token: token) && (!forceRefresh || someoneElseRefreshed) {
                 return SignInUser(current, client: self, isCurrent: isCurrent)
@@ -77,7 +77,7 @@ extension SignInClient {
                 ended.grantEndedAt = Date()
                 try storage.save(ended)
                 currentUserChanged()
-                throw .grantEnded(on: ended.grantEndedAt!)
+                throw .noPreviousSignIn(reason: .grantEnded(on: ended.grantEndedAt!))
             }
             var next = current
             next.refreshToken = response.refreshToken ?? current.refreshToken

@@ -156,7 +156,9 @@ public final class SignInClient: Sendable {
 }
 
 extension SignInError {
-    /// The provider refused the stored grant on `date` (revoked, expired, or a reused refresh token).
+    /// The provider refused the stored grant on `date` (revoked, expired, or a reused refresh token). A factory,
+    /// not a case: match the error with `case .noPreviousSignIn(.grantEnded(let date))`.
+    @available(*, deprecated, message: "throw .noPreviousSignIn(reason: .grantEnded(on:)), and match `case .noPreviousSignIn(.grantEnded)`: this factory looks like a case and cannot be matched")
     public static func grantEnded(on date: Date) -> SignInError {
         .noPreviousSignIn(reason: .grantEnded(on: date))
     }
