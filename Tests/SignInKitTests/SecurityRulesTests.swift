@@ -67,11 +67,9 @@ import Testing
         if case .uid = LoopbackPeer.owner(in: closing, client: "0100007F:C001", server: "0100007F:2235") { Issue.record("a closing socket was given an owner") }
     }
 
-    /// Fourth review, part 4: a client that sends and closes before `accept` leaves a time-wait socket that the kernel
-    /// reports as uid 0, which root's listener took for its own user. Such a connection has no owner, for anyone.
-    @Test func aClientThatClosedBeforeAcceptHasNoOwner() throws {
+    /// A listener on 127.0.0.1 (a free port) and a client connected to it, not yet accepted.
+    static func connectedPair() throws -> (listener: Int32, client: Int32) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
         var a = sockaddr_in()
         a.sin_family = sa_family_t(AF_INET)
         a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
@@ -79,10 +77,17 @@ import Testing
         let bound = withUnsafeMutablePointer(to: &a) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &len) == 0 }
         }
-        #expect(bound)
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         let connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        #expect(connected == 0)
+        try #require(bound && connected == 0)
+        return (listener, client)
+    }
+
+    /// Fourth review, part 4: a client that sends and closes before `accept` leaves a time-wait socket that the kernel
+    /// reports as uid 0, which root's listener took for its own user. Such a connection has no owner, for anyone.
+    @Test func aClientThatClosedBeforeAcceptHasNoOwner() throws {
+        let (listener, client) = try Self.connectedPair()
+        defer { close(listener) }
         let request = Array("GET /callback?code=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
         close(client)
@@ -96,20 +101,8 @@ import Testing
     }
 
     @Test func theKernelNamesTheOwnerOfAnAcceptedConnection() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &a) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &len) == 0 }
-        }
-        #expect(bound)
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(client) }
-        let connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        #expect(connected == 0)
+        let (listener, client) = try Self.connectedPair()
+        defer { close(listener); close(client) }
         let accepted = accept(listener, nil, nil)
         defer { close(accepted) }
         #expect(LoopbackPeer.owner(ofAccepted: accepted) == .uid(geteuid()))
