@@ -9,3 +9,24 @@ import Glibc
 /// `signin token` (a `TokenSource`, then `SignInClient.token`): one refresh for many parallel callers, the same exit
 /// codes, no secret in an error, never a token in another process's arguments.
 enum Bridge {}
+
+/// What a bridge answers its client: the text for standard output (the protocol's), a line for standard error, and
+/// the exit code. A value, so a bridge's protocol has unit tests without spawning signin.
+struct BridgeAnswer: Equatable {
+    var code: ExitCode = .success
+    var output = ""
+    var error: String?
+
+    init(code: ExitCode = .success, output: String = "", error: String? = nil) {
+        self.code = code
+        self.output = output
+        self.error = error
+    }
+
+    /// Writes it out and gives the exit code.
+    func write() -> ExitCode {
+        if !output.isEmpty { writeAll(1, output) }
+        if let error { err(error) }
+        return code
+    }
+}

@@ -43,8 +43,16 @@ struct GitCredential: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
 
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+        var lines: [String] = []
+        while let line = readLine(), !line.isEmpty { lines.append(line) }
+        return try answer(lines, source).write()
+    }
+
+    /// The protocol, apart from standard input and output (so it has unit tests with a stand-in source): the
+    /// attribute lines git sent, and what to answer.
+    func answer(_ lines: [String], _ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
         var attributes: [String: String] = [:]
-        while let line = readLine(), !line.isEmpty {
+        for line in lines {
             guard let eq = line.firstIndex(of: "=") else { continue }
             attributes[String(line[..<eq])] = String(line[line.index(after: eq)...])
         }
@@ -54,25 +62,23 @@ struct GitCredential: SignInCommand {
             let host = attributes["host"] ?? ""
             let patterns = source.gitHosts()
             guard GitHosts.allows(host, patterns: patterns) else {
-                err("signin: git-credential gives no token to \"\(host.withoutControlCharacters)\": it is not in git_hosts of \(source.settingsName) (" +
+                return BridgeAnswer(code: .usage, error: "signin: git-credential gives no token to \"\(host.withoutControlCharacters)\": it is not in git_hosts of \(source.settingsName) (" +
                     (patterns.isEmpty ? "none is allowed" : "allowed: " + patterns.joined(separator: ", ")) + "). To allow it, add \"git_hosts\": [\"\(host.withoutControlCharacters)\"] there.")
-                return .usage
             }
             if attributes["protocol"] == "http" && !GitHosts.isLoopback(host) {
-                err("signin: git-credential gives no token over plain http to \"\(host.withoutControlCharacters)\" (anyone on the way could read it); use https.")
-                return .usage
+                return BridgeAnswer(code: .usage, error: "signin: git-credential gives no token over plain http to \"\(host.withoutControlCharacters)\" (anyone on the way could read it); use https.")
             }
             let issued = try source.token(.access, Freshness(minTTL: minTTL), audience: nil)
             let token = issued.token
             let username = self.username ?? source.gitUsername ?? issued.name
             var answer = "username=\(username.withoutControlCharacters)\npassword=\(token.value)\n"
             if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
-            writeAll(1, answer)
+            return BridgeAnswer(output: answer)
         case "erase":
             if let rejected = attributes["password"] { try source.markRejected(rejected) }
         default:
             break  // store: the credentials live in signin's own store
         }
-        return .success
+        return BridgeAnswer()
     }
 }

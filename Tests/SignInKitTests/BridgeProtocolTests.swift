@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@_spi(CLI) @testable import SignInKit
+@testable import SignInCLI
+
+/// The bridges' protocols with a stand-in token source: no process, no store, no provider.
+@Suite struct BridgeProtocolTests {
+    final class StandIn: TokenSource {
+        var hosts = ["git.example.org", "*.example.com", "127.0.0.1:8080"]
+        var marked: [String] = []
+        func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
+            IssuedToken(token: SignInToken(value: "at-1", expirationDate: Date(timeIntervalSince1970: 2_000_000_000)), kind: kind, subject: "alice", name: "alice@example.org")
+        }
+        func markRejected(_ token: String) throws(SignInError) { marked.append(token) }
+        func gitHosts() -> [String] { hosts }
+        func dockerRegistries() -> [String] { [] }
+        var settingsName: String { "/c.json" }
+        var gitUsername: String? { nil }
+    }
+
+    func git(_ op: String) throws -> GitCredential {
+        try GitCredential(Arguments.parse(["git-credential", op].dropFirst().map { $0 }, for: GitCredential.spec), [:])
+    }
+
+    @Test(arguments: [
+        ("git.example.org", "https", true), ("a.example.com", "https", true), ("example.com", "https", false),
+        ("git.example.org.evil", "https", false), ("evil.example", "https", false), ("127.0.0.1:8080", "http", true),
+        ("git.example.org", "http", false), ("", "https", false),
+    ])
+    func gitAnswersOnlyItsHostsAndHTTPOnlyOnLoopback(host: String, proto: String, answered: Bool) throws {
+        let a = try git("get").answer(["protocol=\(proto)", "host=\(host)"], StandIn())
+        if answered {
+            #expect(a == BridgeAnswer(output: "username=alice@example.org\npassword=at-1\npassword_expiry_utc=2000000000\n"))
+        } else {
+            #expect(a.code == .usage && a.output.isEmpty && a.error != nil, "\(host) \(proto): \(a)")
+        }
+    }
+
+    @Test func gitEraseMarksTheRejectedTokenAndStoreKeepsNothing() throws {
+        let source = StandIn()
+        #expect(try git("erase").answer(["protocol=https", "host=git.example.org", "password=at-0"], source) == BridgeAnswer())
+        #expect(source.marked == ["at-0"])
+        #expect(try git("store").answer(["protocol=https", "host=git.example.org", "password=x"], source) == BridgeAnswer())
+        #expect(source.marked == ["at-0"])
+    }
+}
