@@ -13,7 +13,7 @@ import Testing
         }
         func markRejected(_ token: String) throws(SignInError) { marked.append(token) }
         func gitHosts() -> [String] { hosts }
-        func dockerRegistries() -> [String] { [] }
+        func dockerRegistries() -> [String] { ["europe-docker.pkg.dev", "*.gcr.io", "127.0.0.1:5000"] }
         var settingsName: String { "/c.json" }
         var gitUsername: String? { nil }
     }
@@ -42,5 +42,27 @@ import Testing
         #expect(source.marked == ["at-0"])
         #expect(try git("store").answer(["protocol=https", "host=git.example.org", "password=x"], source) == BridgeAnswer())
         #expect(source.marked == ["at-0"])
+    }
+
+    func docker(_ op: String) throws -> DockerCredential {
+        try DockerCredential(Arguments.parse([op], for: DockerCredential.spec), [:])
+    }
+
+    @Test(arguments: [
+        ("europe-docker.pkg.dev", true), ("https://eu.gcr.io", true), ("127.0.0.1:5000", true), ("gcr.io.evil.example", false),
+        ("docker.io", false), ("127.0.0.1:5001", false), ("", false),
+    ])
+    func dockerAnswersOnlyItsRegistries(registry: String, answered: Bool) throws {
+        let a = try docker("get").answer(registry, StandIn())
+        if answered {
+            #expect(a.code == .success && a.output.contains(#""Secret":"at-1""#) && a.output.contains(#""Username":"oauth2accesstoken""#), "\(registry): \(a)")
+        } else {
+            #expect(a == BridgeAnswer(code: .failure, output: "credentials not found in native keychain\n"), "\(registry): \(a)")
+        }
+    }
+
+    @Test func dockerListNamesTheRegistriesWithoutAPattern() throws {
+        let a = try docker("list").answer("", StandIn())
+        #expect(a.output.contains(#""europe-docker.pkg.dev":"oauth2accesstoken""#) && !a.output.contains("gcr.io") && !a.output.contains("at-1"), "\(a)")
     }
 }

@@ -73,25 +73,29 @@ struct DockerCredential: SignInCommand {
     }
 
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+        var input = ""
+        if operation == "get" { while let line = readLine() { input += line } }
+        return try answer(input, source).write()
+    }
+
+    /// The protocol, apart from standard input and output (so it has unit tests with a stand-in source): what docker
+    /// sent (`get`: the registry) and what to answer.
+    func answer(_ input: String, _ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
         let patterns = source.dockerRegistries()
         switch operation {
         case "get":
-            var input = ""
-            while let line = readLine() { input += line }
             guard let registry = DockerRegistries.normalized(input), DockerRegistries.allows(registry, patterns: patterns) else {
-                out(Self.notFound)
-                return .failure
+                return BridgeAnswer(code: .failure, output: Self.notFound + "\n")
             }
             let token = try source.token(.access, Freshness(minTTL: 60), audience: nil).token
-            out(JSONText.object(["ServerURL": .string(input.trimmingWhitespace), "Username": .string(Self.username), "Secret": .string(token.value)]))
+            return BridgeAnswer(output: JSONText.object(["ServerURL": .string(input.trimmingWhitespace), "Username": .string(Self.username), "Secret": .string(token.value)]) + "\n")
         case "list":
             var entries: [String: JSONValueOut] = [:]
             for p in patterns where !p.contains("*") { entries[p] = .string(Self.username) }
-            out(JSONText.object(entries))
+            return BridgeAnswer(output: JSONText.object(entries) + "\n")
         default:
-            break
+            return BridgeAnswer()
         }
-        return .success
     }
 
     private func configure(_ c: Context, patterns: [String]) throws(SignInError) -> ExitCode {
