@@ -111,6 +111,15 @@ public enum AgentProtocol {
         return nil
     }
 
+    /// A new file's path in this user's runtime folder (made 0700, refused when another user could use it): `prefix`
+    /// and 16 random hex digits (OpenSSL's generator). For `signin exec --token-file`.
+    public static func newRuntimeFile(_ prefix: String, environment: [String: String]) throws(SignInError) -> String {
+        let folder = folder(environment: environment)
+        if let failed = Directory.create(folder) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
+        if let problem = folderProblem(folder) { throw .storeUnwritable(path: folder, reason: problem) }
+        return folder + "/" + prefix + Hex.encode(try Crypto.randomBytes(8))
+    }
+
     /// What an agent serves, as its hello says: the configuration and data folders of this environment. An agent
     /// started for another HOME or data folder of the same user is not this environment's agent.
     public static func store(environment: [String: String]) -> String {

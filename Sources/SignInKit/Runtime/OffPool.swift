@@ -67,7 +67,7 @@ enum CurrentOperation {
 }
 
 /// A detached thread for one piece of blocking work.
-enum DedicatedThread {
+@_spi(CLI) public enum DedicatedThread {
     /// Runs `work` on a thread of its own with `canceller` as its `CurrentCanceller`, then frees the thread's
     /// OpenSSL state and only then hands the result over (`then`): the thread ends right after, and its OpenSSL
     /// state must go now, not in a race with the process's exit.
@@ -86,7 +86,8 @@ enum DedicatedThread {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    static func start(_ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` on a new detached thread (which inherits the calling thread's signal mask).
+    public static func start(_ body: @escaping @Sendable () -> Void) {
         let work = Unmanaged.passRetained(Work(body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)

@@ -11,6 +11,8 @@ struct Exec: SignInCommand {
     static let verboseOption = OptionSpec("--verbose", "With --gce-metadata: log each request to the metadata server (path and status, never a token)")
     static let envOption = OptionSpec("--env", value: "NAME", "The environment variable that receives the token (default SIGNIN_ACCESS_TOKEN)")
     static let idTokenOption = OptionSpec("--id-token", "Put the ID token there instead of the access token")
+    static let tokenFileOption = OptionSpec("--token-file", "Give COMMAND the token in a file kept fresh while it runs (SIGNIN_TOKEN_FILE names it), not in a variable")
+    static let fileEnvOption = OptionSpec("--file-env", value: "NAME", "With --token-file: also name the file in NAME (AWS_WEB_IDENTITY_TOKEN_FILE, AZURE_FEDERATED_TOKEN_FILE...); again for more")
     static let loginOption = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
     static var name: String { "exec" }
     static let spec = CommandSpec(
@@ -23,8 +25,11 @@ struct Exec: SignInCommand {
             (GCE_METADATA_HOST, GCE_METADATA_IP and GCE_METADATA_ROOT are set), from which gcloud and every Google
             client library take your account, project and tokens; signin stays, passes signals on, and exits with
             COMMAND's status. With --impersonate-service-account, the service account's tokens instead.
+            With --token-file, COMMAND reads the token from a 0600 file in your runtime folder (its path in
+            SIGNIN_TOKEN_FILE and each --file-env NAME), which signin rewrites atomically before each expiry for as
+            long as COMMAND runs and removes when it ends.
             """,
-        ownOptions: [envOption, idTokenOption, loginOption, .minTTL, gceMetadataOption, Impersonation.option, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
+        ownOptions: [envOption, idTokenOption, loginOption, .minTTL, tokenFileOption, fileEnvOption, gceMetadataOption, Impersonation.option, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
         takesJSON: false, takesCommand: true)
 
     let kind: TokenKind
@@ -36,6 +41,9 @@ struct Exec: SignInCommand {
     let gceMetadata: Bool
     let verbose: Bool
     let chain: [String]?
+    /// `--token-file`, with the variables that name the file besides SIGNIN_TOKEN_FILE.
+    let tokenFile: Bool
+    let fileVariables: [String]
     var signsIn: Bool { login }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
@@ -43,7 +51,7 @@ struct Exec: SignInCommand {
         login = a.has(Self.loginOption)
         minTTL = try OptionSpec.minTTL(a)
         variable = a.value(Self.envOption) ?? "SIGNIN_ACCESS_TOKEN"
-        if variable.isEmpty || variable.contains("=") || variable.first!.isNumber || !variable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+        if !Self.isVariableName(variable) {
             throw UsageError("--env \"\(variable)\" is not an environment variable name (letters, digits and _)")
         }
         command = a.rest
@@ -56,6 +64,20 @@ struct Exec: SignInCommand {
             throw UsageError("--gce-metadata serves tokens to COMMAND through the metadata server; it takes no --env or --id-token")
         }
         if verbose && !gceMetadata { throw UsageError("--verbose goes with --gce-metadata (it logs the metadata server's requests)") }
+        tokenFile = a.has(Self.tokenFileOption)
+        fileVariables = a.all(Self.fileEnvOption)
+        if !tokenFile && !fileVariables.isEmpty { throw UsageError("--file-env names the file of --token-file; add --token-file") }
+        if tokenFile && (gceMetadata || a.value(Self.envOption) != nil) {
+            throw UsageError("--token-file gives COMMAND a file; it takes no --env (the file's variables are --file-env) and no --gce-metadata")
+        }
+        if let bad = fileVariables.first(where: { !Self.isVariableName($0) }) {
+            throw UsageError("--file-env \"\(bad.withoutControlCharacters)\" is not an environment variable name (letters, digits and _)")
+        }
+    }
+
+    /// An environment variable's name: letters, digits and _, not starting with a digit.
+    static func isVariableName(_ v: String) -> Bool {
+        !v.isEmpty && !v.first!.isNumber && v.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
     }
 
     /// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`: the token goes into COMMAND's
@@ -63,14 +85,24 @@ struct Exec: SignInCommand {
     /// status are COMMAND's own, exactly as if it ran alone. Nothing of signin stays in between.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         if gceMetadata { return try GCEMetadataRun(c, chain: Impersonation.chain(chain, c), login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
-        return try become(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: login), environment: c.environment)
+        let source = LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: login)
+        if tokenFile {
+            return try TokenFileRun(source: source, kind: kind, minTTL: minTTL, environment: c.environment)
+                .run(command, variables: fileVariables, environment: c.environment, closing: passphraseFD.map { [$0] } ?? [])
+        }
+        return try become(source, environment: c.environment)
     }
 
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
         if gceMetadata {
             throw .unsupported(reason: "exec --gce-metadata serves a metadata server from the grant, which stays on the machine the agent runs on; run it there, or use `signin exec -- COMMAND` here")
         }
-        return try become(agent.impersonating(chain), environment: ProcessEnvironment.current)
+        let env = ProcessEnvironment.current
+        if tokenFile {
+            return try TokenFileRun(source: agent.impersonating(chain), kind: kind, minTTL: minTTL, environment: env)
+                .run(command, variables: fileVariables, environment: env, closing: [])
+        }
+        return try become(agent.impersonating(chain), environment: env)
     }
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
