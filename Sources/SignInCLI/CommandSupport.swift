@@ -1,6 +1,10 @@
 import FoundationEssentials
 @_spi(CLI) import SignInKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 // What several commands share: printing a profile, dates, padding, the encrypted store, typed blocking awaits, the
 // rule that a command takes no words it does not declare.
 
@@ -32,4 +36,24 @@ extension String {
 extension SignInClient {
     /// The command always keeps credentials in the encrypted file store (CLI.run builds the client so).
     var fileStore: CredentialStore { credentialStore! }
+}
+
+/// The command `exec` runs, as shells treat one: not found on PATH is exit 127, found but not runnable 126, each said
+/// on standard error in the same words whichever way `exec` runs it (becoming it, or staying beside it).
+enum ExecCommand {
+    /// Where `argv[0]` is; nil after saying it is not found. `executable`: it must be runnable too.
+    static func locate(_ argv: [String], environment: [String: String], executable: Bool = true) -> String? {
+        if let path = ExecutableSearch.locate(argv[0], environment: environment, executable: executable) { return path }
+        err("signin: \(argv[0].withoutControlCharacters): command not found")
+        return nil
+    }
+
+    /// Says why `argv` could not be started (`errno`) and gives the shell's exit code for it.
+    static func cannotRun(_ argv: [String], errno e: Int32) -> ExitCode {
+        err("signin: cannot run \(argv[0].withoutControlCharacters): \(String(cString: strerror(e)))")
+        return ExitCode(rawValue: e == ENOENT ? 127 : 126)
+    }
+
+    /// The exit code of a command that was not found.
+    static let notFound = ExitCode(rawValue: 127)
 }

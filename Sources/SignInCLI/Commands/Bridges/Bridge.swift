@@ -5,13 +5,10 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// What the bridges that hand signin's tokens to other programs share. Each goes through the same library path as
-/// `signin token` (a `TokenSource`, then `SignInClient.token`): one refresh for many parallel callers, the same exit
-/// codes, no secret in an error, never a token in another process's arguments.
-enum Bridge {}
-
 /// What a bridge answers its client: the text for standard output (the protocol's), a line for standard error, and
-/// the exit code. A value, so a bridge's protocol has unit tests without spawning signin.
+/// the exit code. A value, so a bridge's protocol has unit tests without spawning signin. (Every bridge gets its
+/// token as `signin token` does, from a `TokenSource` and then `SignInClient.token`: one refresh for many parallel
+/// callers, the same exit codes, no secret in an error, never a token in another process's arguments.)
 struct BridgeAnswer: Equatable {
     var code: ExitCode = .success
     var output = ""

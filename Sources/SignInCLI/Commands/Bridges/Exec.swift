@@ -98,11 +98,12 @@ struct Exec: SignInCommand {
             throw .unsupported(reason: "exec --gce-metadata serves a metadata server from the grant, which stays on the machine the agent runs on; run it there, or use `signin exec -- COMMAND` here")
         }
         let env = ProcessEnvironment.current
+        let source = agent.impersonating(chain)
         if tokenFile {
-            return try TokenFileRun(source: agent.impersonating(chain), kind: kind, minTTL: minTTL, environment: env)
+            return try TokenFileRun(source: source, kind: kind, minTTL: minTTL, environment: env)
                 .run(command, variables: fileVariables, environment: env, closing: [])
         }
-        return try become(agent.impersonating(chain), environment: env)
+        return try become(source, environment: env)
     }
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
@@ -116,16 +117,14 @@ struct Exec: SignInCommand {
         if let fd = passphraseFD, fd > 2 { close(fd) }
         let argv = command
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
-        guard ExecutableSearch.locate(argv[0], environment: environment, executable: false) != nil else {
+        guard ExecCommand.locate(argv, environment: environment, executable: false) != nil else {
             unsetenv(name)
-            err("signin: \(argv[0].withoutControlCharacters): command not found")
-            return ExitCode(rawValue: 127)
+            return ExecCommand.notFound
         }
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         execvp(argv[0], &cargs)
         let e = errno
         unsetenv(name)
-        err("signin: cannot run \(argv[0].withoutControlCharacters): \(String(cString: strerror(e)))")
-        return ExitCode(rawValue: e == ENOENT ? 127 : 126)
+        return ExecCommand.cannotRun(argv, errno: e)
     }
 }

@@ -40,10 +40,9 @@ final class TokenFileRun: @unchecked Sendable {
     /// Writes the first token, runs COMMAND beside the renewing thread, removes the file at the end.
     func run(_ command: [String], variables: [String], environment: [String: String], closing: [Int32]) throws(SignInError) -> ExitCode {
         try renew(minimumValidity: minTTL)
-        guard let exe = ExecutableSearch.locate(command[0], environment: environment) else {
+        guard let exe = ExecCommand.locate(command, environment: environment) else {
             unlink(path)
-            err("signin: \(command[0].withoutControlCharacters): command not found")
-            return ExitCode(rawValue: 127)
+            return ExecCommand.notFound
         }
         var env = environment
         for name in ["SIGNIN_TOKEN_FILE"] + variables { env[name] = path }
@@ -53,8 +52,7 @@ final class TokenFileRun: @unchecked Sendable {
         case .success(let started): child = started
         case .failure(let f):
             unlink(path)
-            err("signin: cannot run \(command[0].withoutControlCharacters): \(String(cString: strerror(f.errno)))")
-            return ExitCode(rawValue: f.errno == ENOENT ? 127 : 126)
+            return ExecCommand.cannotRun(command, errno: f.errno)
         }
         // Started after the signals are blocked: the renewing thread must not take them.
         DedicatedThread.start { [self] in keepFresh() }

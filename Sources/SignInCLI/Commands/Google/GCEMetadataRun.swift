@@ -32,10 +32,7 @@ struct GCEMetadataRun {
 
     func run(_ command: [String]) throws(SignInError) -> ExitCode {
         _ = try LocalTokens(c: c, chain: chain, interactive: login).token(.access, Freshness(minTTL: 300), audience: nil)
-        guard let path = ExecutableSearch.locate(command[0], environment: c.environment) else {
-            err("signin: \(command[0].withoutControlCharacters): command not found")
-            return ExitCode(rawValue: 127)
-        }
+        guard let path = ExecCommand.locate(command, environment: c.environment) else { return ExecCommand.notFound }
         for line in Self.precedenceNotes(c.environment, c.client.configuration, command: command[0]) { err("signin: note: " + line) }
         let gceCache = Self.gcloudGCECache(c.environment)
         if Self.expireNotOnGCE(gceCache) {
@@ -51,10 +48,8 @@ struct GCEMetadataRun {
         switch ChildProcess.spawn(path: path, argv: command, environment: environment, closing: passphraseFD.map { [$0] } ?? []) {
         case .success(let started): child = started
         case .failure(let failure):
-            let e = failure.errno
             server.stop()
-            err("signin: cannot run \(command[0].withoutControlCharacters): \(String(cString: strerror(e)))")
-            return ExitCode(rawValue: e == ENOENT ? 127 : 126)
+            return ExecCommand.cannotRun(command, errno: failure.errno)
         }
         let ended = child.waitForwardingSignals()
         server.stop()
