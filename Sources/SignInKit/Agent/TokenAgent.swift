@@ -322,6 +322,16 @@ import Glibc
         for w in q.waiters { server.complete(w.id, serve(w.request, profile: s.profile, sessionID: sessionID)) }
     }
 
+    /// The question of a session, if one is waiting, taken back: its askpass program ended and reaped, its waiters
+    /// refused with `why`.
+    private func withdrawQuestion(_ sessionID: String, why: String) {
+        guard let q = questions[sessionID] else { return }
+        kill(q.pid, SIGKILL)
+        var status: Int32 = 0
+        _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
+        settle(sessionID, approved: false, why: why)
+    }
+
     // MARK: Sessions
 
     private func createSession(_ q: [String: String], peer: PeerCredentials?) -> LoopbackResponse {
@@ -409,12 +419,7 @@ import Glibc
         guard var s = sessions[id], s.ended == nil else { return }
         s.ended = why
         sessions[id] = s
-        if let q = questions[id] {
-            kill(q.pid, SIGKILL)
-            var status: Int32 = 0
-            _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
-            settle(id, approved: false, why: "the session ended")
-        }
+        withdrawQuestion(id, why: "the session ended")
         log(s, "session ended: \(why) (\(s.served) served)")
     }
 
@@ -429,9 +434,7 @@ import Glibc
                 let yes = ChildProcess.termination(status) == .exited(0)
                 settle(id, approved: yes, why: yes ? "allowed" : "not confirmed")
             } else if MonotonicClock.now() - q.askedAt > Self.questionSeconds {
-                kill(q.pid, SIGKILL)
-                _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
-                settle(id, approved: false, why: "no answer within \(Int(Self.questionSeconds)) s")
+                withdrawQuestion(id, why: "no answer within \(Int(Self.questionSeconds)) s")
             }
         }
     }
@@ -439,12 +442,7 @@ import Glibc
     private func end(_ id: String, why: String) {
         guard let s = sessions.removeValue(forKey: id) else { return }
         let why = s.ended.map { "\($0), then \(why)" } ?? why
-        if let q = questions[id] {
-            kill(q.pid, SIGKILL)
-            var status: Int32 = 0
-            _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
-            settle(id, approved: false, why: "the session ended")
-        }
+        withdrawQuestion(id, why: "the session ended")
         if s.ownerPidFD >= 0 {
             server.wakeFDs.removeAll { $0 == s.ownerPidFD }
             close(s.ownerPidFD)

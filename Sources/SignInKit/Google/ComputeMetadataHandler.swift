@@ -67,23 +67,22 @@ struct ComputeMetadataHandler {
             let status = r.path.hasSuffix("/identity") ? "404 Not Found" : "400 Bad Request"
             return (Self.jsonError(status, status.hasPrefix("404") ? "not_found" : "invalid_scope", reason), .declined)
         } catch {
-            return (Self.failureResponse(error), .failed(error))
+            // The project number is looked up only when the configuration lacks it: a failed lookup says how to skip it.
+            let advice = r.path.hasSuffix("/numeric-project-id") ? Self.projectNumberAdvice : ""
+            return (Self.failureResponse(error, advice: advice), .failed(error))
         }
     }
 
     /// What the project number's lookup failing asks of the person: the lookup is needed only without it.
     static let projectNumberAdvice = "; set \"project_number\" in signin's configuration (the number is looked up only when it is missing)"
 
-    static func failureResponse(_ e: SignInError) -> LoopbackResponse {
+    /// The answer to a request that failed with `e`; `advice` follows the sentence of a provider or network failure.
+    static func failureResponse(_ e: SignInError, advice: String = "") -> LoopbackResponse {
         switch e {
-        case .providerError(let endpoint, let code, let detail?) where detail.hasSuffix(projectNumberAdvice):
-            return jsonError("502 Bad Gateway", code, "the \(endpoint) refused" + projectNumberAdvice)
-        case .networkUnavailable(let endpoint, let detail) where detail.hasSuffix(projectNumberAdvice):
-            return jsonError("502 Bad Gateway", "unavailable", "signin could not reach the \(endpoint)" + projectNumberAdvice)
         case .unsupported(let reason): return jsonError("400 Bad Request", "invalid_request", reason)
         case .noPreviousSignIn(let reason): return jsonError("503 Service Unavailable", "not_signed_in", "signin has no sign-in to serve: \(reason.description)")
-        case .providerError(let endpoint, let code, _): return jsonError("502 Bad Gateway", code, "the \(endpoint) refused; see signin's output")
-        case .networkUnavailable(let endpoint, _): return jsonError("502 Bad Gateway", "unavailable", "signin could not reach the \(endpoint)")
+        case .providerError(let endpoint, let code, _): return jsonError("502 Bad Gateway", code, "the \(endpoint) refused; see signin's output" + advice)
+        case .networkUnavailable(let endpoint, _): return jsonError("502 Bad Gateway", "unavailable", "signin could not reach the \(endpoint)" + advice)
         default: return jsonError("500 Internal Server Error", "internal", e.description)
         }
     }

@@ -90,7 +90,7 @@ public final class MetadataServer: @unchecked Sendable {
             }
             onEvent(.request(path: request.path, status: Int(response.status.prefix(3)) ?? 0))
             return (response, nil)
-        }, failure: ComputeMetadataHandler.failureResponse)
+        }, failure: { ComputeMetadataHandler.failureResponse($0) })
         server.close()
     }
 
