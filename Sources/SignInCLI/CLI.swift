@@ -46,7 +46,7 @@ public enum CLI {
         let env = ProcessEnvironment.current
         try checkProfileNames(a, env)
         if spec.readsConfiguration {
-            if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+            try a.checkOneConfiguration()
             if let fd = a.value(.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
         }
         let command = try type.init(a, env)

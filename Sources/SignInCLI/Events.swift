@@ -49,19 +49,19 @@ enum Headless {
     /// `device`: the command that signs in with the device flow, when the provider offers it.
     static func explain(port: Int, paste: Bool, headless: Bool, environment: [String: String], browserLaunched: Bool, device: String?) {
         guard headless || !browserLaunched else { return }
-        var lines: [String] = []
-        if paste { lines.append("  - Open the address above in any browser. When it ends at a page that cannot load (http://127.0.0.1:\(port)/...),\n    copy that page's full address and paste it here, then press Enter.") }
+        var ways: [String] = []
+        if paste { ways.append("Open the address above in any browser. When it ends at a page that cannot load (http://127.0.0.1:\(port)/...),\n    copy that page's full address and paste it here, then press Enter.") }
         if let ssh = environment["SSH_CONNECTION"] {
             let fields = ssh.split(separator: " ")
             let host = fields.count >= 3 ? String(fields[2]) : "this-host"
             let user = environment["USER"].map { "\($0)@" } ?? ""
-            lines.append("  - Or tunnel the port: on the machine with the browser run\n      ssh -L \(port):127.0.0.1:\(port) \(user)\(host)\n    then open the address there (use --port to keep the same port next time).")
+            ways.append("tunnel the port: on the machine with the browser run\n      ssh -L \(port):127.0.0.1:\(port) \(user)\(host)\n    then open the address there (use --port to keep the same port next time).")
         } else {
-            lines.append("  - Or forward port \(port) from the browser's machine (ssh -L \(port):127.0.0.1:\(port) ...).")
+            ways.append("forward port \(port) from the browser's machine (ssh -L \(port):127.0.0.1:\(port) ...).")
         }
-        if let device { lines.append("  - Or run `\(device)` to sign in with a code on another device.") }
-        // The first way is not an alternative to anything.
-        if let first = lines.first { lines[0] = first.replacing("  - Or t", with: "  - T").replacing("  - Or f", with: "  - F") }
+        if let device { ways.append("run `\(device)` to sign in with a code on another device.") }
+        // The first way is not an alternative to anything; each after it is.
+        let lines = ways.enumerated().map { i, way in "  - " + (i == 0 ? way.prefix(1).uppercased() + way.dropFirst() : "Or " + way) }
         err((["No browser on this machine? Any of these works:"] + lines).joined(separator: "\n") + "\n")
     }
 }

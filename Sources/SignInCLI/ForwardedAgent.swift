@@ -24,9 +24,7 @@ enum ForwardedAgent {
     /// `signin status` through the agent: the forwarded session, its accounts and its limits.
     static func status(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }
-        let hello = try agent.agent.hello()
-        guard hello.status == 200 else { throw agent.agent.failure(hello) }
-        let session = hello.object["session"]?.object
+        let session = try agent.hello()["session"]?.object
         if json {
             out(JSONText.object(["through_agent": .string(agent.agent.socketPath), "session": session.map { JSONText.value(.object($0)) } ?? .null]))
             return .success
@@ -51,9 +49,7 @@ enum ForwardedAgent {
     /// `signin accounts` through the agent: the accounts the session forwards.
     static func accounts(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }
-        let hello = try agent.agent.hello()
-        guard hello.status == 200 else { throw agent.agent.failure(hello) }
-        let accounts = hello.object["session"]?.object?["accounts"]?.array?.compactMap(\.string) ?? []
+        let accounts = try agent.hello()["session"]?.object?["accounts"]?.array?.compactMap(\.string) ?? []
         if json {
             out(JSONText.render(.array(accounts.map { .object(["account": .string($0), "through_agent": .bool(true)]) })))
         } else if accounts.isEmpty {

@@ -43,6 +43,11 @@ struct Arguments {
     var restAfterSeparator = false
 
     func has(_ o: OptionSpec) -> Bool { flags.contains(o.long) }
+
+    /// `--config` and `--profile` each name a configuration file: not both.
+    func checkOneConfiguration() throws(UsageError) {
+        if value(.config) != nil && value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+    }
     func value(_ o: OptionSpec) -> String? { values[o.long] }
     func all(_ o: OptionSpec) -> [String] { repeated[o.long] ?? [] }
 

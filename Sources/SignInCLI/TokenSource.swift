@@ -90,13 +90,17 @@ final class AgentTokens: TokenSource {
 
     func markRejected(_ token: String) throws(SignInError) { try agent.rejected(token) }
 
-    private func hello() -> [String: JSONValue] {
-        if helloAnswer == nil { helloAnswer = try? agent.hello() }
-        return helloAnswer?.object ?? [:]
+    /// The agent's hello (asked once per run): its session's limits and the hosts its configuration allows.
+    func hello() throws(SignInError) -> [String: JSONValue] {
+        if let helloAnswer { return helloAnswer.object }
+        let a = try agent.hello()
+        guard a.status == 200 else { throw agent.failure(a) }
+        helloAnswer = a
+        return a.object
     }
 
-    func gitHosts() -> [String] { hello()["git_hosts"]?.array?.compactMap(\.string) ?? [] }
-    func dockerRegistries() -> [String] { hello()["docker_registries"]?.array?.compactMap(\.string) ?? [] }
+    func gitHosts() -> [String] { (try? hello())?["git_hosts"]?.array?.compactMap(\.string) ?? [] }
+    func dockerRegistries() -> [String] { (try? hello())?["docker_registries"]?.array?.compactMap(\.string) ?? [] }
     var settingsName: String { "the laptop's configuration (through the agent at \(agent.socketPath))" }
     var gitUsername: String? { nil }
 }

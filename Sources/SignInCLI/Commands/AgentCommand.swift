@@ -85,7 +85,9 @@ struct AgentCommand: SignInCommand {
         }
         ChildProcess.blockStopSignals()
         let agent = try TokenAgent(environment: env) { (profile) throws(SignInError) -> SignInClient in
-            let file = profile.map { $0.hasPrefix("/") } == true ? profile! : SignInConfiguration.defaultPath(explicit: nil, profile: profile, environment: env)
+            // A session of `signin ssh -c FILE` names the file itself (an absolute path); any other a configuration.
+            let isPath = profile?.hasPrefix("/") == true
+            let file = SignInConfiguration.defaultPath(explicit: isPath ? profile : nil, profile: isPath ? nil : profile, environment: env)
             return SignInClient(configuration: try SignInConfiguration.load(path: file), environment: env)
         }
         agent.start { kill(getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait below

@@ -48,7 +48,7 @@ struct SSHCommand: SignInCommand {
         accounts = a.all(Self.accountOption).flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace } }.filter { !$0.isEmpty }
         // -c FILE is signin's, as for every command that reads a configuration (ssh's cipher option is -c too: give
         // it as `-o Ciphers=...`). The agent is told the file's absolute path.
-        if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+        try a.checkOneConfiguration()
         profile = a.value(.config).map { ProcessEnvironment.absolute($0) } ?? a.value(.profile)
         seconds = try a.value(Self.forOption).map { v throws(UsageError) -> Int in
             guard let s = Self.seconds(v) else { throw UsageError("--for \"\(v)\" is not a duration (90s, 10m, 8h, 1d, or seconds)") }
