@@ -114,10 +114,18 @@ public enum AgentProtocol {
     /// A new file's path in this user's runtime folder (made 0700, refused when another user could use it): `prefix`
     /// and 16 random hex digits (OpenSSL's generator). For `signin exec --token-file`.
     public static func newRuntimeFile(_ prefix: String, environment: [String: String]) throws(SignInError) -> String {
+        try usableFolder(environment: environment) + "/" + prefix + Hex.encode(try Crypto.randomBytes(8))
+    }
+
+    /// The runtime folder, made when missing and made 0700 when it is this user's, for signin to put sockets and
+    /// files in; `.system` with `folderProblem`'s reason when it cannot be trusted.
+    static func usableFolder(environment: [String: String]) throws(SignInError) -> String {
         let folder = folder(environment: environment)
         if let failed = Directory.create(folder) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
-        if let problem = folderProblem(folder) { throw .storeUnwritable(path: folder, reason: problem) }
-        return folder + "/" + prefix + Hex.encode(try Crypto.randomBytes(8))
+        var st = stat()
+        if lstat(folder, &st) == 0, st.st_uid == geteuid(), (st.st_mode & S_IFMT) == S_IFDIR { chmod(folder, 0o700) }
+        if let problem = folderProblem(folder) { throw .system(reason: "signin's runtime folder cannot be used: \(problem)") }
+        return folder
     }
 
     /// What an agent serves, as its hello says: the configuration and data folders of this environment. An agent

@@ -88,11 +88,7 @@ import Glibc
     public init(environment: [String: String], makeClient: @escaping (String?) throws(SignInError) -> SignInClient) throws(SignInError) {
         self.environment = environment
         self.makeClient = makeClient
-        let folder = AgentProtocol.folder(environment: environment)
-        if let failed = Directory.create(folder) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
-        var st = stat()
-        if lstat(folder, &st) == 0, st.st_uid == geteuid(), (st.st_mode & S_IFMT) == S_IFDIR { chmod(folder, 0o700) }
-        if let problem = AgentProtocol.folderProblem(folder) { throw .system(reason: "the agent's folder cannot be used: \(problem)") }
+        _ = try AgentProtocol.usableFolder(environment: environment)
         socketPath = AgentProtocol.socketPath(environment: environment)
         logPath = AgentProtocol.logPath(environment: environment)
         service = LocalService(try LoopbackServer(unixSocket: socketPath, tag: "main", methods: ["GET", "POST", "DELETE"]))
