@@ -146,18 +146,14 @@ import FoundationNetworking
             signin token >/dev/null; echo "after=$?"
             """
         let run = try RunningSignin(box, ["ssh"] + remote.sshArguments + [script])
-        var lines: [String] = []
-        while let line = run.readLine() {
-            lines.append(line)
-            if line == "ready" { break }
-        }
+        var lines = run.lines(through: "ready")
         #expect(lines.contains("before=0"), "\(lines) \(run.stderr)")
         kill(run.process.processIdentifier, SIGKILL)
         run.process.waitUntilExit()
         // ssh itself lives on (it was signin's child, not killed): the remote side asks again through it.
         #expect(waitFor { SSHAgentTests.log(box).contains("the signin ssh that opened it ended") }, "\(SSHAgentTests.log(box))")
         _ = FileManager.default.createFile(atPath: marker, contents: nil)
-        while let line = run.readLine() { lines.append(line) }
+        lines += run.lines()
         #expect(lines.contains("after=3"), "\(lines)")
     }
 
@@ -214,8 +210,7 @@ import FoundationNetworking
         let own = try box.signin(["token"], env: ["SIGNIN_AGENT_SOCK": box.environment["XDG_RUNTIME_DIR"]! + "/signin/agent.sock"])
         #expect(own.status == 0, "\(own.stderr)")
         _ = FileManager.default.createFile(atPath: answer, contents: nil)
-        var lines: [String] = []
-        while let line = run.readLine() { lines.append(line) }
+        let lines = run.lines()
         #expect(lines.contains("confirmed=0"), "\(lines) \(run.stderr)")
         _ = run.stop(0)
 

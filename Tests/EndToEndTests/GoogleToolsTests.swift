@@ -87,6 +87,16 @@ final class RunningSignin: @unchecked Sendable {
         }
     }
 
+    /// The lines of its standard output up to and with `marker` (all of them, to its end, when `marker` is nil).
+    func lines(through marker: String? = nil) -> [String] {
+        var lines: [String] = []
+        while let line = readLine() {
+            lines.append(line)
+            if line == marker { break }
+        }
+        return lines
+    }
+
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
     /// Sends `signal` and waits for the end: the exit status, or the signal that ended it.

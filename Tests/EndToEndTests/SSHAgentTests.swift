@@ -102,18 +102,14 @@ final class RemoteMachine: @unchecked Sendable {
             signin token; echo "after=$?"
             """
         let run = try RunningSignin(box, ["ssh"] + remote.sshArguments + [script])
-        var lines: [String] = []
-        while let line = run.readLine() {
-            lines.append(line)
-            if line == "ready" { break }
-        }
+        var lines = run.lines(through: "ready")
         #expect(lines.contains("nobody=3") && lines.contains("before=0"), "\(lines) \(run.stderr)")
         let listed = try box.signin("agent", "--list")
         #expect(listed.stdout.contains("root@127.0.0.1") && listed.stdout.contains("alice@example.org") && listed.stdout.contains("until the end of the SSH session"), "\(listed.stdout)")
         let lock = try box.signin("lock")
         #expect(lock.stdout.contains("ended every session forwarded"), "\(lock.stdout)")
         _ = FileManager.default.createFile(atPath: marker, contents: nil)
-        while let line = run.readLine() { lines.append(line) }
+        lines += run.lines()
         _ = run.stop(0)
         #expect(lines.contains("after=3"), "\(lines)")
         #expect(run.stderr.contains("not yours to use") || run.stderr.contains("Permission denied"), "\(run.stderr)")
