@@ -21,10 +21,14 @@ import Testing
         let pw = box.root.appendingPathComponent("pw").path
         try "hunter2-is-long-enough\n".write(toFile: pw, atomically: true, encoding: .utf8)
         let start = locked ? "gnome-keyring-daemon --start --components=secrets >/dev/null" : "echo -n keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null"
+        // The daemon forks before it owns its bus name; a request in between would make D-Bus start a second,
+        // locked daemon. Wait for the name (polling the bus, up to 10 s).
+        let owned = "for i in $(seq 200); do dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus "
+            + "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && break; sleep 0.05; done"
         // However the script ends, the kernel's copy of this store's key goes (unless the test keeps it for a next
         // session), and every process this session started ends with it: the whole run is under `reap.py`.
         let cleanup = keepKernelKey ? "" : "trap '\"$S\" lock >/dev/null 2>&1' EXIT\n"
-        let body = "export S=\(Paths.signin) PW=\(pw)\n" + cleanup + (keyring ? start + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
+        let body = "export S=\(Paths.signin) PW=\(pw)\n" + cleanup + (keyring ? start + "\n" + owned + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
         let file = box.root.appendingPathComponent("session-\(UUID().uuidString).sh").path
         try body.write(toFile: file, atomically: true, encoding: .utf8)
         let inner = keyring ? ["/usr/bin/dbus-run-session", "--", "/bin/bash", file] : ["/bin/bash", file]
