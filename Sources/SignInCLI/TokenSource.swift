@@ -16,6 +16,8 @@ protocol TokenSource {
     var settingsName: String { get }
     /// The user name `git-credential` answers, when the configuration names one.
     var gitUsername: String? { get }
+    /// An AWS role's credentials bought with the person's ID token.
+    func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials
 }
 
 extension Freshness {
@@ -58,6 +60,7 @@ struct LocalTokens: TokenSource {
     func dockerRegistries() -> [String] { DockerRegistries.patterns(for: c.client.configuration) }
     var settingsName: String { c.client.configuration.sourcePath }
     var gitUsername: String? { c.client.configuration.gitUsername }
+    func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials { try c.client.awsCredentials(request) }
 }
 
 /// Tokens from a forwarded agent: what the laptop's `signin ssh` allowed, nothing else; never a browser. The
@@ -99,8 +102,32 @@ final class AgentTokens: TokenSource {
         return a.object
     }
 
-    func gitHosts() -> [String] { (try? hello())?["git_hosts"]?.array?.compactMap(\.string) ?? [] }
-    func dockerRegistries() -> [String] { (try? hello())?["docker_registries"]?.array?.compactMap(\.string) ?? [] }
+    func gitHosts() -> [String] { (try? hello())?[AgentProtocol.Key.gitHosts]?.array?.compactMap(\.string) ?? [] }
+    func dockerRegistries() -> [String] { (try? hello())?[AgentProtocol.Key.dockerRegistries]?.array?.compactMap(\.string) ?? [] }
+
+    /// The laptop's agent gives the person's ID token (never the grant) and names its configuration's STS; this
+    /// machine asks STS itself, with nothing cached here (there is no store here). STS finding the ID token
+    /// expired makes one forced refresh on the laptop and one more try.
+    func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials {
+        if let problem = request.problem { throw .unsupported(reason: problem) }
+        guard let endpoint = try hello()[AgentProtocol.Key.awsSTSEndpoint]?.string else {
+            throw .unsupported(reason: "the agent at \(agent.socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
+        }
+        let saved = chain
+        chain = []
+        defer { chain = saved }
+        let sts = try AWSSecurityTokenService(endpoint: endpoint)
+        func attempt(force: Bool) throws(SignInError) -> AWSCredentials {
+            let id = try token(.id, Freshness(minTTL: 60, forceRefresh: force), audience: nil)
+            return try sts.assumeRole(request.roleARN, idToken: id.token.value, sessionName: request.sessionName ?? AWSRoleRequest.sessionName(from: id.name),
+                                      duration: request.duration)
+        }
+        do throws(SignInError) {
+            return try attempt(force: request.forceRefresh)
+        } catch .providerError(_, let code, _) where code == "ExpiredTokenException" {
+            return try attempt(force: true)
+        }
+    }
     var settingsName: String { "the laptop's configuration (through the agent at \(agent.socketPath))" }
     var gitUsername: String? { nil }
 }

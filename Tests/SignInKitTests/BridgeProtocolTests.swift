@@ -16,6 +16,9 @@ import Testing
         func dockerRegistries() -> [String] { ["europe-docker.pkg.dev", "*.gcr.io", "127.0.0.1:5000"] }
         var settingsName: String { "/c.json" }
         var gitUsername: String? { nil }
+        func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials {
+            AWSCredentials(accessKeyID: "AKIA", secretAccessKey: "s", sessionToken: "t", expiration: Date(timeIntervalSince1970: 2_000_000_000))
+        }
     }
 
     func git(_ op: String) throws -> GitCredential {

@@ -43,6 +43,8 @@ public enum AgentProtocol {
         public static let chain = "chain", email = "email", profile = "profile"
         public static let token = "token", expiresAt = "expires_at", subject = "subject"
         public static let error = "error", message = "message", store = "store"
+        /// The hello's settings of a session's configuration, for the remote side's bridges.
+        public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
         public static let rejectedToken = "X-Signin-Token"
     }
 

@@ -159,8 +159,9 @@ import Glibc
         if let session {
             o["session"] = .object(Self.describe(session))
             if let c = try? client(session.profile) {
-                o["git_hosts"] = .array(GitHosts.patterns(for: c.configuration).map { .string($0) })
-                o["docker_registries"] = .array(DockerRegistries.patterns(for: c.configuration).map { .string($0) })
+                o[AgentProtocol.Key.gitHosts] = .array(GitHosts.patterns(for: c.configuration).map { .string($0) })
+                o[AgentProtocol.Key.dockerRegistries] = .array(DockerRegistries.patterns(for: c.configuration).map { .string($0) })
+                o[AgentProtocol.Key.awsSTSEndpoint] = .string(c.configuration.awsSTSEndpoint)
             }
         } else {
             o["session"] = .null

@@ -75,6 +75,15 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     public var iamCredentialsEndpoint: String
     /// The Cloud Resource Manager API (`resource_manager_endpoint`), default Google's.
     public var resourceManagerEndpoint: String
+    /// The AWS region whose STS `signin aws-credential-process` asks (`aws_region`); nil: STS's global endpoint.
+    public var awsRegion: String?
+    /// The STS endpoint itself (`aws_sts_endpoint`), for a partition or a test; nil: from `aws_region`.
+    public var awsSTSEndpointOverride: String?
+    /// Where `AssumeRoleWithWebIdentity` goes: `aws_sts_endpoint`, else `https://sts.REGION.amazonaws.com`, else
+    /// `https://sts.amazonaws.com`.
+    public var awsSTSEndpoint: String {
+        awsSTSEndpointOverride ?? awsRegion.map { "https://sts.\($0).amazonaws.com" } ?? "https://sts.amazonaws.com"
+    }
     /// The registries `signin docker-credential get` answers (`docker_registries`): `host`, `host:port` or
     /// `*.domain`. Nil: Google's registries (`*-docker.pkg.dev`, `gcr.io`, `*.gcr.io`) for Google, none otherwise.
     public var dockerRegistries: [String]?
@@ -162,6 +171,8 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.impersonateServiceAccount = []
         self.iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
         self.resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
+        self.awsRegion = nil
+        self.awsSTSEndpointOverride = nil
         self.dockerRegistries = nil
         self.appName = nil
         self.sourcePath = "(in code)"
@@ -242,7 +253,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
-        "docker_registries", "$comment",
+        "docker_registries", "aws_region", "aws_sts_endpoint", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -377,6 +388,14 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         }
         if let u = try url("iam_credentials_endpoint") { c.iamCredentialsEndpoint = u }
         if let u = try url("resource_manager_endpoint") { c.resourceManagerEndpoint = u }
+        if let region = try string("aws_region") {
+            let labels = region.split(separator: "-", omittingEmptySubsequences: false)
+            guard region.count <= 32, labels.count >= 3, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber) } }) else {
+                throw fail("aws_region", "\"\(region)\" is not an AWS region (such as eu-west-1)")
+            }
+            c.awsRegion = region
+        }
+        c.awsSTSEndpointOverride = try url("aws_sts_endpoint")
         if let v = obj["docker_registries"], v != .null {
             guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
             c.dockerRegistries = try items.map { item throws(SignInError) -> String in

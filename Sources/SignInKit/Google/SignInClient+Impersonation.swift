@@ -38,34 +38,9 @@ extension SignInClient {
     }
 
     private func serviceAccountToken(key: String, account: String?, minimumValidity: Duration,
-                                     mint: (IAMCredentialsClient, String) throws(SignInError) -> SignInToken) throws(SignInError) -> SignInToken {
-        let margin = minimumValidity.timeInterval
-        func cached(_ c: StoredCredentials) -> SignInToken? {
-            guard let t = c.serviceAccountTokens?.first(where: { $0.key == key }), t.expiry.timeIntervalSinceNow > margin else { return nil }
-            return SignInToken(value: t.value, expirationDate: t.expiry)
-        }
-        guard let stored = try credentials(account: account) else { throw noAccount() }
-        if stored.grantEndedAt == nil, let hit = cached(stored) { return hit }
-        let person = try restore(account: account)
-        let subject = person.userID
-        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> SignInToken in
-            guard let current = try storage.credentials(for: identity, subject: subject) else { throw .noPreviousSignIn(reason: .signedOutMeanwhile) }
-            if let hit = cached(current) { return hit }
-            let iam = IAMCredentialsClient(configuration: configuration)
-            let minted: SignInToken
-            do throws(SignInError) {
-                minted = try mint(iam, current.accessToken ?? person.accessToken?.value ?? "")
-            } catch .providerError(_, let code, _) where code == "UNAUTHENTICATED" || code == "http_401" {
-                let renewed = try restore(account: subject, forceRefresh: true)
-                minted = try mint(iam, renewed.accessToken?.value ?? "")
-            }
-            guard let expiry = minted.expirationDate else { return minted }
-            var next = try storage.credentials(for: identity, subject: subject) ?? current
-            var tokens = (next.serviceAccountTokens ?? []).filter { $0.key != key && $0.expiry > Date() }
-            tokens.append(.init(key: key, value: minted.value, expiry: expiry))
-            next.serviceAccountTokens = Array(tokens.suffix(32))
-            try storage.save(next)
-            return minted
-        }
+                                     mint: @escaping (IAMCredentialsClient, String) throws(SignInError) -> SignInToken) throws(SignInError) -> SignInToken {
+        let iam = IAMCredentialsClient(configuration: configuration)
+        return try cachedCredential(key: key, account: account, minimumValidity: minimumValidity, buyingWith: .access,
+                                    retryWhen: { $0 == "UNAUTHENTICATED" || $0 == "http_401" }) { bearer throws(SignInError) in try mint(iam, bearer) }
     }
 }

@@ -1,0 +1,73 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin aws configure --aws-profile P --role-arn ARN`: an aws-cli profile whose credentials come from signin.
+struct AWSCommand: SignInCommand {
+    static var name: String { "aws" }
+    static let awsProfile = OptionSpec("--aws-profile", value: "NAME", "The aws-cli profile to write (`aws --profile NAME`; default: default)")
+    static let spec = CommandSpec(
+        name: name, summary: "Write an aws-cli profile that gets a role's keys from signin: `signin aws configure`",
+        details: """
+            `signin aws configure --role-arn ARN [--aws-profile NAME]` sets credential_process in that profile of
+            ~/.aws/config ($AWS_CONFIG_FILE) to this signin's `aws-credential-process` with the same role, duration,
+            session name, configuration and account, and region to aws_region when the profile has none. Other
+            profiles, keys and comments stay as they are; the file is replaced atomically. (--aws-profile, because
+            --profile chooses signin's own configuration, as in every command.)
+            """,
+        ownOptions: [awsProfile] + AWSRoleOptions.all, usageOverride: "signin aws configure --role-arn ARN [--aws-profile NAME] [--duration TIME] [--session-name NAME] [--account ACCOUNT]",
+        positionalWords: ["configure"], takesAccount: true)
+
+    let role: AWSRoleOptions
+    let profile: String
+    /// The options that chose signin's configuration and account, carried into the profile's command line.
+    let carried: [String]
+    let json: Bool
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        guard a.positional == ["configure"] else { throw UsageError("usage: signin aws configure --role-arn ARN [--aws-profile NAME]") }
+        role = try AWSRoleOptions(a)
+        profile = a.value(Self.awsProfile) ?? "default"
+        guard AWSConfigFile.isProfileName(profile) else { throw UsageError("--aws-profile \"\(profile.withoutControlCharacters)\" is not a profile name (letters, digits and _-.@+)") }
+        var carried: [String] = []
+        if let c = a.value(.config) { carried += ["-c", ProcessEnvironment.absolute(c)] }
+        if let p = a.value(.profile) { carried += ["--profile", p] }
+        if let account = a.value(.account) { carried += ["--account", account] }
+        self.carried = carried
+        json = a.has(.json)
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        try write(environment: c.environment, region: c.client.configuration.awsRegion)
+    }
+
+    /// Over `signin ssh` the profile is written on this machine, where aws-cli runs; the keys come through the agent.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        try write(environment: ProcessEnvironment.current, region: nil)
+    }
+
+    private func write(environment: [String: String], region: String?) throws(SignInError) -> ExitCode {
+        guard let me = ProcessEnvironment.executablePath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
+        var args = [me, AWSCredentialProcess.name, "--role-arn", role.roleARN]
+        if role.durationSeconds != 3600 { args += ["--duration", String(role.durationSeconds)] }
+        if let s = role.sessionName { args += ["--session-name", s] }
+        let command = AWSConfigFile.commandLine(args + carried)
+        let path = AWSConfigFile.path(environment)
+        var file = AWSConfigFile(try TextFiles.read(path) ?? "")
+        let replaced = file.set("credential_process", command, profile: profile)
+        if let region { file.set("region", region, profile: profile, onlyIfAbsent: true) }
+        var st = stat()
+        let mode = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
+        try TextFiles.write(file.text, to: path, mode: mode)
+        if json {
+            out(JSONText.object(["file": .string(path), "aws_profile": .string(profile), "credential_process": .string(command), "replaced": .bool(replaced != nil)]))
+        } else {
+            let use = profile == "default" ? "aws sts get-caller-identity" : "aws sts get-caller-identity --profile \(profile)"
+            out("\(replaced == nil ? "Added" : "Updated") the profile \(profile) in \(path): aws-cli gets \(role.roleARN)'s keys from signin.\nTry: \(use)")
+        }
+        return .success
+    }
+}
