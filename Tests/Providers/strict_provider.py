@@ -62,6 +62,26 @@ def sign(claims: dict, alg: str = "RS256", kid: str | None = None, key=None) -> 
     return signing_input + "." + b64u(sig)
 
 
+def verify(token: str):
+    """The claims of a JWT this provider signed (RS256 or ES256), or None."""
+    try:
+        h, c, sig = token.split(".")
+        header = json.loads(base64.urlsafe_b64decode(h + "==="))
+        raw = base64.urlsafe_b64decode(sig + "===")
+        data = (h + "." + c).encode()
+        if header.get("alg") == "RS256":
+            RSA_KEY.public_key().verify(raw, data, padding.PKCS1v15(), hashes.SHA256())
+        elif header.get("alg") == "ES256":
+            from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+            EC_KEY.public_key().verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")), data,
+                                       ec.ECDSA(hashes.SHA256()))
+        else:
+            return None
+        return json.loads(base64.urlsafe_b64decode(c + "==="))
+    except Exception:
+        return None
+
+
 class Client:
     """Per-client state and fault switches."""
 
@@ -254,6 +274,8 @@ class Handler(BaseHTTPRequestHandler):
         if u.path.startswith("/v1/projects/-/serviceAccounts/"):
             return self.iam_credentials(u.path[len("/v1/projects/-/serviceAccounts/"):])
         f = self.form()
+        if u.path == "/v1/token":
+            return self.google_sts(f)
         if u.path == "/token":
             return self.token(f)
         if u.path == "/revoke":
@@ -291,8 +313,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.google_error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
         with LOCK:
             cl.stats["iam_calls"] = cl.stats.get("iam_calls", 0) + 1
-            cl.stats["iam_last_delegates"] = body.get("delegates", [])
-        chain = [d.rpartition("/")[2] for d in body.get("delegates", [])] + [email]
+            cl.stats["iam_last_delegates"] = body.get("delegates") or []
+        chain = [d.rpartition("/")[2] for d in body.get("delegates") or []] + [email]
         for account in chain:
             if account in cl.c("sa_missing", []):
                 return self.google_error(404, "NOT_FOUND", f"Service account {account} not found.")
@@ -314,6 +336,32 @@ class Handler(BaseHTTPRequestHandler):
                 claims.update({"email": email, "email_verified": True})
             return self.send(200, {"token": sign(claims)})
         return self.google_error(404, "NOT_FOUND", "unknown method")
+
+    def google_sts(self, f: dict):
+        """Google's Security Token Service (RFC 8693 token exchange), as workload and workforce identity federation
+        use it: an ID token of this provider (its signature checked, unexpired) for a federated access token. Per
+        client (the token's audience): `sts_audiences` lists the pool providers that trust it; the federated token
+        works at the IAM stand-in as the person's. Counted in `sts_exchanges`, the last form in `sts_last`."""
+        if f.get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
+            return self.oauth_error("unsupported_grant_type", description="grant_type must be token-exchange")
+        if f.get("subject_token_type") not in ("urn:ietf:params:oauth:token-type:id_token", "urn:ietf:params:oauth:token-type:jwt"):
+            return self.oauth_error("invalid_request", description="Invalid subject_token_type")
+        claims = verify(f.get("subject_token", ""))
+        if claims is None:
+            return self.oauth_error("invalid_grant", description="The ID Token signature could not be verified")
+        cl = client(str(claims.get("aud", "")))
+        with LOCK:
+            cl.stats["sts_exchanges"] = cl.stats.get("sts_exchanges", 0) + 1
+            cl.stats["sts_last"] = {k: v for k, v in f.items() if k != "subject_token"}
+        if float(claims.get("exp", 0)) < time.time():
+            return self.oauth_error("invalid_grant", description="ID Token has expired")
+        if f.get("audience") not in cl.c("sts_audiences", []):
+            return self.oauth_error("invalid_target", description="The target service indicated by the \"audience\" parameters is invalid. This might either be because the pool or provider is disabled or deleted or because it doesn't exist.")
+        at = "fed-" + secrets.token_urlsafe(24)
+        with LOCK:
+            cl.access[at] = "principal://" + f["audience"].lstrip("/") + "/subject/" + str(claims.get("sub"))
+        self.send(200, {"access_token": at, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token", "token_type": "Bearer",
+                        "expires_in": int(cl.c("sts_expires_in", 3600))})
 
     def resource_manager(self, project_id: str):
         """v1/projects/{id}: the number is `project_number` of the caller's client (default 424242)."""

@@ -45,6 +45,7 @@ public enum AgentProtocol {
         public static let error = "error", message = "message", store = "store"
         /// The hello's settings of a session's configuration, for the remote side's bridges.
         public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
+        public static let googleSTSEndpoint = "google_sts_endpoint", iamCredentialsEndpoint = "iam_credentials_endpoint"
         public static let rejectedToken = "X-Signin-Token"
     }
 

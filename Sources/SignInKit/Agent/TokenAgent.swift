@@ -162,6 +162,8 @@ import Glibc
                 o[AgentProtocol.Key.gitHosts] = .array(GitHosts.patterns(for: c.configuration).map { .string($0) })
                 o[AgentProtocol.Key.dockerRegistries] = .array(DockerRegistries.patterns(for: c.configuration).map { .string($0) })
                 o[AgentProtocol.Key.awsSTSEndpoint] = .string(c.configuration.awsSTSEndpoint)
+                o[AgentProtocol.Key.googleSTSEndpoint] = .string(c.configuration.googleSTSEndpoint)
+                o[AgentProtocol.Key.iamCredentialsEndpoint] = .string(c.configuration.iamCredentialsEndpoint)
             }
         } else {
             o["session"] = .null

@@ -79,6 +79,13 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     public var awsRegion: String?
     /// The STS endpoint itself (`aws_sts_endpoint`), for a partition or a test; nil: from `aws_region`.
     public var awsSTSEndpointOverride: String?
+    /// Google Cloud through workload or workforce identity federation (`google_federation_audience`,
+    /// `workforce_pool_user_project`, `google_sts_endpoint`): the metadata server's tokens are then bought at
+    /// Google's STS with the person's ID token. nil: no federation.
+    public var googleFederation: WorkloadIdentityFederation?
+    /// Google's STS token endpoint (`google_sts_endpoint`), for federation and the `external_account` files
+    /// `signin google external-account` writes.
+    public var googleSTSEndpoint: String
     /// Where `AssumeRoleWithWebIdentity` goes: `aws_sts_endpoint`, else `https://sts.REGION.amazonaws.com`, else
     /// `https://sts.amazonaws.com`.
     public var awsSTSEndpoint: String {
@@ -172,6 +179,8 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
         self.resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
         self.awsRegion = nil
+        self.googleFederation = nil
+        self.googleSTSEndpoint = WorkloadIdentityFederation.defaultSTSEndpoint
         self.awsSTSEndpointOverride = nil
         self.dockerRegistries = nil
         self.appName = nil
@@ -253,7 +262,8 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
-        "docker_registries", "aws_region", "aws_sts_endpoint", "$comment",
+        "docker_registries", "aws_region", "aws_sts_endpoint",
+        "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
     ]
 
     /// Parses configuration JSON; `sourcePath` is used in error messages.
@@ -396,6 +406,19 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             c.awsRegion = region
         }
         c.awsSTSEndpointOverride = try url("aws_sts_endpoint")
+        let stsEndpoint = try url("google_sts_endpoint")
+        let userProject = try string("workforce_pool_user_project")
+        if let audience = try string("google_federation_audience") {
+            guard WorkloadIdentityFederation.isAudience(audience) else {
+                throw fail("google_federation_audience", "\"\(audience)\" is not a pool provider (//iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/providers/PROVIDER, or .../workforcePools/POOL/providers/PROVIDER)")
+            }
+            let f = WorkloadIdentityFederation(audience: audience, userProject: userProject, stsEndpoint: stsEndpoint ?? WorkloadIdentityFederation.defaultSTSEndpoint)
+            if f.isWorkforce && userProject == nil { throw fail("workforce_pool_user_project", "a workforce pool needs the project that pays for its use (its ID or number)") }
+            c.googleFederation = f
+        } else if userProject != nil {
+            throw fail("workforce_pool_user_project", "only means something with google_federation_audience (the pool provider)")
+        }
+        if let stsEndpoint { c.googleSTSEndpoint = stsEndpoint }
         if let v = obj["docker_registries"], v != .null {
             guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
             c.dockerRegistries = try items.map { item throws(SignInError) -> String in

@@ -23,6 +23,10 @@ public struct TokenRequest: Sendable, Equatable {
     public var forceRefresh: Bool
     /// The account (an e-mail or `sub`); nil for the current one.
     public var account: String?
+    /// Google Cloud through workload or workforce identity federation: an access token (or, with a chain, a
+    /// service account's token) is bought at Google's STS with the person's ID token instead of being the
+    /// provider's own access token. nil: the provider's tokens (and Google's, when the provider is Google).
+    public var workloadIdentity: WorkloadIdentityFederation? = nil
 
     public init(kind: TokenKind = .access, serviceAccountChain: [String] = [], audience: String? = nil, scopes: [String]? = nil,
                 includeEmail: Bool = true, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false, account: String? = nil) {
@@ -68,8 +72,14 @@ extension SignInClient {
     /// 3. A service account's: from the entry's encrypted cache while fresh, else minted through the IAM
     ///    Credentials API with the person's token (`serviceAccountAccessToken`, `serviceAccountIDToken`); a forced
     ///    refresh mints anew.
+    /// 4. With `workloadIdentity`: an access token, or a service account's token, is bought through Google's STS
+    ///    with the person's ID token (`federatedAccessToken`), cached the same way; the person's own ID token is
+    ///    still the provider's.
     public func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
         let chain = request.serviceAccountChain
+        if let federation = request.workloadIdentity, request.kind == .access || !chain.isEmpty {
+            return try federatedToken(request, federation)
+        }
         guard !chain.isEmpty else {
             if request.kind == .id, let audience = request.audience, audience != configuration.clientID {
                 throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
@@ -101,5 +111,25 @@ extension SignInClient {
     public func wouldRefresh(_ request: TokenRequest) throws(SignInError) -> Bool {
         guard let stored = try credentials(account: request.account) else { return false }
         return request.forceRefresh || !isFresh(stored, minimumValidity: request.minimumValidity, token: request.kind)
+    }
+
+    private func federatedToken(_ request: TokenRequest, _ federation: WorkloadIdentityFederation) throws(SignInError) -> IssuedToken {
+        let chain = request.serviceAccountChain
+        let validity = request.minimumValidity
+        let t: SignInToken
+        switch request.kind {
+        case .access:
+            t = try federatedAccessToken(federation, scopes: request.scopes ?? [SignInClient.cloudPlatformScope], chain: chain, account: request.account,
+                                         minimumValidity: validity, forceRefresh: request.forceRefresh)
+        case .id:
+            guard let audience = request.audience else {
+                throw .unsupported(reason: "a service account's ID token needs an audience: add --audience AUDIENCE (the service it is for)")
+            }
+            t = try federatedServiceAccountIDToken(federation, chain: chain, audience: audience, includeEmail: request.includeEmail, account: request.account,
+                                                   minimumValidity: validity, forceRefresh: request.forceRefresh)
+        }
+        if let target = chain.last { return IssuedToken(token: t, kind: request.kind, subject: target, name: target) }
+        guard let stored = try credentials(account: request.account) else { throw noAccount() }
+        return IssuedToken(token: t, kind: request.kind, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
     }
 }

@@ -14,7 +14,9 @@ import FoundationEssentials
 ///    else the signed-in person, under their e-mail and as `default`.
 /// 3. `.../token`: through the same path as `signin token` (no network while the stored token has five minutes
 ///    left, one refresh for many callers); with impersonation, the service account's token minted with the
-///    person's (`serviceAccountAccessToken`). Scopes the grant lacks: a JSON error and `.scopeMissing`.
+///    person's (`serviceAccountAccessToken`). Scopes the grant lacks: a JSON error and `.scopeMissing`. With
+///    `google_federation_audience`, the token is bought at Google's STS with the person's ID token instead (and,
+///    impersonating, the service account's with that one), for the scopes asked.
 /// 4. `.../identity?audience=A`: the service account's ID token for A; without impersonation only the client's
 ///    own audience can be had (the person's ID token), any other is a JSON error and `.audienceUnavailable`.
 /// 5. `project/project-id` and `numeric-project-id` from the configuration (the number looked up once through
@@ -99,6 +101,7 @@ public final class MetadataServer: @unchecked Sendable {
         let server: MetadataServer
         var client: SignInClient { server.client }
         var chain: [String] { server.impersonating }
+        var federation: WorkloadIdentityFederation? { client.configuration.googleFederation }
         /// Tools refresh a token when under about four minutes remain: hand out none with less than five.
         static let margin = Duration.seconds(300)
 
@@ -109,14 +112,15 @@ public final class MetadataServer: @unchecked Sendable {
         }
 
         func scopes() throws(SignInError) -> [String] {
-            if !chain.isEmpty { return [SignInClient.cloudPlatformScope] }
+            if !chain.isEmpty || federation != nil { return [SignInClient.cloudPlatformScope] }
             guard let c = try client.credentials(account: server.account) else { throw client.noAccount() }
             return c.grantedScopes
         }
 
         func accessToken(scopes asked: [String]?) throws(SignInError) -> SignInToken {
             var r = TokenRequest(kind: .access, serviceAccountChain: chain, scopes: asked, minimumValidity: Self.margin, account: server.account)
-            if !chain.isEmpty { return try client.token(r).token }
+            r.workloadIdentity = federation
+            if !chain.isEmpty || federation != nil { return try client.token(r).token }
             // The person's token carries the scopes granted at sign-in: a tool asking for more is told, not handed one
             // that its API will refuse.
             r.scopes = nil
@@ -142,8 +146,9 @@ public final class MetadataServer: @unchecked Sendable {
 
         func idToken(audience: String, full: Bool) throws(SignInError) -> SignInToken {
             if chain.isEmpty && audience != client.configuration.clientID { server.onEvent(.audienceUnavailable(audience: audience)) }
-            return try client.token(TokenRequest(kind: .id, serviceAccountChain: chain, audience: audience, includeEmail: full,
-                                                 minimumValidity: Self.margin, account: server.account)).token
+            var r = TokenRequest(kind: .id, serviceAccountChain: chain, audience: audience, includeEmail: full, minimumValidity: Self.margin, account: server.account)
+            r.workloadIdentity = federation
+            return try client.token(r).token
         }
 
         func projectID() -> String? { client.configuration.projectID }
@@ -151,7 +156,12 @@ public final class MetadataServer: @unchecked Sendable {
         func numericProjectID() throws(SignInError) -> String? {
             if let known = server.projectNumber.withLock({ $0 }) { return known }
             guard let id = client.configuration.projectID else { return nil }
-            let bearer = try client.restore(account: server.account).accessToken?.value ?? ""
+            let bearer: String
+            if let federation {
+                bearer = try client.federatedAccessToken(federation, account: server.account).value
+            } else {
+                bearer = try client.restore(account: server.account).accessToken?.value ?? ""
+            }
             let n = try ResourceManagerClient(configuration: client.configuration).projectNumber(of: id, bearer: bearer)
             server.projectNumber.withLock { $0 = n }
             return n

@@ -1,0 +1,88 @@
+import FoundationEssentials
+@_spi(CLI) import SignInKit
+
+/// `signin google external-account --audience POOL_PROVIDER`: google-auth's `external_account` file for signin.
+struct GoogleCommand: SignInCommand {
+    static var name: String { "google" }
+    static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "The pool provider: //iam.googleapis.com/.../workloadIdentityPools/POOL/providers/P (or .../workforcePools/...)")
+    static let outputOption = OptionSpec("--output", short: "-o", value: "FILE", "Write the file there (mode 0600) instead of printing it")
+    static let serviceAccountOption = OptionSpec("--service-account", value: "EMAIL", "Impersonate this service account with the federated token")
+    static let userProjectOption = OptionSpec("--workforce-pool-user-project", value: "PROJECT", "A workforce pool's user project (needed for workforce pools)")
+    static let spec = CommandSpec(
+        name: name, summary: "Write a Google external_account file that gets its token from signin: `signin google external-account`",
+        details: """
+            `signin google external-account --audience POOL_PROVIDER` writes the configuration google-auth, gcloud and
+            every Google client library read for workload or workforce identity federation (as gcloud iam
+            workload-identity-pools create-cred-config and create-login-config write it): the subject token is your
+            ID token from `signin google-executable-source`, exchanged at Google's STS (google_sts_endpoint) for the
+            pool provider; with --service-account, that service account's token is minted with it. Use it with
+            GOOGLE_APPLICATION_CREDENTIALS=FILE and GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1, or
+            `gcloud auth login --cred-file=FILE`. With google_federation_audience in the configuration, the metadata
+            server serves the same tokens and no file is needed.
+            """,
+        ownOptions: [audienceOption, outputOption, serviceAccountOption, userProjectOption],
+        usageOverride: "signin google external-account --audience POOL_PROVIDER [--output FILE] [--service-account EMAIL] [--workforce-pool-user-project PROJECT]",
+        positionalWords: ["external-account"], takesAccount: true, takesJSON: false)
+
+    let audience: String
+    let output: String?
+    let serviceAccount: String?
+    let userProject: String?
+    /// The options that chose signin's configuration and account, carried into the file's command.
+    let carried: [String]
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        guard a.positional == ["external-account"] else { throw UsageError("usage: signin google external-account --audience POOL_PROVIDER [--output FILE]") }
+        guard let audience = a.value(Self.audienceOption) else { throw UsageError("--audience POOL_PROVIDER is needed (//iam.googleapis.com/.../providers/PROVIDER)") }
+        guard WorkloadIdentityFederation.isAudience(audience) else {
+            throw UsageError("--audience \"\(audience.withoutControlCharacters)\" is not a pool provider (//iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/providers/PROVIDER, or .../workforcePools/POOL/providers/PROVIDER)")
+        }
+        self.audience = audience
+        output = a.value(Self.outputOption).map(ProcessEnvironment.absolute)
+        serviceAccount = a.value(Self.serviceAccountOption)
+        if let sa = serviceAccount, !ServiceAccounts.isEmail(sa) { throw UsageError("--service-account \"\(sa.withoutControlCharacters)\" is not a service account's e-mail") }
+        userProject = a.value(Self.userProjectOption)
+        if audience.contains("/workforcePools/") && userProject == nil { throw UsageError("a workforce pool needs --workforce-pool-user-project PROJECT (the project that pays for its use)") }
+        var carried: [String] = []
+        if let c = a.value(.config) { carried += ["-c", ProcessEnvironment.absolute(c)] }
+        if let p = a.value(.profile) { carried += ["--profile", p] }
+        if let account = a.value(.account) { carried += ["--account", account] }
+        self.carried = carried
+    }
+
+    func run(_ c: Context) throws(SignInError) -> ExitCode {
+        try write(sts: c.client.configuration.googleSTSEndpoint, iam: c.client.configuration.iamCredentialsEndpoint)
+    }
+
+    /// Over `signin ssh` the file is for this machine's tools, with the laptop's endpoints; the ID token comes
+    /// through the agent.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        let hello = try agent.hello()
+        return try write(sts: hello[AgentProtocol.Key.googleSTSEndpoint]?.string ?? WorkloadIdentityFederation.defaultSTSEndpoint,
+                         iam: hello[AgentProtocol.Key.iamCredentialsEndpoint]?.string ?? "https://iamcredentials.googleapis.com")
+    }
+
+    private func write(sts: String, iam: String) throws(SignInError) -> ExitCode {
+        guard let me = ProcessEnvironment.executablePath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
+        var o: [String: JSONValueOut] = [
+            "type": .string("external_account"), "audience": .string(audience), "subject_token_type": .string(GoogleExecutableSource.tokenType),
+            "token_url": .string(sts),
+            "credential_source": .object(["executable": .object(["command": .string(AWSConfigFile.commandLine([me, GoogleExecutableSource.name] + carried)),
+                                                                 "timeout_millis": .int(30_000)])]),
+        ]
+        if let serviceAccount {
+            var base = iam
+            while base.hasSuffix("/") { base.removeLast() }
+            o["service_account_impersonation_url"] = .string(base + "/v1/projects/-/serviceAccounts/\(serviceAccount):generateAccessToken")
+        }
+        if let userProject { o["workforce_pool_user_project"] = .string(userProject) }
+        let text = JSONText.object(o)
+        guard let output else {
+            out(text)
+            return .success
+        }
+        try TextFiles.write(text + "\n", to: output)
+        err("signin: wrote \(output). Use it with GOOGLE_APPLICATION_CREDENTIALS=\(output) GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1, or `gcloud auth login --cred-file=\(output)`.")
+        return .success
+    }
+}
