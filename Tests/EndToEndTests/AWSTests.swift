@@ -94,6 +94,47 @@ import Testing
         #expect(try Self.assumeCount(sts) == 1 && Self.assumeCount(other) == 1)
     }
 
+    /// boto3 reading `AWS_WEB_IDENTITY_TOKEN_FILE` itself (a new session each second, so each call reads the file
+    /// and asks STS, which refuses an expired ID token) under `signin exec --token-file --id-token`, for longer than
+    /// two lifetimes of 12-second ID tokens.
+    static let boto3Loop = """
+        import boto3, json, os, sys, time
+        f = os.environ["AWS_WEB_IDENTITY_TOKEN_FILE"]
+        seen, ok, fails, arn = [], 0, [], None
+        end = time.time() + float(sys.argv[1])
+        while time.time() < end:
+            token = open(f).read()
+            if not seen or seen[-1] != token:
+                seen.append(token)
+            try:
+                arn = boto3.session.Session().client("sts").get_caller_identity()["Arn"]
+                ok += 1
+            except Exception as e:
+                fails.append(str(e)[:300])
+            time.sleep(1)  # pacing the calls, not waiting for anything
+        print(json.dumps({"ok": ok, "fails": fails, "distinct": len(seen), "arn": arn, "file": f}))
+        """
+
+    @Test func boto3WithATokenFileKeptFreshSucceedsAcrossTokenLifetimes() throws {
+        let strict = try Shared.strict.get()
+        let sts = try Provider(script: "aws_sts.py", arguments: [strict.issuer])
+        defer { sts.stop() }
+        let box = try strict.signedInSandbox(["id_ttl": 12, "id_token_on_refresh": true])
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        let script = box.root.appendingPathComponent("boto3loop.py").path
+        try Self.boto3Loop.write(toFile: script, atomically: true, encoding: .utf8)
+        let env = ["AWS_ROLE_ARN": Self.role, "AWS_ROLE_SESSION_NAME": "token-file", "AWS_ENDPOINT_URL": sts.issuer, "AWS_DEFAULT_REGION": "us-east-1",
+                   "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"]
+        let r = try box.signin(["exec", "--token-file", "--id-token", "--file-env", "AWS_WEB_IDENTITY_TOKEN_FILE", "--", Paths.python, script, "30"], env: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = Self.json(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
+        #expect((o["fails"] as? [String])?.isEmpty == true && (o["ok"] as? Int ?? 0) >= 20, "\(r.stdout)")
+        #expect((o["distinct"] as? Int ?? 0) >= 3, "the file changed before each expiry: \(r.stdout)")
+        #expect(o["arn"] as? String == "arn:aws:sts::123456789012:assumed-role/deployer/token-file")
+        let path = try #require(o["file"] as? String)
+        #expect(!FileManager.default.fileExists(atPath: path), "the file is gone after the command")
+    }
+
     static func configWith(_ box: Sandbox, sts: String) throws -> String {
         var config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: box.configPath))) as! [String: Any]
         config["aws_sts_endpoint"] = sts

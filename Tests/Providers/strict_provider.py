@@ -196,7 +196,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def id_token(self, cl: Client, sub: str, nonce: str | None) -> str:
         now = int(time.time()) + int(cl.c("clock_offset", 0))
-        claims = {"iss": self.issuer, "aud": cl.client_id, "azp": cl.client_id, "sub": sub, "iat": now, "exp": now + 3600,
+        claims = {"iss": self.issuer, "aud": cl.client_id, "azp": cl.client_id, "sub": sub, "iat": now, "exp": now + int(cl.c("id_ttl", 3600)),
                   "name": "Alice Example" if sub == "alice" else sub.capitalize() + " Example", "email": f"{sub}@example.org",
                   "email_verified": True}
         if nonce is not None:
