@@ -68,4 +68,44 @@ import Testing
         let a = try docker("list").answer("", StandIn())
         #expect(a.output.contains(#""europe-docker.pkg.dev":"oauth2accesstoken""#) && !a.output.contains("gcr.io") && !a.output.contains("at-1"), "\(a)")
     }
+
+    func command<C: SignInCommand>(_ type: C.Type, _ args: [String]) throws -> C {
+        try C(Arguments.parse(args, for: C.spec), [:])
+    }
+
+    @Test func tokenAndIDTokenPrintTheTokenOrTheirJSON() throws {
+        #expect(try command(Token.self, []).answer(StandIn()) == BridgeAnswer(output: "at-1\n"))
+        let json = try command(Token.self, ["--json"]).answer(StandIn()).output
+        #expect(json == #"{"access_token":"at-1","expires_at":"2033-05-18T03:33:20Z","sub":"alice","token_type":"Bearer"}"# + "\n", "\(json)")
+        #expect(try command(IDTokenCommand.self, []).answer(StandIn()) == BridgeAnswer(output: "at-1\n"))
+    }
+
+    @Test(arguments: [("", "client.authentication.k8s.io/v1"), (#"{"apiVersion":"client.authentication.k8s.io/v1beta1"}"#, "client.authentication.k8s.io/v1beta1"),
+                      (#"{"apiVersion":"client.authentication.k8s.io/v2"}"#, "client.authentication.k8s.io/v1")])
+    func kubectlAnswersTheVersionItIsAskedFor(info: String, version: String) throws {
+        let env = info.isEmpty ? [:] : ["KUBERNETES_EXEC_INFO": info]
+        let a = try command(KubectlCredential.self, []).answer(StandIn(), environment: env)
+        #expect(a.output == #"{"apiVersion":"\#(version)","kind":"ExecCredential","status":{"expirationTimestamp":"2033-05-18T03:33:20Z","token":"at-1"}}"# + "\n", "\(a)")
+    }
+
+    @Test func awsAndGoogleExecutableSourcesSpeakTheirFormats() throws {
+        let aws = try command(AWSCredentialProcess.self, ["--role-arn", "arn:aws:iam::123456789012:role/r"]).answer(StandIn(), account: nil)
+        #expect(aws.output == #"{"AccessKeyId":"AKIA","Expiration":"2033-05-18T03:33:20Z","SecretAccessKey":"s","SessionToken":"t","Version":1}"# + "\n", "\(aws)")
+        let google = try command(GoogleExecutableSource.self, []).answer(StandIn())
+        #expect(google.failure == nil)
+        #expect(google.output == #"{"expiration_time":2000000000,"id_token":"at-1","success":true,"token_type":"urn:ietf:params:oauth:token-type:id_token","version":1}"# + "\n")
+
+        final class SignedOut: TokenSource {
+            func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken { throw .noPreviousSignIn(reason: .noStore(path: "/s")) }
+            func markRejected(_ token: String) throws(SignInError) {}
+            func gitHosts() -> [String] { [] }
+            func dockerRegistries() -> [String] { [] }
+            var settingsName: String { "/c.json" }
+            var gitUsername: String? { nil }
+            func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials { throw .noPreviousSignIn(reason: .noStore(path: "/s")) }
+        }
+        let failed = try command(GoogleExecutableSource.self, []).answer(SignedOut())
+        #expect(failed.failure.map { ExitCode($0) } == .notSignedIn)
+        #expect(failed.output.hasPrefix(#"{"code":"signin-exit-3","message":"Not signed in"#) && failed.output.contains(#""success":false,"version":1}"#), "\(failed.output)")
+    }
 }

@@ -35,14 +35,13 @@ struct IDTokenCommand: SignInCommand {
         try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
     }
 
-    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write() }
+
+    /// What the command prints for `source`'s ID token: the token alone, or with `--json` its expiry and claims.
+    func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
         let token = try source.token(.id, freshness, audience: audience).token
-        if json {
-            out(JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
-                                 "claims": JSONText.claims(of: token.value)]))
-        } else {
-            out(token.value)
-        }
-        return .success
+        guard json else { return BridgeAnswer(output: token.value + "\n") }
+        return BridgeAnswer(output: JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
+                                                     "claims": JSONText.claims(of: token.value)]) + "\n")
     }
 }

@@ -30,15 +30,14 @@ struct Token: SignInCommand {
         try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
     }
 
-    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write() }
+
+    /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.
+    func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
         let issued = try source.token(.access, freshness, audience: nil)
         let token = issued.token
-        if json {
-            out(JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
-                                 "token_type": .string("Bearer"), "sub": .string(issued.subject)]))
-        } else {
-            out(token.value)
-        }
-        return .success
+        guard json else { return BridgeAnswer(output: token.value + "\n") }
+        return BridgeAnswer(output: JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
+                                                     "token_type": .string("Bearer"), "sub": .string(issued.subject)]) + "\n")
     }
 }

@@ -26,19 +26,15 @@ struct AWSCredentialProcess: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let r = role.request(account: c.account, forceRefresh: forceRefresh)
-        print(try LocalTokens(c: c, chain: [], interactive: false).awsCredentials(r))
-        return .success
+        try answer(LocalTokens(c: c, chain: [], interactive: false), account: c.account).write()
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
-        print(try agent.awsCredentials(role.request(account: agent.account, forceRefresh: forceRefresh)))
-        return .success
-    }
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try answer(agent, account: agent.account).write() }
 
-    /// AWS's process-credential JSON.
-    private func print(_ c: AWSCredentials) {
-        out(JSONText.object(["Version": .int(1), "AccessKeyId": .string(c.accessKeyID), "SecretAccessKey": .string(c.secretAccessKey),
-                             "SessionToken": .string(c.sessionToken), "Expiration": .string(iso8601(c.expiration))]))
+    /// AWS's process-credential JSON for the role's credentials from `source`.
+    func answer(_ source: some TokenSource, account: String?) throws(SignInError) -> BridgeAnswer {
+        let c = try source.awsCredentials(role.request(account: account, forceRefresh: forceRefresh))
+        return BridgeAnswer(output: JSONText.object(["Version": .int(1), "AccessKeyId": .string(c.accessKeyID), "SecretAccessKey": .string(c.secretAccessKey),
+                                                     "SessionToken": .string(c.sessionToken), "Expiration": .string(iso8601(c.expiration))]) + "\n")
     }
 }

@@ -47,12 +47,16 @@ struct KubectlCredential: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, environment: ProcessEnvironment.current) }
 
     private func serve(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
+        try answer(source, environment: environment).write()
+    }
+
+    /// The ExecCredential for `source`'s token, in the API version `environment`'s `KUBERNETES_EXEC_INFO` asks.
+    func answer(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> BridgeAnswer {
         let version = KubectlExecInfo.apiVersion(environment)
         let token = try source.token(kind, Freshness(minTTL: minTTL), audience: nil).token
         var status: [String: JSONValueOut] = ["token": .string(token.value)]
         if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
-        out(JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]))
-        return .success
+        return BridgeAnswer(output: JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]) + "\n")
     }
 }
 

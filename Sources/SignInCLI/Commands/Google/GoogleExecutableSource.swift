@@ -28,16 +28,23 @@ struct GoogleExecutableSource: SignInCommand {
     /// 2. A failure is the documented error answer on standard output (the libraries show it) and signin's usual
     ///    message and exit code.
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+        let a = answer(source)
+        _ = BridgeAnswer(output: a.output).write()
+        if let failure = a.failure { throw failure }
+        return .success
+    }
+
+    /// The executable's response for `source`'s ID token, and the error that ended it (then the response is the
+    /// documented failure shape).
+    func answer(_ source: some TokenSource) -> (output: String, failure: SignInError?) {
         do throws(SignInError) {
             let token = try source.token(.id, Freshness(minTTL: 300), audience: nil).token
             var o: [String: JSONValueOut] = ["version": .int(1), "success": .bool(true), "token_type": .string(Self.tokenType), "id_token": .string(token.value)]
             if let exp = token.expirationDate { o["expiration_time"] = .int(Int(exp.timeIntervalSince1970)) }
-            out(JSONText.object(o))
-            return .success
+            return (JSONText.object(o) + "\n", nil)
         } catch {
-            out(JSONText.object(["version": .int(1), "success": .bool(false), "code": .string("signin-exit-\(ExitCode(error).rawValue)"),
-                                 "message": .string(error.description)]))
-            throw error
+            return (JSONText.object(["version": .int(1), "success": .bool(false), "code": .string("signin-exit-\(ExitCode(error).rawValue)"),
+                                     "message": .string(error.description)]) + "\n", error)
         }
     }
 }
