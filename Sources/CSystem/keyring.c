@@ -58,9 +58,12 @@ long signin_kernel_key_add(const char *description, const void *data, unsigned l
      * updated in its place), so that we may set its permissions (a key in @u is not possessed where the session
      * keyring does not link @u); the permissions are set while it holds only zeros, then the key goes in, and it
      * moves to @u. */
-    unsigned char zeros[64] = {0};
-    if (length == 0 || length > sizeof zeros) { errno = EINVAL; return -1; }
+    /* A "user" key holds at most 32767 bytes. */
+    if (length == 0 || length > 32767) { errno = EINVAL; return -1; }
+    unsigned char *zeros = calloc(1, length);
+    if (!zeros) return -1;
     long id = syscall(SYS_add_key, "user", description, zeros, length, KEY_SPEC_THREAD_KEYRING);
+    free(zeros);
     if (id < 0) return -1;
     int ok = key_owner(id) == (long)getuid() &&
              syscall(SYS_keyctl, KEYCTL_SETPERM, id, KEY_USR_ALL) == 0 &&
@@ -108,4 +111,58 @@ long signin_kernel_key_remove_legacy(const char *description) {
     long rc = syscall(SYS_keyctl, KEYCTL_REVOKE, id);
     syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_SESSION_KEYRING);
     return rc;
+}
+
+long signin_kernel_key_seconds_left(long id) {
+    /* /proc/keys: "ID(hex) flags usage timeout perm uid gid type description...", timeout "perm", "expd" or a
+     * number with a unit (s, m, h, d, w), rounded down by the kernel. */
+    FILE *f = fopen("/proc/keys", "re");
+    if (!f) return -1;
+    char line[512];
+    long left = -1;
+    while (fgets(line, sizeof line, f)) {
+        char *end = NULL;
+        long kid = strtol(line, &end, 16);
+        if (kid != id || !end) continue;
+        char flags[32], timeout[32];
+        long usage;
+        if (sscanf(end, " %31s %ld %31s", flags, &usage, timeout) != 3) break;
+        if (strcmp(timeout, "perm") == 0) { left = -2; break; }
+        char *unit = NULL;
+        long n = strtol(timeout, &unit, 10);
+        long scale = !unit ? 0 : *unit == 's' ? 1 : *unit == 'm' ? 60 : *unit == 'h' ? 3600 : *unit == 'd' ? 86400 : *unit == 'w' ? 604800 : 0;
+        left = scale ? n * scale : 0;
+        break;
+    }
+    fclose(f);
+    return left;
+}
+
+long signin_kernel_keys_remove_prefix(const char *prefix) {
+    /* A keyring's payload is the array of its keys' 32-bit serial numbers (the kernel's own quota keeps it far
+     * below this buffer). */
+    int ids[4096];
+    long n = syscall(SYS_keyctl, KEYCTL_READ, KEY_SPEC_USER_KEYRING, ids, sizeof ids);
+    if (n < 0) return -1;
+    long count = n / (long)sizeof(int), removed = 0;
+    if (count > 4096) count = 4096;
+    size_t plen = strlen(prefix);
+    for (long i = 0; i < count; i++) {
+        char buf[512];
+        long m = syscall(SYS_keyctl, KEYCTL_DESCRIBE, ids[i], buf, sizeof buf - 1);
+        if (m < 0) continue;
+        buf[m < (long)sizeof buf ? m : (long)sizeof buf - 1] = 0;
+        /* "type;uid;gid;perm;description": only our own user keys with the prefix. */
+        char *fields[5] = {buf, NULL, NULL, NULL, NULL};
+        for (int k = 1; k < 5; k++) {
+            char *semi = strchr(fields[k - 1], ';');
+            if (!semi) break;
+            *semi = 0;
+            fields[k] = semi + 1;
+        }
+        if (!fields[4] || strcmp(fields[0], "user") != 0 || strtol(fields[1], NULL, 10) != (long)getuid()) continue;
+        if (strncmp(fields[4], prefix, plen) != 0) continue;
+        if (signin_kernel_key_remove(ids[i]) == 0) removed++;
+    }
+    return removed;
 }

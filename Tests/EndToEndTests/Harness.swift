@@ -1,4 +1,5 @@
 import Foundation
+import SignInKit
 import Testing
 
 /// Where things are: the repository, the built `signin`, the Python with the test providers.
@@ -193,8 +194,12 @@ final class Sandbox: @unchecked Sendable {
     }
 
     deinit {
-        // A key unlocked into the user's kernel keyring (passphrase, Secret Service) goes with the sandbox.
+        // A key unlocked into the user's kernel keyring (passphrase, Secret Service) goes with the sandbox, and so do
+        // the entries held decrypted there, of every store in it (other programs' `appName` stores too).
         if FileManager.default.fileExists(atPath: storeDir + "/key.json") { _ = try? signin("lock") }
+        for case let file as String in FileManager.default.enumerator(atPath: root.path)?.allObjects ?? [] where file.hasSuffix(".cred") {
+            CredentialStore(directory: root.appendingPathComponent(file).deletingLastPathComponent().path).lock()
+        }
         // An agent (`signin ssh` starts one on demand) ends with the sandbox.
         if let run = environment["XDG_RUNTIME_DIR"], FileManager.default.fileExists(atPath: run + "/signin/agent.sock") { _ = try? signin("agent", "--stop") }
         // The browser stand-in works on after signin exits and appends to its log in `root`: a line written

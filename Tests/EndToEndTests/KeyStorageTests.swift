@@ -1,4 +1,5 @@
 import Foundation
+@testable import SignInKit
 import Testing
 
 /// The store key off the disk: a real Secret Service (gnome-keyring in a private D-Bus session), a passphrase,
@@ -17,7 +18,7 @@ import Testing
 
     /// Runs `script` (bash, with `$S` the signin binary and `$PW` a file holding the passphrase) in a new kernel
     /// session keyring and, with `keyring`, a private D-Bus session whose gnome-keyring is unlocked (or `locked`).
-    func session(_ box: Sandbox, keyring: Bool = true, locked: Bool = false, keepKernelKey: Bool = false, _ script: String) throws -> RunResult {
+    func session(_ box: Sandbox, keyring: Bool = true, locked: Bool = false, keepKernelKey: Bool = false, _ script: String, entry: Sandbox? = nil) throws -> RunResult {
         let pw = box.root.appendingPathComponent("pw").path
         try "hunter2-is-long-enough\n".write(toFile: pw, atomically: true, encoding: .utf8)
         let start = locked ? "gnome-keyring-daemon --start --components=secrets >/dev/null" : "echo -n keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null"
@@ -28,7 +29,10 @@ import Testing
         // However the script ends, the kernel's copy of this store's key goes (unless the test keeps it for a next
         // session), and every process this session started ends with it: the whole run is under `reap.py`.
         let cleanup = keepKernelKey ? "" : "trap '\"$S\" lock >/dev/null 2>&1' EXIT\n"
-        let body = "export S=\(Paths.signin) PW=\(pw)\n" + cleanup + (keyring ? start + "\n" + owned + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
+        // `entry`: the kernel's name for the decrypted entry of the store's only account (its file's name after the
+        // store's prefix).
+        let entryName = entry.map { "entry() { echo \"\(KernelEntries(directory: $0.storeDir, cacheSeconds: 1).prefix)$(cd \"$XDG_DATA_HOME/signin\" && ls *.cred | head -1)\"; }\n" } ?? ""
+        let body = "export S=\(Paths.signin) PW=\(pw)\n" + entryName + cleanup + (keyring ? start + "\n" + owned + "\n" : "unset DBUS_SESSION_BUS_ADDRESS\n") + script
         let file = box.root.appendingPathComponent("session-\(UUID().uuidString).sh").path
         try body.write(toFile: file, atomically: true, encoding: .utf8)
         let inner = keyring ? ["/usr/bin/dbus-run-session", "--", "/bin/bash", file] : ["/bin/bash", file]
@@ -128,12 +132,46 @@ import Testing
             id=$(sed -E 's/.*"id":"([0-9a-f]+)".*/\\1/' "$XDG_DATA_HOME/signin/key.json")
             keyctl search @u user "signin:$id" >/dev/null && echo "@held=ok"
             # The kernel removes it after key_cache_seconds; wait for that (polling the kernel, up to 20 s).
+            keyctl search @u user "$(entry)" >/dev/null && echo "@entryheld=ok"
             for i in $(seq 200); do keyctl search @u user "signin:$id" >/dev/null 2>&1 || break; sleep 0.1; done
+            keyctl search @u user "$(entry)" >/dev/null 2>&1 || echo "@entrygone=ok"
             $S token </dev/null >/dev/null; echo "@expired=$?"
-            """)
+            """, entry: box)
         let l = lines(r)
         #expect(l["login"] == "0" && l["held"] == "ok", "\(r.stdout)\n\(r.stderr)")
+        #expect(l["entryheld"] == "ok" && l["entrygone"] == "ok", "the decrypted entry expires no later than the key: \(r.stdout)")
         #expect(l["expired"] == "2", "after the expiry the passphrase is needed again: \(r.stderr)")
+    }
+
+    /// A cached command reads its entry decrypted from the kernel, beside the key: readable by this uid alone, gone
+    /// with `signin lock`, never there with `key_cache_seconds` 0, and never an answer once the file changed.
+    @Test func decryptedEntriesAreHeldBesideTheKeyAndGoWithIt() throws {
+        if let reason = Self.available { print("skipped: \(reason)"); return }
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(["access_ttl": 3600], extra: ["key_storage": "passphrase", "key_cache_seconds": 3600])
+        let r = try session(box, keyring: false, """
+            $S login --passphrase-fd 3 3<"$PW" >/dev/null 2>&1; echo "@login=$?"
+            k=$(keyctl search @u user "$(entry)") && echo "@held=ok"
+            echo "@perm=$(keyctl rdescribe "$k" | cut -d';' -f2,4)"
+            t1=$($S token); echo "@first=$?"
+            # Another process's refresh rewrites the file: the kernel's copy no longer answers.
+            curl -s -o /dev/null --data-binary '{"access_ttl": 3600}' \(strict.issuer)/_control/\(box.clientID)
+            t2=$($S token --force-refresh); t3=$($S token)
+            [ "$t2" != "$t1" ] && [ "$t3" = "$t2" ] && echo "@fresh=ok"
+            $S lock >/dev/null
+            keyctl search @u user "$(entry)" >/dev/null 2>&1 || echo "@locked=ok"
+            """, entry: box)
+        let l = lines(r)
+        #expect(l["login"] == "0" && l["held"] == "ok" && l["first"] == "0", "\(r.stdout)\n\(r.stderr)")
+        #expect(l["perm"] == "0;003f0000", "owned by this uid, every right for it and none for anyone else: \(r.stdout)")
+        #expect(l["fresh"] == "ok" && l["locked"] == "ok", "\(r.stdout)\n\(r.stderr)")
+
+        let none = try strict.sandbox(extra: ["key_storage": "file", "key_cache_seconds": 0])
+        let n = try session(none, keyring: false, """
+            $S login >/dev/null 2>&1; $S token >/dev/null; echo "@token=$?"
+            keyctl search @u user "$(entry)" >/dev/null 2>&1 || echo "@nothing=ok"
+            """, entry: none)
+        #expect(lines(n)["token"] == "0" && lines(n)["nothing"] == "ok", "\(n.stdout)\n\(n.stderr)")
     }
 
     /// `signin key move` between all three, with a crash after the new material is written: nothing is lost.

@@ -13,7 +13,10 @@ import Testing
     }
 
     // Each test's folder (and the key in it) goes when the test ends, passed or failed.
-    deinit { try? FileManager.default.removeItem(atPath: root) }
+    deinit {
+        for folder in [dir, root + "/other"] { CredentialStore(directory: folder).lock() }
+        try? FileManager.default.removeItem(atPath: root)
+    }
 
     func creds(issuer: String = "https://i.example", client: String = "c", refresh: String = "rt-secret", sub: String = "alice") -> StoredCredentials {
         StoredCredentials(issuer: issuer, clientID: client, refreshToken: refresh, accessToken: "at-secret", accessTokenExpiry: Date(timeIntervalSince1970: 2_000_000_000),

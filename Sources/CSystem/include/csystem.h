@@ -43,6 +43,11 @@ long signin_kernel_key_add(const char *description, const void *data, unsigned l
 long signin_kernel_key_find(const char *description, unsigned int *foreign_uid);
 long signin_kernel_key_read(long id, void *buffer, unsigned long length);
 long signin_kernel_key_remove(long id);
+/* Seconds until key `id` expires, as /proc/keys says it (rounded down to its unit); -2 when it never expires, -1
+ * when it cannot be told. */
+long signin_kernel_key_seconds_left(long id);
+/* Removes every user key of ours in the user keyring whose description starts with `prefix`; the count, or -1. */
+long signin_kernel_keys_remove_prefix(const char *prefix);
 /* Removes a key of ours of that name from the session keyring, where earlier signins kept it. */
 long signin_kernel_key_remove_legacy(const char *description);
 

@@ -59,6 +59,7 @@ public struct CredentialStore: CredentialStorage {
     }
 
     var key: StoreKey { StoreKey(directory: directory, custody: custody) }
+    var kernelEntries: KernelEntries { key.kernelEntries }
 
     /// `$XDG_DATA_HOME/<appName>`, else `~/.local/share/<appName>` (`signin` for the command). A relative
     /// `$XDG_DATA_HOME` is ignored, as the XDG specification says.
@@ -174,6 +175,12 @@ public struct CredentialStore: CredentialStorage {
     private func read(path: String, _ expected: Expected) throws(SignInError) -> StoredCredentials? {
         let identity = DecryptedEntries.identity(path)
         if let identity, let known = decrypted.lookup(path, identity) { return known }
+        let fileName = PathName(path: path).lastComponent
+        if case .current = expected, let identity, let plain = kernelEntries.lookup(fileName, identity),
+           let creds = try? checked(plain, path: path, expected) {
+            decrypted.remember(path, identity, creds)
+            return creds
+        }
         let data: Data
         do { data = try FileIO.read(path: path, limit: 1 << 20, noFollow: true) } catch {
             if error.notFound { return nil }
@@ -202,6 +209,16 @@ public struct CredentialStore: CredentialStorage {
         guard let plain = Crypto.open(entry.sealed, key: key, aad: aad) else {
             throw .storeUnreadable(path: path, reason: "does not decrypt with this store's key (damaged, tampered with, or copied from another account or store); left as is")
         }
+        let creds = try checked(plain, path: path, expected)
+        if let identity {
+            decrypted.remember(path, identity, creds)
+            if case .current = expected { kernelEntries.store(fileName, identity, plain, seconds: self.key.kernelEntrySeconds()) }
+        }
+        return creds
+    }
+
+    /// The credentials in a decrypted entry, checked to be what the file's name says.
+    private func checked(_ plain: [UInt8], path: String, _ expected: Expected) throws(SignInError) -> StoredCredentials {
         guard let json = JSONValue.object(from: Data(plain)), let creds = StoredCredentials(json: json) else {
             throw .storeUnreadable(path: path, reason: "decrypts but holds no credentials this signin understands; left as is")
         }
@@ -219,7 +236,6 @@ public struct CredentialStore: CredentialStorage {
                 throw .storeUnreadable(path: path, reason: "holds another account than its name says (copied from another account?); left as is")
             }
         }
-        if let identity { decrypted.remember(path, identity, creds) }
         return creds
     }
 
@@ -298,17 +314,33 @@ public struct CredentialStore: CredentialStorage {
         let c = o.names.configuration(issuer: creds.issuer, clientID: creds.clientID)
         let a = o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID)
         let target = path ?? entryPath(configuration: c, account: a)
-        let bytes = try Self.sealed(creds, o, configuration: c, account: a)
+        var plain = try Self.plaintext(creds)
+        defer { plain.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        let bytes = try Self.sealed(plain, o, configuration: c, account: a)
+        let name = PathName(path: target).lastComponent
+        kernelEntries.remove(name)
         do { try FileIO.writeAtomically(bytes, to: target) } catch {
             throw .storeUnwritable(path: target, reason: error.reason)
         }
+        // The next cached command reads what was just written from the kernel, not by decrypting it.
+        if path == nil, let identity = DecryptedEntries.identity(target) {
+            kernelEntries.store(name, identity, plain, seconds: key.kernelEntrySeconds())
+        }
     }
 
-    static func sealed(_ creds: StoredCredentials, _ o: Opened, configuration c: String, account a: String) throws(SignInError) -> [UInt8] {
+    static func plaintext(_ creds: StoredCredentials) throws(SignInError) -> [UInt8] {
         let enc = JSONEncoder()
         enc.dateEncodingStrategy = .secondsSince1970
         guard let plain = try? enc.encode(creds) else { throw .system(reason: "could not encode credentials") }
-        return EntryFile(version: formatVersion, sealed: try Crypto.seal(Array(plain), key: o.key, aad: EntryFile.aad(configuration: c, account: a))).bytes
+        return Array(plain)
+    }
+
+    static func sealed(_ creds: StoredCredentials, _ o: Opened, configuration c: String, account a: String) throws(SignInError) -> [UInt8] {
+        try sealed(try plaintext(creds), o, configuration: c, account: a)
+    }
+
+    static func sealed(_ plain: [UInt8], _ o: Opened, configuration c: String, account a: String) throws(SignInError) -> [UInt8] {
+        EntryFile(version: formatVersion, sealed: try Crypto.seal(plain, key: o.key, aad: EntryFile.aad(configuration: c, account: a))).bytes
     }
 
     /// Removes one account's entry; true when there was one.
@@ -319,6 +351,7 @@ public struct CredentialStore: CredentialStorage {
     }
 
     private func remove(path: String) throws(SignInError) -> Bool {
+        kernelEntries.remove(PathName(path: path).lastComponent)
         if unlink(path) != 0 {
             if errno == ENOENT { return false }
             throw .storeUnwritable(path: path, reason: FileIO.errnoText())

@@ -38,6 +38,8 @@ extension CredentialStore {
                 try withConfigurationLock { () throws(SignInError) in try carryOver(o, issuer: c.issuer, clientID: c.clientID) }
             }
         }
+        // What the kernel holds decrypted was read under the old key's names: none of it outlives the move.
+        defer { k.kernelEntries.removeAll() }
         return try FileLock.with(k.lockPath) { () throws(SignInError) -> KeyMoveResult in
             try k.finishInterruptedMove()
             let before = try k.location()

@@ -327,17 +327,38 @@ struct StoreKey {
 
     // MARK: Locking and removing
 
-    /// Drops the unwrapped key from the kernel keyring (`signin lock`); true when one was there.
+    /// Drops the unwrapped key and the decrypted entries from the kernel keyring (`signin lock`); true when either
+    /// was there.
     @discardableResult
     func lock() -> Bool {
-        guard case .described(let d)? = try? location() else { return false }
-        return KernelKeyring.remove(d.kernelKeyName)
+        let entries = kernelEntries.removeAll() > 0
+        guard case .described(let d)? = try? location() else { return entries }
+        return KernelKeyring.remove(d.kernelKeyName) || entries
+    }
+
+    /// Where decrypted entries of this store are held in the kernel (`KernelEntries`).
+    var kernelEntries: KernelEntries { KernelEntries(directory: directory, cacheSeconds: custody.cacheSeconds) }
+
+    /// How long an entry decrypted now may stay in the kernel: no longer than the unlocked key stays there (a key kept
+    /// elsewhere), or `key_cache_seconds` (a file key, which the same uid reads from the folder anyway); 0: not at all.
+    func kernelEntrySeconds() -> Int {
+        guard custody.cacheSeconds > 0 else { return 0 }
+        switch try? location() {
+        case .file?: return custody.cacheSeconds
+        case .described(let d)?:
+            let id = signin_kernel_key_find(d.kernelKeyName, nil)
+            guard id >= 0 else { return 0 }
+            let left = signin_kernel_key_seconds_left(id)
+            return left == -2 ? custody.cacheSeconds : min(custody.cacheSeconds, max(0, left))
+        default: return 0
+        }
     }
 
     /// Removes the key from every place signin ever put one for this folder (after the last account is signed
     /// out): the file, the descriptor and what it names, an interrupted move's staged key, and any Secret Service
     /// item of this folder.
     func destroy() {
+        kernelEntries.removeAll()
         try? FileLock.with(lockPath) { () throws(SignInError) in try finishInterruptedMove() }
         for path in [descriptorPath, descriptorPath + Self.pendingSuffix] {
             if let d = try? readDescriptor(at: path) { forget(d) }
