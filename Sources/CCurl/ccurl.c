@@ -24,7 +24,16 @@ static char error[256] = "libcurl not loaded";
 #define SYM(field, name) \
     if (!(*(void **)&api.field = dlsym(h, name))) { snprintf(error, sizeof error, "libcurl lacks %s", name); return; }
 
+#ifdef SIGNIN_STATIC_EXECUTABLE
+/* The static half of the release build cannot load shared libraries: it hands the command to the dynamic half
+ * (SignInKit's DynamicSibling), which does not return. */
+extern void signin_needs_dynamic(const char *why);
+#endif
+
 static void load(void) {
+#ifdef SIGNIN_STATIC_EXECUTABLE
+    signin_needs_dynamic("libcurl for the network");
+#endif
     void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!h) h = dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL);
     if (!h) {

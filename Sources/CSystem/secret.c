@@ -54,7 +54,16 @@ static int any_collection_locked(void) {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char load_error[256] = "";
 
+#ifdef SIGNIN_STATIC_EXECUTABLE
+/* The static half of the release build cannot load shared libraries: it hands the command to the dynamic half
+ * (SignInKit's DynamicSibling), which does not return. */
+extern void signin_needs_dynamic(const char *why);
+#endif
+
 static void load(void) {
+#ifdef SIGNIN_STATIC_EXECUTABLE
+    signin_needs_dynamic("libsecret for the Secret Service");
+#endif
     void *h = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(load_error, sizeof load_error, "libsecret is not installed (Debian: libsecret-1-0): %s", dlerror());

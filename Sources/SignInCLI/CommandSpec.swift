@@ -59,6 +59,10 @@ protocol SignInCommand {
     var acceptsPaste: Bool { get }
     /// `--no-browser` was given.
     var noBrowser: Bool { get }
+    /// Whether the static half of the release build (`DynamicSibling`) starts this run: a command that answers from
+    /// the store when it can and reads nothing from standard input. Any other run is handed to the dynamic half
+    /// at once; these are when they need the network, the Secret Service or a passphrase.
+    var startsStatic: Bool { get }
     /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode?
     /// Runs with the configured client.
@@ -72,6 +76,7 @@ extension SignInCommand {
     var signsIn: Bool { false }
     var acceptsPaste: Bool { false }
     var noBrowser: Bool { false }
+    var startsStatic: Bool { false }
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
     func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }

@@ -9,6 +9,7 @@ import Glibc
 struct AccountsCommand: SignInCommand {
     static let allOption = OptionSpec("--all", "Every configuration's accounts")
     static var name: String { "accounts" }
+    var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "List the signed-in accounts, the current one marked",
         details: "Lists the accounts of this configuration (--all: of every configuration), the current one marked with *,\neach with e-mail, name, access-token expiry and whether the provider still accepted its grant at the last refresh.",

@@ -181,7 +181,7 @@ struct SSHCommand: SignInCommand {
         case false?: throw .system(reason: "the agent on \(agent.socketPath) serves another store (another HOME or data folder); stop it with `signin agent --stop` in its environment, or set XDG_RUNTIME_DIR")
         case nil: break
         }
-        let me = ProcessEnvironment.executablePath ?? "signin"
+        let me = DynamicSibling.frontPath ?? "signin"
         switch ChildProcess.spawnDetached(path: me, argv: [me, "agent"], environment: env) {
         case .success: break
         case .failure(let f): throw .system(reason: "cannot start the agent: \(String(cString: strerror(f.errno)))")

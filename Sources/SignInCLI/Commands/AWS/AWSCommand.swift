@@ -50,7 +50,7 @@ struct AWSCommand: SignInCommand {
     }
 
     private func write(environment: [String: String], region: String?) throws(SignInError) -> ExitCode {
-        guard let me = ProcessEnvironment.executablePath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
+        guard let me = DynamicSibling.frontPath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
         var args = [me, AWSCredentialProcess.name, "--role-arn", role.roleARN]
         if role.durationSeconds != 3600 { args += ["--duration", String(role.durationSeconds)] }
         if let s = role.sessionName { args += ["--session-name", s] }

@@ -63,7 +63,7 @@ struct GoogleCommand: SignInCommand {
     }
 
     private func write(sts: String, iam: String) throws(SignInError) -> ExitCode {
-        guard let me = ProcessEnvironment.executablePath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
+        guard let me = DynamicSibling.frontPath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
         var o: [String: JSONValueOut] = [
             "type": .string("external_account"), "audience": .string(audience), "subject_token_type": .string(GoogleExecutableSource.tokenType),
             "token_url": .string(sts),
