@@ -59,7 +59,9 @@ extension SignInClient {
     /// 2. From sending the request until its answer is saved, SIGINT, SIGTERM and SIGHUP are held (`CriticalSection`).
     /// 3. The provider refuses the grant (`invalid_grant`): that and its date are saved in the entry (nothing is
     ///    deleted), then `.noPreviousSignIn`. Any other failure changes nothing.
-    /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent.
+    /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent: at once
+    ///    when an ID token is to be verified first (that may fail, or need the network for the keys), else with the
+    ///    new tokens in the one save of step 6 (nothing can fail between).
     /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
     /// 6. The new tokens are saved.
     func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
@@ -81,7 +83,7 @@ extension SignInClient {
             }
             var next = current
             next.refreshToken = response.refreshToken ?? current.refreshToken
-            if next.refreshToken != current.refreshToken { try storage.save(next) }
+            if next.refreshToken != current.refreshToken && response.idToken != nil { try storage.save(next) }
             if let raw = response.idToken {
                 let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
                 guard verified.subject == current.profile.userID else {
