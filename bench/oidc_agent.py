@@ -117,6 +117,7 @@ def main():
            "oidc-token -f": peak_mib(["oidc-token", "-f", "bench"], env, n=10), "signin refresh": peak_mib([SIGNIN, "token", "--force-refresh"], env, n=10),
            "floor": peak_mib([FLOOR], env)}
 
+    subprocess.run([SIGNIN, "lock"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # nothing left in the kernel keyring
     signin_agent.send_signal(signal.SIGTERM)
     signin_agent.wait()
     subprocess.run(["oidc-agent", "--kill"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
