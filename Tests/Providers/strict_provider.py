@@ -101,6 +101,7 @@ class Client:
 
 
 CLIENTS: dict[str, Client] = {}
+PUSHED: dict[str, dict] = {}  # request_uri -> the pushed authorization request (RFC 9126)
 
 
 def client(cid: str) -> Client:
@@ -274,6 +275,8 @@ class Handler(BaseHTTPRequestHandler):
         if u.path.startswith("/v1/projects/-/serviceAccounts/"):
             return self.iam_credentials(u.path[len("/v1/projects/-/serviceAccounts/"):])
         f = self.form()
+        if u.path == "/par":
+            return self.pushed_authorization(f)
         if u.path == "/v1/token":
             return self.google_sts(f)
         if u.path == "/token":
@@ -374,7 +377,47 @@ class Handler(BaseHTTPRequestHandler):
             return self.google_error(403, "PERMISSION_DENIED", f"The caller does not have permission on project {project_id}")
         self.send(200, {"projectId": project_id, "projectNumber": str(cl.c("project_number", "424242")), "lifecycleState": "ACTIVE"})
 
+    def discovery_says(self, key: str):
+        return json.loads(os.environ.get("STRICT_DISCOVERY", "{}")).get(key)
+
+    def pushed_authorization(self, f: dict):
+        """RFC 9126: the authorization request's parameters, authenticated as at the token endpoint, kept for 90 s
+        under a request_uri that /authorize then takes (once). Per client: `par_error` refuses with that error.
+        Listed in discovery only when STRICT_DISCOVERY names the endpoint."""
+        cid, method = self.client_auth(f)
+        if cid is None or (f.get("client_id") and f["client_id"] != cid):
+            return self.oauth_error("invalid_client", 401)
+        cl = client(cid)
+        with LOCK:
+            cl.stats["par_requests"] = cl.stats.get("par_requests", 0) + 1
+            cl.stats["par_auth"] = method
+        if cl.c("par_error"):
+            return self.oauth_error(cl.c("par_error"), description="refused by the test's control")
+        if "request_uri" in f:
+            return self.oauth_error("invalid_request", description="request_uri may not be pushed")
+        params = {k: v for k, v in f.items() if k not in ("client_secret",)}
+        params["client_id"] = cid
+        uri = "urn:ietf:params:oauth:request_uri:" + secrets.token_urlsafe(18)
+        with LOCK:
+            PUSHED[uri] = {"params": params, "expires": time.time() + 90}
+        self.send(201, {"request_uri": uri, "expires_in": 90})
+
     def authorize(self, q: dict, form: dict):
+        if "request_uri" in q:
+            with LOCK:
+                pushed = PUSHED.pop(q["request_uri"], None)
+            if pushed is None or pushed["expires"] < time.time() or pushed["params"].get("client_id") != q.get("client_id"):
+                return self.send(400, "request_uri unknown, used or expired", "text/plain")
+            if set(q) - {"client_id", "request_uri"}:
+                return self.send(400, "with request_uri, only client_id may be in the URL", "text/plain")
+            url_keys = sorted(q)
+            q = pushed["params"]
+            st = client(q["client_id"]).stats
+            with LOCK:
+                st["authorize_pushed"] = st.get("authorize_pushed", 0) + 1
+                st["authorize_url_keys"] = url_keys
+        elif self.discovery_says("require_pushed_authorization_requests"):
+            return self.send(400, "pushed authorization request required", "text/plain")
         cl = client(q.get("client_id", ""))
         cl.stats["authorize_requests"] += 1
         redirect = q.get("redirect_uri", "")

@@ -97,6 +97,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The program this configuration belongs to (`loadDefault(appName:)`): a `SignInClient` made with it keeps
     /// its credentials in `$XDG_DATA_HOME/<appName>`, apart from the `signin` command's. Nil: the `signin` command's.
     public var appName: String?
+    /// Whether the authorization request is pushed to the provider first and the browser opens with only its
+    /// `request_uri` (RFC 9126, `pushed_authorization`): `auto` (default) where discovery lists the endpoint.
+    public var pushedAuthorization: PushedAuthorization = .auto
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -117,6 +120,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         var userinfo: String?
         var jwks: String?
         var deviceAuthorization: String?
+        var pushedAuthorization: String?
 
         /// The authorization endpoint (where the browser goes).
         public var authorizationEndpoint: URL? {
@@ -148,8 +152,23 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             get { deviceAuthorization.flatMap { URL(string: $0) } }
             set { deviceAuthorization = newValue?.absoluteString }
         }
+        /// The pushed authorization request endpoint (RFC 9126).
+        public var pushedAuthorizationRequestEndpoint: URL? {
+            get { pushedAuthorization.flatMap { URL(string: $0) } }
+            set { pushedAuthorization = newValue?.absoluteString }
+        }
         /// No overrides: everything from discovery.
         public init() {}
+    }
+
+    /// Whether the authorization request is pushed first (RFC 9126, `pushed_authorization`).
+    public enum PushedAuthorization: String, Sendable, Equatable, CaseIterable {
+        /// When the provider lists a pushed authorization request endpoint (default).
+        case auto
+        /// Always; a provider without the endpoint is an error.
+        case always
+        /// Never; a provider that requires it is an error that says so.
+        case never
     }
 
     /// A configuration built in code.
@@ -260,6 +279,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
+        "pushed_authorization_request_endpoint", "pushed_authorization",
         "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
         "docker_registries", "aws_region", "aws_sts_endpoint",
@@ -326,6 +346,11 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         c.endpoints.userinfo = try url("userinfo_endpoint")
         c.endpoints.jwks = try url("jwks_uri")
         c.endpoints.deviceAuthorization = try url("device_authorization_endpoint")
+        c.endpoints.pushedAuthorization = try url("pushed_authorization_request_endpoint")
+        if let p = try string("pushed_authorization") {
+            guard let mode = PushedAuthorization(rawValue: p) else { throw fail("pushed_authorization", "must be auto, always or never") }
+            c.pushedAuthorization = mode
+        }
         if let v = obj["redirect_port"], v != .null {
             guard case .number = v, let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }
             c.redirectPort = p

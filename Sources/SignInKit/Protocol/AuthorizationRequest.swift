@@ -1,4 +1,9 @@
 /// One authorization request (RFC 6749 4.1 with PKCE): the URL to open, and the secrets to check the answer with.
+///
+/// Pushed first (RFC 9126) when the configuration's `pushed_authorization` and the provider say so: `auto` where
+/// discovery lists the endpoint, `always` (the endpoint must be there), `never` (refused for a provider that
+/// requires it). Then the parameters go to the provider in a POST with the client's credentials, and the URL the
+/// browser opens carries only `client_id` and the `request_uri` it answered: nothing of the request is on the URL.
 struct AuthorizationRequest: Sendable, CustomStringConvertible {
     let state: String
     let nonce: String
@@ -6,6 +11,8 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
     let redirectURI: String
     let url: String
     let scopes: [String]
+    /// The request was pushed (RFC 9126).
+    let pushed: Bool
 
     /// Never the state, nonce or verifier.
     var description: String { "AuthorizationRequest(redirect \(redirectURI), scopes \(scopes.joined(separator: " ")))" }
@@ -34,6 +41,34 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
         // otherwise); unless the configuration chose a prompt itself.
         if scopes.contains("offline_access") && !params.contains(where: { $0.0 == "prompt" }) { params.append(("prompt", "consent")) }
         let base = endpoints.authorization
-        url = base + (base.contains("?") ? "&" : "?") + FormEncoding.encode(params)
+        let separator = base.contains("?") ? "&" : "?"
+        guard let parEndpoint = try Self.pushedEndpoint(config: config, endpoints: endpoints) else {
+            pushed = false
+            url = base + separator + FormEncoding.encode(params)
+            return
+        }
+        let requestURI = try TokenClient(config: config, endpoints: endpoints).pushAuthorization(params, to: parEndpoint)
+        pushed = true
+        url = base + separator + FormEncoding.encode([("client_id", config.clientID), ("request_uri", requestURI)])
+    }
+
+    /// Where to push the request, or nil not to.
+    static func pushedEndpoint(config: SignInConfiguration, endpoints: ProviderEndpoints) throws(SignInError) -> String? {
+        switch config.pushedAuthorization {
+        case .never:
+            if endpoints.pushedAuthorizationRequired == true {
+                throw .configInvalid(file: config.sourcePath, field: "pushed_authorization",
+                                     reason: "is never, but the provider accepts only pushed authorization requests (require_pushed_authorization_requests): set it to auto")
+            }
+            return nil
+        case .always:
+            guard let e = endpoints.pushedAuthorization else {
+                throw .providerError(endpoint: "discovery document", code: "missing_pushed_authorization_request_endpoint",
+                                     detail: "pushed_authorization is always, and the provider lists no pushed_authorization_request_endpoint: set it in the configuration, or pushed_authorization to auto")
+            }
+            return e
+        case .auto:
+            return endpoints.pushedAuthorization
+        }
     }
 }

@@ -41,7 +41,9 @@ enum Discovery {
             deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
                 ?? config.providerRules.deviceAuthorizationEndpoint,
             issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil,
-            tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) })
+            tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) },
+            pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", required: false),
+            pushedAuthorizationRequired: doc["require_pushed_authorization_requests"] == .bool(true) ? true : nil)
     }
 
     /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth

@@ -17,6 +17,14 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     public internal(set) var issuerParameterSupported: Bool?
     /// How the token endpoint takes client credentials (`token_endpoint_auth_methods_supported`), when said.
     var tokenEndpointAuthMethods: [String]? = nil
+    /// The pushed authorization request endpoint (RFC 9126), and whether the provider accepts nothing else
+    /// (`require_pushed_authorization_requests`). Only a sign-in uses them, after discovery: not kept with an entry.
+    var pushedAuthorization: String? = nil
+    var pushedAuthorizationRequired: Bool? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case issuer, authorization, token, jwks, revocation, userinfo, deviceAuthorization, issuerParameterSupported, tokenEndpointAuthMethods
+    }
 
     /// Where the browser signs in (`authorization_endpoint`).
     public var authorizationEndpoint: URL { Self.url(authorization) }
@@ -30,6 +38,8 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     public var userinfoEndpoint: URL? { userinfo.map(Self.url) }
     /// Device authorization (RFC 8628, `device_authorization_endpoint`), when the provider has it.
     public var deviceAuthorizationEndpoint: URL? { deviceAuthorization.map(Self.url) }
+    /// Pushed authorization requests (RFC 9126, `pushed_authorization_request_endpoint`), when the provider has them.
+    public var pushedAuthorizationRequestEndpoint: URL? { pushedAuthorization.map(Self.url) }
 
     /// Each value passed `EndpointURL.problem`, which parses it as a URL, before it was stored here.
     private static func url(_ text: String) -> URL { URL(string: text)! }

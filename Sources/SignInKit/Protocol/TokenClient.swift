@@ -68,6 +68,23 @@ struct TokenClient: Sendable {
         return r
     }
 
+    /// Pushes an authorization request's parameters (RFC 9126 2.1), with the client's credentials as the token
+    /// endpoint takes them, to `url`; its `request_uri` (2.2).
+    func pushAuthorization(_ params: [(String, String)], to url: String) throws(SignInError) -> String {
+        var form = params.filter { $0.0 != "client_id" }
+        var headers: [String] = []
+        client.apply(authenticationStyle, form: &form, headers: &headers)
+        // The request names its client in the body whatever the authentication (RFC 9126 2.1).
+        if !form.contains(where: { $0.0 == "client_id" }) { form.append(("client_id", config.clientID)) }
+        let name = "pushed authorization request endpoint (\(url))"
+        let r = try http.postForm(url, endpoint: name, form: form, headers: headers)
+        guard r.status == 201 || r.status == 200 else { throw OAuthError.from(r, endpoint: name) }
+        guard let o = JSONValue.object(from: r.body), let uri = o["request_uri"]?.string, !uri.isEmpty, TokenResponse.isTokenText(uri), uri.utf8.count <= 2048 else {
+            throw .providerError(endpoint: name, code: "invalid_response", detail: "the answer has no usable request_uri")
+        }
+        return uri
+    }
+
     /// RFC 7009 at `url`. Google and most providers take the refresh token (which revokes the whole grant).
     func revoke(token: String, hint: String, accessToken: String?, at url: String) throws(SignInError) {
         var form = [("token", token), ("token_type_hint", hint)]

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+/// Pushed authorization requests (RFC 9126): where the provider lists the endpoint, the request goes there first
+/// and the browser opens with only `client_id` and `request_uri`; a provider that requires it, one that lacks it,
+/// and a refusal, each as a person would meet them. A strict provider of its own, whose discovery lists the endpoint.
+@Suite struct PushedAuthorizationTests {
+    static let advertised = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"pushed_authorization_request_endpoint": "{issuer}/par"}"#]) }
+    static let required = Result {
+        try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"pushed_authorization_request_endpoint": "{issuer}/par", "require_pushed_authorization_requests": true}"#])
+    }
+
+    @Test func whereTheProviderListsItTheRequestIsPushedAndTheURLCarriesOnlyItsReference() throws {
+        let par = try Self.advertised.get()
+        let box = try par.sandbox(secret: "strict-secret")
+        let r = try box.signin("login")
+        #expect(r.status == 0 && r.stdout.contains("Signed in as"), "\(r.stderr)")
+        let stats = try par.stats(box.clientID)
+        #expect(stats["par_requests"] as? Int == 1 && stats["authorize_pushed"] as? Int == 1, "\(stats)")
+        #expect(stats["authorize_url_keys"] as? [String] == ["client_id", "request_uri"], "nothing of the request on the URL: \(stats)")
+        #expect(stats["par_auth"] as? String == "basic", "the client authenticates as at the token endpoint")
+        // `never` keeps the request on the URL.
+        let plain = try par.sandbox(extra: ["pushed_authorization": "never"])
+        #expect(try plain.signin("login").status == 0)
+        #expect(try par.stats(plain.clientID)["par_requests"] == nil)
+    }
+
+    @Test func aRequiringProviderAMissingEndpointAndARefusalAreClearErrors() throws {
+        let required = try Self.required.get()
+        let never = try required.sandbox(extra: ["pushed_authorization": "never"])
+        var r = try never.signin("login")
+        #expect(r.status == 2 && r.stderr.contains("pushed_authorization") && r.stderr.contains("accepts only pushed authorization requests"), "\(r.stderr)")
+        #expect(try required.sandbox().signin("login").status == 0, "auto pushes where it is required")
+
+        let strict = try Shared.strict.get()
+        let always = try strict.sandbox(extra: ["pushed_authorization": "always"])
+        r = try always.signin("login")
+        #expect(r.status == 5 && r.stderr.contains("pushed_authorization_request_endpoint"), "\(r.stderr)")
+
+        let par = try Self.advertised.get()
+        let refused = try par.sandbox(["par_error": "invalid_request"])
+        r = try refused.signin("login")
+        #expect(r.status == 5 && r.stderr.contains("pushed authorization request endpoint") && r.stderr.contains("invalid_request"), "\(r.stderr)")
+        #expect(refused.entryFile() == nil, "nothing stored")
+        #expect(try par.stats(refused.clientID)["authorize_requests"] as? Int ?? 0 == 0, "no browser was sent anywhere")
+    }
+}
