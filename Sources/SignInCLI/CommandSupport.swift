@@ -57,3 +57,15 @@ enum ExecCommand {
     /// The exit code of a command that was not found.
     static let notFound = ExitCode(rawValue: 127)
 }
+
+extension Arguments {
+    /// The options that chose this run's configuration and account, as a command line another program will run
+    /// signin with (`credential_process`, an `external_account` executable): `-c` made absolute.
+    var selectionArguments: [String] {
+        var args: [String] = []
+        if let c = value(.config) { args += ["-c", ProcessEnvironment.absolute(c)] }
+        if let p = value(.profile) { args += ["--profile", p] }
+        if let account = value(.account) { args += ["--account", account] }
+        return args
+    }
+}

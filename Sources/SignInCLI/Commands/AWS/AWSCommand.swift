@@ -32,11 +32,7 @@ struct AWSCommand: SignInCommand {
         role = try AWSRoleOptions(a)
         profile = a.value(Self.awsProfile) ?? "default"
         guard AWSConfigFile.isProfileName(profile) else { throw UsageError("--aws-profile \"\(profile.withoutControlCharacters)\" is not a profile name (letters, digits and _-.@+)") }
-        var carried: [String] = []
-        if let c = a.value(.config) { carried += ["-c", ProcessEnvironment.absolute(c)] }
-        if let p = a.value(.profile) { carried += ["--profile", p] }
-        if let account = a.value(.account) { carried += ["--account", account] }
-        self.carried = carried
+        carried = a.selectionArguments
         json = a.has(.json)
     }
 

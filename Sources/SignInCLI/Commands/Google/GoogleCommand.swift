@@ -43,11 +43,7 @@ struct GoogleCommand: SignInCommand {
         if let sa = serviceAccount, !ServiceAccounts.isEmail(sa) { throw UsageError("--service-account \"\(sa.withoutControlCharacters)\" is not a service account's e-mail") }
         userProject = a.value(Self.userProjectOption)
         if audience.contains("/workforcePools/") && userProject == nil { throw UsageError("a workforce pool needs --workforce-pool-user-project PROJECT (the project that pays for its use)") }
-        var carried: [String] = []
-        if let c = a.value(.config) { carried += ["-c", ProcessEnvironment.absolute(c)] }
-        if let p = a.value(.profile) { carried += ["--profile", p] }
-        if let account = a.value(.account) { carried += ["--account", account] }
-        self.carried = carried
+        carried = a.selectionArguments
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
