@@ -76,7 +76,8 @@ public struct CredentialStore: CredentialStorage {
     /// the kernel keyring (0 for a file, which is never cached there).
     public var keyLocation: (storage: String, path: String?, cacheSeconds: Int) { key.summary }
 
-    /// Drops the unlocked key from the kernel keyring (`signin lock`); true when it was there.
+    /// Drops the unlocked key and the entries held decrypted beside it from the kernel keyring (`signin lock`);
+    /// true when either was there.
     @discardableResult
     public func lock() -> Bool { key.lock() }
 
