@@ -120,7 +120,7 @@ def main():
     subprocess.run([SIGNIN, "lock"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # nothing left in the kernel keyring
     signin_agent.send_signal(signal.SIGTERM)
     signin_agent.wait()
-    subprocess.run(["oidc-agent", "--kill"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["oidc-agent", "--kill"], env=dict(env, OIDCD_PID=str(daemon)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stdin.close()
     provider.wait()
 
