@@ -15,7 +15,9 @@ struct AWSCredentialProcess: SignInCommand {
             command), and parallel calls make one STS call. `signin aws configure` writes the profile that runs
             this. Over `signin ssh`, the laptop's agent gives the ID token and this machine asks STS.
             """,
-        ownOptions: AWSRoleOptions.all + [.forceRefresh], takesAccount: true, takesJSON: false)
+        ownOptions: AWSRoleOptions.all + [.forceRefresh],
+        usageOverride: "signin aws-credential-process --role-arn ARN [--duration TIME] [--session-name NAME] [--force-refresh] [--account ACCOUNT] [--passphrase-fd N]",
+        takesAccount: true, takesJSON: false)
 
     let role: AWSRoleOptions
     let forceRefresh: Bool
