@@ -133,8 +133,17 @@ import Testing
                     read_until(b": ", len(out))
                     os.write(fd, b"\\x03")
                 read_until(b"\\0", len(out))  # to the end (EOF or 20 s)
-                _, status = os.waitpid(pid, 0)
-                return out.decode(errors="replace"), os.WEXITSTATUS(status)
+                # Never wait forever: a signin still running 20 s after that is a failure to report, not a hang.
+                deadline = time.time() + 20
+                while True:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        return out.decode(errors="replace"), os.WEXITSTATUS(status)
+                    if time.time() > deadline:
+                        os.kill(pid, 9)
+                        os.waitpid(pid, 0)
+                        return out.decode(errors="replace") + " [still running: killed]", -1
+                    time.sleep(0.05)
             out, code = run([b"1", b"42-x.apps.googleusercontent.com", b"GOCSPX-very-secret", b""], False)
             print("secret-echoed" if "GOCSPX-very-secret" in out else "secret-hidden", "exit", code)
             out, code = run([b"1"], True)
