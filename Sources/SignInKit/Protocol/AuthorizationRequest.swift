@@ -11,8 +11,6 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
     let redirectURI: String
     let url: String
     let scopes: [String]
-    /// The request was pushed (RFC 9126).
-    let pushed: Bool
 
     /// Never the state, nonce or verifier.
     var description: String { "AuthorizationRequest(redirect \(redirectURI), scopes \(scopes.joined(separator: " ")))" }
@@ -43,12 +41,10 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
         let base = endpoints.authorization
         let separator = base.contains("?") ? "&" : "?"
         guard let parEndpoint = try Self.pushedEndpoint(config: config, endpoints: endpoints) else {
-            pushed = false
             url = base + separator + FormEncoding.encode(params)
             return
         }
         let requestURI = try TokenClient(config: config, endpoints: endpoints).pushAuthorization(params, to: parEndpoint)
-        pushed = true
         url = base + separator + FormEncoding.encode([("client_id", config.clientID), ("request_uri", requestURI)])
     }
 
