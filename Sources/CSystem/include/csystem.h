@@ -105,4 +105,30 @@ int signin_pidfd_open(int pid);
 /* The process at the other end of a Unix socket (SO_PEERCRED, which needs _GNU_SOURCE's struct ucred). */
 int signin_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid);
 
+
+/*
+ * The TPM 2.0 through the TSS libraries (loaded on first use). `tcti` names the TPM as the TSS does
+ * ("device:/dev/tpmrm0", "swtpm:host=127.0.0.1,port=2321"); NULL or "" lets the TSS pick. A secret (at most 128
+ * bytes) is sealed under the owner hierarchy's storage key, recreated on each call from the TPM's seed; `auth`
+ * (at most 32 bytes, may be empty) is the sealed object's password. The blob (public and private parts,
+ * marshalled) is only usable on the TPM that made it. Each returns 0 or one of the codes below with a message in
+ * `error` (free with free(3)); free blobs and secrets with signin_tpm_free, which wipes them first.
+ */
+#include <stddef.h>
+#include <stdint.h>
+enum {
+    SIGNIN_TPM_UNAVAILABLE = 1,  /* no TSS libraries, or no TPM answers at `tcti` */
+    SIGNIN_TPM_FAILED = 2,       /* the TPM refused for another reason */
+    SIGNIN_TPM_DAMAGED = 3,      /* the blob does not parse */
+    SIGNIN_TPM_OTHER_TPM = 4,    /* the blob was sealed by another TPM (or this one was cleared) */
+    SIGNIN_TPM_WRONG_AUTH = 5,   /* `auth` is not the sealed object's password */
+    SIGNIN_TPM_LOCKED_OUT = 6,   /* dictionary-attack lockout */
+};
+int signin_tpm_probe(const char *tcti, char **error);
+int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, const uint8_t *auth, size_t auth_len,
+                    uint8_t **blob, size_t *blob_len, char **error);
+int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,
+                      uint8_t **secret, size_t *secret_len, char **error);
+void signin_tpm_free(void *p, size_t len);
+
 #endif

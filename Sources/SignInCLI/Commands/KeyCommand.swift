@@ -6,24 +6,25 @@ import Glibc
 
 /// `signin key move --to STORAGE`: a new store key, kept where STORAGE says.
 struct KeyCommand: SignInCommand {
-    static let toOption = OptionSpec("--to", value: "STORAGE", "Where the key goes: secret-service, passphrase or file")
+    static let toOption = OptionSpec("--to", value: "STORAGE", "Where the key goes: secret-service, passphrase, file, tpm or tpm+passphrase")
     static var name: String { "key" }
     static let spec = CommandSpec(
-        name: name, summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file`",
+        name: name, summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase`",
         details: """
             `signin key move --to STORAGE` makes a new store key and keeps it in the Secret Service (GNOME Keyring,
-            KWallet, KeePassXC), under a passphrase (scrypt, asked twice, at least 8 characters), or in a file beside
-            the entries; every entry is encrypted again under it, so the old key opens nothing written after. A move
+            KWallet, KeePassXC), under a passphrase (scrypt, asked twice, at least 8 characters), in a file beside
+            the entries, or sealed to this machine's TPM 2.0 (`tpm`; `tpm+passphrase` adds a passphrase the TPM
+            checks; the TPM is /dev/tpmrm0, or the one TSS2_TCTI names), where a copy of the folder opens nothing; every entry is encrypted again under it, so the old key opens nothing written after. A move
             is journaled: interrupted anywhere, the next command finishes it or rolls it back. `status` says where
             the key is now.
             """,
-        ownOptions: [toOption], usageOverride: "signin key move --to secret-service|passphrase|file [--passphrase-fd N]", positionalWords: ["move"])
+        ownOptions: [toOption], usageOverride: "signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase [--passphrase-fd N]", positionalWords: ["move"])
 
     let target: KeyStorage
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         guard a.positional == ["move"], let to = a.value(Self.toOption).flatMap(KeyStorage.init(rawValue:)), to != .auto else {
-            throw UsageError("usage: signin key move --to secret-service|passphrase|file")
+            throw UsageError("usage: signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase")
         }
         target = to
     }

@@ -46,7 +46,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
     /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
     public var listenerSameUserOnly: Bool
-    /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file). Default auto.
+    /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file, tpm, tpm+passphrase). Default auto.
     public var keyStorage: KeyStorage
     /// How long an unlocked key stays in the kernel keyring (`key_cache_seconds`; zero: not at all). Default 8 hours.
     public var keyCacheDuration: Duration {

@@ -50,7 +50,7 @@ extension CredentialStore {
 
             let old = Opened(oldKey)
             let new = Opened(try Crypto.randomBytes(32))
-            let passphrase = target == .passphrase ? try k.newPassphrase() : nil
+            let passphrase = target.asksPassphrase ? try k.newPassphrase() : nil
             let plan = try reencryptionPlan(old: old, new: new)
             let id = try k.newID()
             let staged: StoreKey.Descriptor? = target == .secretService ? StoreKey.Descriptor(storage: .secretService, id: id, kdf: nil, wrapped: nil) : nil

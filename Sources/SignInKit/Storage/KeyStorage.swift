@@ -7,7 +7,8 @@ import Glibc
 /// Where a store's key is kept (`key_storage` in the configuration). Decided once, when the key is created;
 /// an existing store keeps its key where it is until `StoreKey.move(to:)`.
 public enum KeyStorage: String, Sendable, CaseIterable, Codable {
-    /// The Secret Service when a session bus offers it, else a file.
+    /// The TPM when one is reachable (`/dev/tpmrm0`, `TSS2_TCTI` or `TPM2TOOLS_TCTI`), else the Secret Service
+    /// when a session bus offers it, else a file.
     case auto
     /// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC), as an item labelled "signin store key".
     case secretService = "secret-service"
@@ -15,6 +16,15 @@ public enum KeyStorage: String, Sendable, CaseIterable, Codable {
     case passphrase
     /// A file beside the entries (mode 0600): what a copy of the folder carries along.
     case file
+    /// Sealed to this machine's TPM 2.0: unsealed without a prompt here, useless on any other machine.
+    case tpm
+    /// Sealed to this machine's TPM under a passphrase the TPM itself checks (with its dictionary-attack lockout).
+    case tpmPassphrase = "tpm+passphrase"
+
+    /// Whether the key is sealed to the TPM.
+    var isTPM: Bool { self == .tpm || self == .tpmPassphrase }
+    /// Whether opening the key asks for a passphrase.
+    var asksPassphrase: Bool { self == .passphrase || self == .tpmPassphrase }
 }
 
 /// Why a passphrase is asked for.
@@ -44,6 +54,9 @@ public struct KeyCustody: Sendable {
     public var sessionBusAvailable: Bool
     /// The configuration file these settings come from, named when the store's key is not where it asks.
     public var configurationPath: String?
+    /// The TPM as the TSS names it (`device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`): from `TSS2_TCTI`, else
+    /// `TPM2TOOLS_TCTI`, else `/dev/tpmrm0` when present; nil when this machine shows none.
+    public var tpmDevice: String? = TPM.device()
 
     /// Settings for a store: where new keys go, the cache lifetime (default eight hours), the passphrase source.
     public init(storage: KeyStorage = .auto, cacheDuration: Duration = .seconds(8 * 3600), passphrase: PassphraseProvider? = nil,

@@ -29,6 +29,8 @@ struct StoreKey {
         var kdf: KDF?
         /// nonce, tag and ciphertext of the key under the passphrase's key (base64).
         var wrapped: String?
+        /// The key sealed by the TPM (its public and private parts, base64): loads only on the TPM that made it.
+        var sealed: String?
 
         struct KDF: Codable, Equatable {
             var name: String
@@ -49,6 +51,11 @@ struct StoreKey {
             case .string(let w)?: wrapped = w
             default: return nil
             }
+            switch o["sealed"] {
+            case nil, .null?: sealed = nil
+            case .string(let w)?: sealed = w
+            default: return nil
+            }
             switch o["kdf"] {
             case nil, .null?: kdf = nil
             case .object(let k)?:
@@ -66,11 +73,12 @@ struct StoreKey {
         /// The unwrapped key's name in the kernel keyring.
         var kernelKeyName: String { "signin:\(id)" }
 
-        init(storage: KeyStorage, id: String, kdf: KDF?, wrapped: String?) {
+        init(storage: KeyStorage, id: String, kdf: KDF?, wrapped: String?, sealed: String? = nil) {
             self.storage = storage
             self.id = id
             self.kdf = kdf
             self.wrapped = wrapped
+            self.sealed = sealed
         }
     }
 
@@ -106,7 +114,7 @@ struct StoreKey {
     func readDescriptor(at path: String) throws(SignInError) -> Descriptor? {
         do {
             let data = try FileIO.read(path: path, limit: 64 * 1024, noFollow: true) { privacyProblem($0, path) }
-            guard let json = JSONValue.object(from: data), let d = Descriptor(json: json), [.secretService, .passphrase].contains(d.storage) else {
+            guard let json = JSONValue.object(from: data), let d = Descriptor(json: json), [.secretService, .passphrase, .tpm, .tpmPassphrase].contains(d.storage) else {
                 throw SignInError.storeUnreadable(path: path, reason: "does not describe a key this signin knows; left as is")
             }
             return d
@@ -125,7 +133,7 @@ struct StoreKey {
         switch (try? location()) ?? .none {
         case .none: return ("none", nil, 0)
         case .file: return (KeyStorage.file.rawValue, filePath, 0)
-        case .described(let d): return (d.storage.rawValue, d.storage == .passphrase ? descriptorPath : nil, custody.cacheSeconds)
+        case .described(let d): return (d.storage.rawValue, d.storage == .secretService ? nil : descriptorPath, custody.cacheSeconds)
         }
     }
 
@@ -136,6 +144,8 @@ struct StoreKey {
         case .file:
             return "file \(filePath)" + (custody.storage == .auto ? "; `signin key move --to passphrase` (or `--to secret-service`) protects it" : "")
         case .described(let d) where d.storage == .secretService: return "Secret Service item \"signin store key\" (store \(d.id))" + cacheNote
+        case .described(let d) where d.storage == .tpm: return "sealed to this machine's TPM (\(descriptorPath))" + cacheNote
+        case .described(let d) where d.storage == .tpmPassphrase: return "sealed to this machine's TPM under a passphrase (\(descriptorPath))" + cacheNote
         case .described: return "under a passphrase (\(descriptorPath))" + cacheNote
         }
     }
@@ -151,6 +161,8 @@ struct StoreKey {
         case .file: words = "in a file (\(filePath))"
         case .secretService: words = "in the Secret Service"
         case .passphrase: words = "under a passphrase"
+        case .tpm: words = "sealed to the TPM"
+        case .tpmPassphrase: words = "sealed to the TPM under a passphrase"
         case .auto: words = "where auto chose"
         }
         throw .configInvalid(file: custody.configurationPath ?? directory, field: "key_storage",
@@ -192,22 +204,30 @@ struct StoreKey {
         let (storage, reason) = resolvedStorage()
         if let reason {
             FileIO.writeStandardError("signin: the store key is a file beside the credentials (\(filePath)): \(reason). `signin key move --to passphrase` protects it.\n")
+        } else if custody.storage == .auto, storage == .tpm {
+            FileIO.writeStandardError("signin: the store key is sealed to this machine's TPM (\(custody.tpmDevice ?? "")); a copy of the folder opens nowhere else.\n")
         }
-        let passphrase = storage == .passphrase ? try newPassphrase() : nil
+        let passphrase = storage.asksPassphrase ? try newPassphrase() : nil
         _ = try write(key, to: storage, file: filePath, descriptor: descriptorPath, id: try newID(), passphrase: passphrase)
         guard let stored = try read(recover: false) else { throw .storeUnwritable(path: directory, reason: "the new key could not be read back") }
         return stored
     }
 
-    /// `auto`: the Secret Service when a session bus offers one that works, else a file (with the reason).
+    /// `auto`: the TPM when one answers, else the Secret Service when a session bus offers one that works, else a
+    /// file (with the reason). A TPM that is named but does not answer is said too.
     func resolvedStorage() -> (KeyStorage, fallback: String?) {
         guard custody.storage == .auto else { return (custody.storage, nil) }
-        guard custody.sessionBusAvailable else { return (.file, "no Secret Service here (no session bus)") }
+        var tpmNote = ""
+        if let device = custody.tpmDevice {
+            guard let problem = TPM.problem(device: device) else { return (.tpm, nil) }
+            tpmNote = "the TPM (\(device)) did not answer: \(problem); "
+        }
+        guard custody.sessionBusAvailable else { return (.file, tpmNote + "no Secret Service here (no session bus)") }
         var secret: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<CChar>?
         defer { signin_secret_free(secret); signin_secret_free(error) }
         if signin_secret_lookup("probe", &secret, &error) == 0 { return (.secretService, nil) }
-        return (.file, "the Secret Service did not answer (\(SecretService.explained(error.map { String(cString: $0) } ?? "unknown error")))")
+        return (.file, tpmNote + "the Secret Service did not answer (\(SecretService.explained(error.map { String(cString: $0) } ?? "unknown error")))")
     }
 
     private func unwrap(_ d: Descriptor) throws(SignInError) -> [UInt8] {
@@ -225,13 +245,67 @@ struct StoreKey {
     /// The key from where the descriptor says, bypassing the kernel cache; `passphrase` when it is known already.
     func unwrapUncached(_ d: Descriptor, descriptorPath path: String? = nil, passphrase: String? = nil) throws(SignInError) -> [UInt8] {
         let path = path ?? descriptorPath
-        return d.storage == .secretService ? try SecretService.lookup(storeID: d.id, descriptorPath: path) : try unwrapWithPassphrase(d, path, known: passphrase)
+        switch d.storage {
+        case .secretService: return try SecretService.lookup(storeID: d.id, descriptorPath: path)
+        case .tpm, .tpmPassphrase: return try unseal(d, path, known: passphrase)
+        default: return try unwrapWithPassphrase(d, path, known: passphrase)
+        }
     }
 
     /// Drops a described key's material outside the folder: its kernel cache entry and its Secret Service item.
     func forget(_ d: Descriptor) {
         KernelKeyring.remove(d.kernelKeyName)
         if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
+    }
+
+    /// The key unsealed by this machine's TPM; for `tpm+passphrase`, under the passphrase's scrypt key, which the
+    /// TPM checks (three tries, as for `passphrase`; the TPM's lockout counts them too).
+    private func unseal(_ d: Descriptor, _ path: String, known: String?) throws(SignInError) -> [UInt8] {
+        guard let blob = d.sealed.flatMap({ Data(base64Encoded: $0) }) else { throw .storeUnreadable(path: path, reason: "its TPM-sealed key is damaged; left as is") }
+        guard let device = custody.tpmDevice else {
+            throw .storeUnreadable(path: path, reason: "the key is sealed to a TPM, and none is reachable here (no /dev/tpmrm0; set TSS2_TCTI to name one); the credentials are untouched")
+        }
+        func attempt(_ passphrase: String?) throws(SignInError) -> [UInt8]? {
+            var auth: [UInt8] = []
+            if let passphrase {
+                guard let kdf = d.kdf, kdf.name == "scrypt", let salt = Data(base64Encoded: kdf.salt), kdf.n <= 1 << 22, kdf.r <= 32, kdf.p <= 16 else {
+                    throw .storeUnreadable(path: path, reason: "its passphrase parameters are damaged; left as is")
+                }
+                auth = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
+            }
+            let key: [UInt8]
+            do throws(TPM.Failure) {
+                key = try TPM.unseal(Array(blob), auth: auth, device: device)
+            } catch {
+                switch error.kind {
+                case .wrongPassphrase where passphrase != nil: return nil
+                case .otherTPM:
+                    throw .storeUnreadable(path: path, reason: "the key is sealed to another TPM: this folder was copied from another machine (or this TPM was cleared), and its credentials cannot be opened here. They are left as they are; sign in with another data folder (SIGNIN_DATA_DIR) or sign out to remove them")
+                case .unavailable:
+                    throw .storeUnreadable(path: path, reason: "the key is sealed to the TPM (\(device)), which cannot be reached: \(error.message); the credentials are untouched")
+                default:
+                    throw .storeUnreadable(path: path, reason: "the TPM (\(device)) did not unseal the key: \(error.message); the credentials are untouched")
+                }
+            }
+            guard key.count == 32 else { throw .storeUnreadable(path: path, reason: "the TPM gave back a key of \(key.count) bytes; left as is") }
+            return key
+        }
+        guard d.storage == .tpmPassphrase else {
+            if let key = try attempt(nil) { return key }
+            throw .storeUnreadable(path: path, reason: "the TPM asks for a passphrase this store does not have; left as is")
+        }
+        if let known {
+            if let key = try attempt(known) { return key }
+            throw .passphraseRefused(reason: "the new passphrase does not unseal the key written with it (\(path))")
+        }
+        for n in 1...3 {
+            guard let passphrase = custody.passphrase?(.unlock(attempt: n)) else {
+                if n > 1 { break }
+                throw .passphraseUnavailable(path: path)
+            }
+            if let key = try attempt(passphrase) { return key }
+        }
+        throw .passphraseRefused(reason: "wrong passphrase for \(path); nothing was changed")
     }
 
     private func unwrapWithPassphrase(_ d: Descriptor, _ path: String, known: String?) throws(SignInError) -> [UInt8] {
@@ -302,6 +376,25 @@ struct StoreKey {
         case .secretService:
             try SecretService.store(storeID: id, key: key, directory: directory)
             let d = Descriptor(storage: .secretService, id: id, kdf: nil, wrapped: nil)
+            try writeDescriptor(d, to: descriptor)
+            return d
+        case .tpm, .tpmPassphrase:
+            guard let device = custody.tpmDevice else {
+                throw .storeUnwritable(path: descriptor, reason: "no TPM is reachable here (no /dev/tpmrm0; set TSS2_TCTI to name one)")
+            }
+            var kdf: Descriptor.KDF?
+            var auth: [UInt8] = []
+            if storage == .tpmPassphrase {
+                guard let passphrase else { throw .passphraseRefused(reason: "no passphrase for the new key") }
+                let salt = try Crypto.randomBytes(16)
+                auth = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: salt, n: Self.scryptN, r: Self.scryptR, p: Self.scryptP)
+                kdf = Descriptor.KDF(name: "scrypt", n: Self.scryptN, r: Self.scryptR, p: Self.scryptP, salt: Data(salt).base64EncodedString())
+            }
+            let blob: [UInt8]
+            do throws(TPM.Failure) { blob = try TPM.seal(key, auth: auth, device: device) } catch {
+                throw .storeUnwritable(path: descriptor, reason: "the TPM (\(device)) did not seal the key: \(error.message)")
+            }
+            let d = Descriptor(storage: storage, id: id, kdf: kdf, wrapped: nil, sealed: Data(blob).base64EncodedString())
             try writeDescriptor(d, to: descriptor)
             return d
         case .passphrase:

@@ -1,0 +1,253 @@
+#define _GNU_SOURCE
+#include "csystem.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The TPM 2.0 through the TSS libraries Debian ships (libtss2-esys, -tctildr, -mu), loaded (dlopen) only when a
+ * store keeps its key in the TPM, as libcurl is loaded only for the network. Built without the headers
+ * (no libtss2-dev), every call says so. */
+#if __has_include(<tss2/tss2_esys.h>)
+#include <tss2/tss2_esys.h>
+#include <tss2/tss2_mu.h>
+#include <tss2/tss2_tctildr.h>
+
+static struct {
+    TSS2_RC (*tctildr_init)(const char *, TSS2_TCTI_CONTEXT **);
+    void (*tctildr_finalize)(TSS2_TCTI_CONTEXT **);
+    TSS2_RC (*initialize)(ESYS_CONTEXT **, TSS2_TCTI_CONTEXT *, TSS2_ABI_VERSION *);
+    void (*finalize)(ESYS_CONTEXT **);
+    TSS2_RC (*create_primary)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_SENSITIVE_CREATE *,
+                              const TPM2B_PUBLIC *, const TPM2B_DATA *, const TPML_PCR_SELECTION *, ESYS_TR *,
+                              TPM2B_PUBLIC **, TPM2B_CREATION_DATA **, TPM2B_DIGEST **, TPMT_TK_CREATION **);
+    TSS2_RC (*create)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_SENSITIVE_CREATE *,
+                      const TPM2B_PUBLIC *, const TPM2B_DATA *, const TPML_PCR_SELECTION *, TPM2B_PRIVATE **,
+                      TPM2B_PUBLIC **, TPM2B_CREATION_DATA **, TPM2B_DIGEST **, TPMT_TK_CREATION **);
+    TSS2_RC (*load)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_PRIVATE *, const TPM2B_PUBLIC *, ESYS_TR *);
+    TSS2_RC (*unseal)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, TPM2B_SENSITIVE_DATA **);
+    TSS2_RC (*set_auth)(ESYS_CONTEXT *, ESYS_TR, TPM2B_AUTH const *);
+    TSS2_RC (*flush)(ESYS_CONTEXT *, ESYS_TR);
+    TSS2_RC (*get_random)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, UINT16, TPM2B_DIGEST **);
+    void (*esys_free)(void *);
+    TSS2_RC (*pub_marshal)(TPM2B_PUBLIC const *, uint8_t[], size_t, size_t *);
+    TSS2_RC (*pub_unmarshal)(uint8_t const[], size_t, size_t *, TPM2B_PUBLIC *);
+    TSS2_RC (*priv_marshal)(TPM2B_PRIVATE const *, uint8_t[], size_t, size_t *);
+    TSS2_RC (*priv_unmarshal)(uint8_t const[], size_t, size_t *, TPM2B_PRIVATE *);
+    const char *(*decode)(TSS2_RC);
+} api;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char load_error[256] = "";
+
+#ifdef SIGNIN_STATIC_EXECUTABLE
+extern void signin_needs_dynamic(const char *why);
+#endif
+
+static void load(void) {
+#ifdef SIGNIN_STATIC_EXECUTABLE
+    signin_needs_dynamic("the TSS libraries for the TPM");
+#endif
+    /* The TSS logs its own errors to standard error; signin says what failed in its own words. */
+    setenv("TSS2_LOG", "all+none", 0);
+    void *esys = dlopen("libtss2-esys.so.0", RTLD_NOW | RTLD_LOCAL);
+    void *ldr = esys ? dlopen("libtss2-tctildr.so.0", RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *mu = ldr ? dlopen("libtss2-mu.so.0", RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!esys || !ldr || !mu) {
+        snprintf(load_error, sizeof load_error, "the TPM libraries are not installed (Debian: libtss2-esys-3.0.2-0 libtss2-tctildr0): %s", dlerror());
+        return;
+    }
+    void *rc = dlopen("libtss2-rc.so.0", RTLD_NOW | RTLD_LOCAL);
+    *(void **)&api.tctildr_init = dlsym(ldr, "Tss2_TctiLdr_Initialize");
+    *(void **)&api.tctildr_finalize = dlsym(ldr, "Tss2_TctiLdr_Finalize");
+    *(void **)&api.initialize = dlsym(esys, "Esys_Initialize");
+    *(void **)&api.finalize = dlsym(esys, "Esys_Finalize");
+    *(void **)&api.create_primary = dlsym(esys, "Esys_CreatePrimary");
+    *(void **)&api.create = dlsym(esys, "Esys_Create");
+    *(void **)&api.load = dlsym(esys, "Esys_Load");
+    *(void **)&api.unseal = dlsym(esys, "Esys_Unseal");
+    *(void **)&api.set_auth = dlsym(esys, "Esys_TR_SetAuth");
+    *(void **)&api.flush = dlsym(esys, "Esys_FlushContext");
+    *(void **)&api.get_random = dlsym(esys, "Esys_GetRandom");
+    *(void **)&api.esys_free = dlsym(esys, "Esys_Free");
+    *(void **)&api.pub_marshal = dlsym(mu, "Tss2_MU_TPM2B_PUBLIC_Marshal");
+    *(void **)&api.pub_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PUBLIC_Unmarshal");
+    *(void **)&api.priv_marshal = dlsym(mu, "Tss2_MU_TPM2B_PRIVATE_Marshal");
+    *(void **)&api.priv_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PRIVATE_Unmarshal");
+    if (rc) *(void **)&api.decode = dlsym(rc, "Tss2_RC_Decode");
+    if (!api.tctildr_init || !api.initialize || !api.create_primary || !api.create || !api.load || !api.unseal || !api.set_auth
+        || !api.flush || !api.get_random || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
+        || !api.priv_unmarshal || !api.finalize || !api.tctildr_finalize) {
+        snprintf(load_error, sizeof load_error, "the TPM libraries installed lack a function signin needs");
+        memset(&api, 0, sizeof api);
+    }
+}
+
+static int fail(char **error, int code, const char *what, TSS2_RC rc) {
+    if (error) {
+        const char *text = rc && api.decode ? api.decode(rc) : "";
+        if (asprintf(error, rc ? "%s (TPM 0x%x%s%s)" : "%s", what, rc, *text ? ": " : "", text) < 0) *error = NULL;
+    }
+    return code;
+}
+
+/* The TPM's own error number with the parameter, handle and session bits cleared (format-one codes). */
+static TSS2_RC base_code(TSS2_RC rc) {
+    if (rc & 0xFFFF0000u) return rc;                 /* a TSS layer, not the TPM */
+    return (rc & 0x80u) ? (rc & 0xBFu) : (rc & 0xFFFu);
+}
+
+typedef struct { ESYS_CONTEXT *esys; TSS2_TCTI_CONTEXT *tcti; ESYS_TR primary; } Session;
+
+static void close_session(Session *s) {
+    if (s->esys && s->primary != ESYS_TR_NONE) api.flush(s->esys, s->primary);
+    if (s->esys) api.finalize(&s->esys);
+    if (s->tcti) api.tctildr_finalize(&s->tcti);
+}
+
+/* Connects and recreates the owner hierarchy's storage key: the same template under the same seed gives the same
+ * key, so nothing of it is stored; another TPM (another seed) gives another key, under which a blob will not load. */
+static int open_session(const char *tcti, Session *s, char **error) {
+    pthread_once(&once, load);
+    s->esys = NULL; s->tcti = NULL; s->primary = ESYS_TR_NONE;
+    if (!api.initialize) return fail(error, SIGNIN_TPM_UNAVAILABLE, load_error, 0);
+    TSS2_RC rc = api.tctildr_init(tcti && *tcti ? tcti : NULL, &s->tcti);
+    if (rc) return fail(error, SIGNIN_TPM_UNAVAILABLE, "no TPM answers", rc);
+    rc = api.initialize(&s->esys, s->tcti, NULL);
+    if (rc) { close_session(s); return fail(error, SIGNIN_TPM_UNAVAILABLE, "the TPM could not be opened", rc); }
+    TPM2B_SENSITIVE_CREATE sensitive = {0};
+    TPM2B_PUBLIC template = {
+        .publicArea = {
+            .type = TPM2_ALG_ECC, .nameAlg = TPM2_ALG_SHA256,
+            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM
+                | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_NODA,
+            .parameters.eccDetail = {
+                .symmetric = {.algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB},
+                .scheme = {.scheme = TPM2_ALG_NULL}, .curveID = TPM2_ECC_NIST_P256, .kdf = {.scheme = TPM2_ALG_NULL},
+            },
+        },
+    };
+    TPM2B_DATA outside = {0};
+    TPML_PCR_SELECTION pcrs = {0};
+    rc = api.create_primary(s->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
+                            &outside, &pcrs, &s->primary, NULL, NULL, NULL, NULL);
+    if (rc) {
+        s->primary = ESYS_TR_NONE;
+        close_session(s);
+        return fail(error, SIGNIN_TPM_UNAVAILABLE, "the TPM refused to make its storage key (is the owner hierarchy protected by a password?)", rc);
+    }
+    return 0;
+}
+
+int signin_tpm_probe(const char *tcti, char **error) {
+    Session s;
+    int r = open_session(tcti, &s, error);
+    close_session(&s);
+    return r;
+}
+
+int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, const uint8_t *auth, size_t auth_len,
+                    uint8_t **blob, size_t *blob_len, char **error) {
+    *blob = NULL; *blob_len = 0;
+    if (secret_len > sizeof(((TPM2B_SENSITIVE_DATA *)0)->buffer) || auth_len > sizeof(((TPM2B_AUTH *)0)->buffer))
+        return fail(error, SIGNIN_TPM_FAILED, "the secret or its passphrase key is too long for the TPM", 0);
+    Session s;
+    int r = open_session(tcti, &s, error);
+    if (r) return r;
+    TPM2B_SENSITIVE_CREATE sensitive = {0};
+    sensitive.sensitive.data.size = (UINT16)secret_len;
+    memcpy(sensitive.sensitive.data.buffer, secret, secret_len);
+    sensitive.sensitive.userAuth.size = (UINT16)auth_len;
+    if (auth_len) memcpy(sensitive.sensitive.userAuth.buffer, auth, auth_len);
+    /* A sealed data object: fixed to this TPM and this parent; its passphrase, when it has one, counts against
+     * the TPM's dictionary-attack lockout (no NODA), so guessing it means asking this TPM. */
+    TPM2B_PUBLIC template = {
+        .publicArea = {
+            .type = TPM2_ALG_KEYEDHASH, .nameAlg = TPM2_ALG_SHA256,
+            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | (auth_len ? 0 : TPMA_OBJECT_NODA),
+            .parameters.keyedHashDetail.scheme = {.scheme = TPM2_ALG_NULL},
+        },
+    };
+    TPM2B_DATA outside = {0};
+    TPML_PCR_SELECTION pcrs = {0};
+    TPM2B_PRIVATE *priv = NULL;
+    TPM2B_PUBLIC *pub = NULL;
+    TSS2_RC rc = api.create(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
+                            &pcrs, &priv, &pub, NULL, NULL, NULL);
+    explicit_bzero(&sensitive, sizeof sensitive);
+    if (rc) { close_session(&s); return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to seal the key", rc); }
+    size_t cap = sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE), off = 0;
+    uint8_t *out = malloc(cap);
+    rc = out ? api.pub_marshal(pub, out, cap, &off) : 1;
+    if (!rc) rc = api.priv_marshal(priv, out, cap, &off);
+    api.esys_free(priv);
+    api.esys_free(pub);
+    close_session(&s);
+    if (rc) { free(out); return fail(error, SIGNIN_TPM_FAILED, "the sealed key could not be written out", rc); }
+    *blob = out; *blob_len = off;
+    return 0;
+}
+
+int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,
+                      uint8_t **secret, size_t *secret_len, char **error) {
+    *secret = NULL; *secret_len = 0;
+    TPM2B_PUBLIC pub = {0};
+    TPM2B_PRIVATE priv = {0};
+    size_t off = 0;
+    pthread_once(&once, load);
+    if (!api.initialize) return fail(error, SIGNIN_TPM_UNAVAILABLE, load_error, 0);
+    if (auth_len > sizeof(((TPM2B_AUTH *)0)->buffer) || api.pub_unmarshal(blob, blob_len, &off, &pub) || api.priv_unmarshal(blob, blob_len, &off, &priv) || off != blob_len)
+        return fail(error, SIGNIN_TPM_DAMAGED, "the sealed key is damaged", 0);
+    Session s;
+    int r = open_session(tcti, &s, error);
+    if (r) return r;
+    ESYS_TR object = ESYS_TR_NONE;
+    TSS2_RC rc = api.load(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, &object);
+    if (rc) { close_session(&s); return fail(error, SIGNIN_TPM_OTHER_TPM, "this TPM cannot load the sealed key: it was sealed by another TPM (or the TPM was cleared)", rc); }
+    TPM2B_AUTH a = {.size = (UINT16)auth_len};
+    if (auth_len) memcpy(a.buffer, auth, auth_len);
+    api.set_auth(s.esys, object, &a);
+    explicit_bzero(&a, sizeof a);
+    TPM2B_SENSITIVE_DATA *data = NULL;
+    rc = api.unseal(s.esys, object, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &data);
+    api.flush(s.esys, object);
+    close_session(&s);
+    if (rc) {
+        TSS2_RC b = base_code(rc);
+        if (b == TPM2_RC_LOCKOUT) return fail(error, SIGNIN_TPM_LOCKED_OUT, "the TPM is in dictionary-attack lockout after wrong passphrases; wait and try again", rc);
+        if (b == TPM2_RC_AUTH_FAIL || b == TPM2_RC_BAD_AUTH) return fail(error, SIGNIN_TPM_WRONG_AUTH, "wrong passphrase", rc);
+        return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to unseal the key", rc);
+    }
+    uint8_t *out = malloc(data->size ? data->size : 1);
+    if (!out) { explicit_bzero(data, sizeof *data); api.esys_free(data); return fail(error, SIGNIN_TPM_FAILED, "out of memory", 0); }
+    memcpy(out, data->buffer, data->size);
+    *secret_len = data->size;
+    explicit_bzero(data, sizeof *data);
+    api.esys_free(data);
+    *secret = out;
+    return 0;
+}
+
+#else
+static int unavailable(char **error) {
+    if (error) *error = strdup("this signin was built without TPM support (libtss2-dev was not installed when it was built)");
+    return SIGNIN_TPM_UNAVAILABLE;
+}
+int signin_tpm_probe(const char *tcti, char **error) { (void)tcti; return unavailable(error); }
+int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, const uint8_t *auth, size_t auth_len,
+                    uint8_t **blob, size_t *blob_len, char **error) {
+    (void)tcti; (void)secret; (void)secret_len; (void)auth; (void)auth_len; *blob = NULL; *blob_len = 0;
+    return unavailable(error);
+}
+int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,
+                      uint8_t **secret, size_t *secret_len, char **error) {
+    (void)tcti; (void)blob; (void)blob_len; (void)auth; (void)auth_len; *secret = NULL; *secret_len = 0;
+    return unavailable(error);
+}
+#endif
+
+void signin_tpm_free(void *p, size_t len) {
+    if (p) explicit_bzero(p, len);
+    free(p);
+}
