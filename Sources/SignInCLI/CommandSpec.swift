@@ -93,7 +93,7 @@ enum Commands {
     }
 
     static var entries: [Entry] {
-        [Entry(Login.self), Entry(Restore.self), Entry(Whoami.self), Entry(Token.self), Entry(IDTokenCommand.self), Entry(Status.self),
+        [Entry(Login.self), Entry(Restore.self), Entry(Whoami.self), Entry(Token.self), Entry(IDTokenCommand.self), Entry(DPoPProofCommand.self), Entry(Status.self),
          Entry(AccountsCommand.self), Entry(Use.self), Entry(Logout.self), Entry(Exec.self), Entry(GitCredential.self),
          Entry(KubectlCredential.self), Entry(DockerCredential.self), Entry(AWSCredentialProcess.self), Entry(AWSCommand.self), Entry(GoogleExecutableSource.self), Entry(GoogleCommand.self), Entry(MetadataServerCommand.self), Entry(AgentCommand.self), Entry(SSHCommand.self), Entry(KeyCommand.self), Entry(Lock.self), Entry(Init.self), Entry(Version.self),
          Entry(HelpCommand.self), Entry(CompletionCommand.self)]

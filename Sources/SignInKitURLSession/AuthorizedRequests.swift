@@ -7,11 +7,21 @@ import FoundationNetworking
 import SignInKit
 
 extension SignInUserProtocol {
-    /// `request` with `Authorization: Bearer <token>`, the token valid for at least `minimumValidity` more
-    /// (refreshed only when needed).
+    /// `request` with `Authorization: Bearer <token>` (or, for a DPoP-bound grant, `Authorization: DPoP <token>`
+    /// and a `DPoP` proof for its method and URL), the token valid for at least `minimumValidity` more (refreshed
+    /// only when needed).
     public func authorize(_ request: URLRequest, minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> URLRequest {
+        let token = try await freshToken(minimumValidity: minimumValidity).value
+        return try authorized(request, token: token)
+    }
+
+    func authorized(_ request: URLRequest, token: String) throws(SignInError) -> URLRequest {
         var r = request
-        r.setValue(try await authorizationHeaderValue(minimumValidity: minimumValidity), forHTTPHeaderField: "Authorization")
+        guard let url = request.url else {
+            r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            return r
+        }
+        for (name, value) in try authorizationHeaders(token: token, method: request.httpMethod ?? "GET", url: url) { r.setValue(value, forHTTPHeaderField: name) }
         return r
     }
 
@@ -33,7 +43,7 @@ extension SignInUserProtocol {
         let guarded = URLSession(configuration: session.configuration, delegate: SameOriginRedirects(), delegateQueue: nil)
         defer { guarded.finishTasksAndInvalidate() }
         let first = try await freshToken(minimumValidity: minimumValidity)
-        let (data, response) = try await Self.send(request, token: first.value, session: guarded)
+        let (data, response) = try await Self.send(try authorized(request, token: first.value), session: guarded)
         guard response.statusCode == 401, Self.refusesTheToken(response) else { return (data, response) }
         // Refused by a server the caller did not name (after a redirect): not about the token the caller meant.
         guard let asked = request.url, let answered = response.url, Origin(asked) == Origin(answered) else { return (data, response) }
@@ -41,12 +51,11 @@ extension SignInUserProtocol {
         let second = try await freshToken(minimumValidity: minimumValidity)
         // No other token to be had (a stand-in user, a provider that hands back the same): the first answer stands.
         guard second.value != first.value else { return (data, response) }
-        return try await Self.send(request, token: second.value, session: guarded)
+        return try await Self.send(try authorized(request, token: second.value), session: guarded)
     }
 
-    static func send(_ request: URLRequest, token: String, session: URLSession) async throws(SignInError) -> (Data, HTTPURLResponse) {
-        var r = request
-        r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+    static func send(_ r: URLRequest, session: URLSession) async throws(SignInError) -> (Data, HTTPURLResponse) {
+        let request = r
         let host = request.url?.host ?? request.url?.absoluteString ?? "the server"
         do {
             let (data, response) = try await session.data(for: r)
@@ -69,7 +78,7 @@ extension SignInUserProtocol {
     static func refusesTheToken(_ response: HTTPURLResponse) -> Bool {
         guard let challenge = response.value(forHTTPHeaderField: "WWW-Authenticate"), !challenge.isEmpty else { return true }
         let lower = challenge.lowercased()
-        guard lower.hasPrefix("bearer") else { return false }
+        guard lower.hasPrefix("bearer") || lower.hasPrefix("dpop") else { return false }
         guard let range = lower.range(of: "error=") else { return true }
         return lower[range.upperBound...].trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).hasPrefix("invalid_token")
     }

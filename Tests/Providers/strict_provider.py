@@ -9,6 +9,11 @@ Provider-wide variants, for a provider started for one test: STRICT_DISCOVERY is
 document (a null removes a member; "{issuer}" in a string becomes the issuer), and STRICT_AS_METADATA=1 serves
 RFC 8414 metadata (with the revocation endpoint) at /.well-known/oauth-authorization-server.
 
+DPoP (RFC 9449): a token request with a proof gets DPoP-bound tokens (the refresh token then refreshes only with a
+proof of the same key; the access token reaches /userinfo only as `Authorization: DPoP` with a proof naming it);
+replayed proofs are refused. Switches `dpop_required` (no proof, no token) and `dpop_nonce` (the server's nonce
+must be in the proof). Discovery lists `dpop_signing_alg_values_supported` only when STRICT_DISCOVERY says so.
+
 Prints `READY <port>` once listening on 127.0.0.1 (port chosen by the OS); exits when standard input closes.
 """
 import base64
@@ -91,6 +96,7 @@ class Client:
         self.codes: dict = {}        # code -> grant info
         self.refresh: dict = {}      # refresh token -> info (valid)
         self.access: dict = {}       # access token -> sub
+        self.access_jkt: dict = {}   # access token -> the DPoP key thumbprint it is bound to
         self.devices: dict = {}      # device_code -> state
         self.stats = {"token_requests": 0, "refreshes": 0, "code_exchanges": 0, "revocations": 0, "device_polls": 0,
                       "authorize_requests": 0, "last_refresh_auth": None, "refreshes_by_sub": {},
@@ -101,6 +107,8 @@ class Client:
 
 
 CLIENTS: dict[str, Client] = {}
+DPOP_JTIS: set = set()       # every DPoP proof's jti seen: a replayed proof is refused (RFC 9449 11.1)
+DPOP_NONCE = "n-" + secrets.token_urlsafe(12)
 PUSHED: dict[str, dict] = {}  # request_uri -> the pushed authorization request (RFC 9126)
 
 
@@ -206,12 +214,76 @@ class Handler(BaseHTTPRequestHandler):
         key = OTHER_KEY if cl.c("id_token_bad_key") else None
         return sign(claims, cl.c("id_token_alg", "RS256"), key=key)
 
-    def issue(self, cl: Client, sub: str, nonce: str | None, scope: str, with_id_token: bool, family: str) -> dict:
+    def dpop(self, cl: Client, path: str, access_token: str | None = None):
+        """Checks the request's DPoP proof (RFC 9449 4.3) for `path`: returns (thumbprint, None), (None, None) when
+        there is no proof, or (None, error body) for a proof that is refused. Client switches: `dpop_nonce` (the
+        server's nonce is required: `use_dpop_nonce` with a DPoP-Nonce header until it is in the proof)."""
+        proof = self.headers.get("DPoP")
+        if proof is None:
+            return None, None
+        def refuse(why):
+            with LOCK:
+                cl.stats["dpop_refused"] = cl.stats.get("dpop_refused", 0) + 1
+                cl.stats["dpop_last_refusal"] = why
+            return None, {"error": "invalid_dpop_proof", "error_description": why}
+        try:
+            h, c, sig = proof.split(".")
+            header = json.loads(base64.urlsafe_b64decode(h + "==="))
+            claims = json.loads(base64.urlsafe_b64decode(c + "==="))
+            raw = base64.urlsafe_b64decode(sig + "===")
+        except Exception:
+            return refuse("the proof is not a JWT")
+        jwk = header.get("jwk") or {}
+        if header.get("typ") != "dpop+jwt" or header.get("alg") != "ES256" or jwk.get("kty") != "EC" or jwk.get("crv") != "P-256" or "d" in jwk:
+            return refuse("typ, alg or jwk")
+        from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+        try:
+            x = int.from_bytes(base64.urlsafe_b64decode(jwk["x"] + "==="), "big")
+            y = int.from_bytes(base64.urlsafe_b64decode(jwk["y"] + "==="), "big")
+            key = ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+            key.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")), (h + "." + c).encode(),
+                       ec.ECDSA(hashes.SHA256()))
+        except Exception:
+            return refuse("signature")
+        if claims.get("htm") != self.command or claims.get("htu") != self.issuer + path:
+            return refuse("htm or htu")
+        if abs(time.time() - float(claims.get("iat", 0))) > 60:
+            return refuse("iat")
+        if access_token is not None and claims.get("ath") != b64u(hashlib.sha256(access_token.encode()).digest()):
+            return refuse("ath")
+        if cl.c("dpop_nonce") and claims.get("nonce") != DPOP_NONCE:
+            with LOCK:
+                cl.stats["dpop_nonce_challenges"] = cl.stats.get("dpop_nonce_challenges", 0) + 1
+            return None, "nonce"
+        with LOCK:
+            jti = claims.get("jti")
+            replayed = not jti or jti in DPOP_JTIS
+            if replayed:
+                cl.stats["dpop_replays"] = cl.stats.get("dpop_replays", 0) + 1
+            else:
+                DPOP_JTIS.add(jti)
+                cl.stats["dpop_proofs"] = cl.stats.get("dpop_proofs", 0) + 1
+        if replayed:
+            return refuse("replayed jti")
+        members = json.dumps({"crv": "P-256", "kty": "EC", "x": jwk["x"], "y": jwk["y"]}, separators=(",", ":"), sort_keys=True)
+        return b64u(hashlib.sha256(members.encode()).digest()), None
+
+    def dpop_refusal(self, error):
+        """Sends what `dpop` refused: the nonce challenge, or the invalid proof."""
+        if error == "nonce":
+            return self.send(400, {"error": "use_dpop_nonce", "error_description": "a nonce is required"}, headers={"DPoP-Nonce": DPOP_NONCE})
+        return self.send(400, error)
+
+    def issue(self, cl: Client, sub: str, nonce: str | None, scope: str, with_id_token: bool, family: str, jkt: str | None = None) -> dict:
         at = "at-" + secrets.token_urlsafe(24)
         rt = "rt-" + secrets.token_urlsafe(24)
         cl.access[at] = sub
-        cl.refresh[rt] = {"sub": sub, "scope": scope, "family": family}
-        body = {"access_token": at, "token_type": cl.c("token_type", "Bearer"), "expires_in": int(cl.c("access_ttl", 3600)),
+        cl.refresh[rt] = {"sub": sub, "scope": scope, "family": family, "jkt": jkt}
+        if jkt:
+            cl.access_jkt[at] = jkt
+            # What an attacker who copied the grant would hold (the DPoP tests try it without the key).
+            cl.stats["copied_refresh_token"] = rt
+        body = {"access_token": at, "token_type": "DPoP" if jkt else cl.c("token_type", "Bearer"), "expires_in": int(cl.c("access_ttl", 3600)),
                 "refresh_token": rt, "scope": cl.c("granted_scope", scope)}
         if with_id_token:
             body["id_token"] = self.id_token(cl, sub, nonce)
@@ -250,8 +322,14 @@ class Handler(BaseHTTPRequestHandler):
         if u.path.startswith("/v1/projects/") and "/" not in u.path[len("/v1/projects/"):]:
             return self.resource_manager(u.path[len("/v1/projects/"):])
         if u.path == "/userinfo":
-            at = self.headers.get("Authorization", "")[7:]
+            auth = self.headers.get("Authorization", "")
+            at = auth[5:] if auth.startswith("DPoP ") else auth[7:]
             for cl in list(CLIENTS.values()):
+                if at in cl.access and at in cl.access_jkt:
+                    # A DPoP-bound token: only with `Authorization: DPoP` and a proof of its key naming it.
+                    jkt, refusal = self.dpop(cl, "/userinfo", access_token=at)
+                    if not auth.startswith("DPoP ") or jkt != cl.access_jkt[at]:
+                        return self.send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": 'DPoP error="invalid_token"'})
                 if at in cl.access:
                     sub = cl.access[at]
                     with LOCK:
@@ -464,6 +542,11 @@ class Handler(BaseHTTPRequestHandler):
                 cl.stats["last_refresh_auth"] = method
         if self.fault(cl, "token"):
             return
+        jkt, refusal = self.dpop(cl, "/token")
+        if refusal is not None:
+            return self.dpop_refusal(refusal)
+        if jkt is None and cl.c("dpop_required"):
+            return self.send(400, {"error": "invalid_dpop_proof", "error_description": "a DPoP proof is required"})
         refreshed = None
         with LOCK:
             if grant == "authorization_code":
@@ -485,15 +568,20 @@ class Handler(BaseHTTPRequestHandler):
                 cl.stats["verifier_matched"] = 43 <= len(verifier) <= 128 and expected == g["challenge"]
                 if not cl.c("ignore_pkce") and not cl.stats["verifier_matched"]:
                     return self.send(403, {"error": "invalid_code"})
-                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"]))
+                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"], jkt))
             if grant == "refresh_token":
                 rt = f.get("refresh_token", "")
                 info = cl.refresh.get(rt)
                 if info is None:
                     return self.send(400, b"") if cl.c("dead_refresh_empty") else self.oauth_error("invalid_grant")
+                if info.get("jkt") and info["jkt"] != jkt:
+                    # A refresh token bound to a key is worth nothing without a proof of that key (RFC 9449 5).
+                    cl.stats["dpop_unbound_refreshes"] = cl.stats.get("dpop_unbound_refreshes", 0) + 1
+                    return self.send(400, {"error": "invalid_dpop_proof", "error_description": "the refresh token is bound to another key"})
                 if cl.c("rotate", True):
                     del cl.refresh[rt]
-                body = self.issue(cl, cl.c("refresh_sub", info["sub"]), None, info["scope"], bool(cl.c("id_token_on_refresh", False)), info["family"])
+                body = self.issue(cl, cl.c("refresh_sub", info["sub"]), None, info["scope"], bool(cl.c("id_token_on_refresh", False)), info["family"],
+                                  info.get("jkt"))
                 if not cl.c("rotate", True):
                     del cl.refresh[body["refresh_token"]]
                     body.pop("refresh_token")
@@ -517,7 +605,7 @@ class Handler(BaseHTTPRequestHandler):
                 if d["state"] != "approved":
                     return self.oauth_error("authorization_pending")
                 del cl.devices[f["device_code"]]
-                return self.send(200, self.issue(cl, d["sub"], None, d["scope"], True, f["device_code"]))
+                return self.send(200, self.issue(cl, d["sub"], None, d["scope"], True, f["device_code"], jkt))
         if grant == "refresh_token" and refreshed is not None:
             # Rotated already (the old refresh token is spent); the answer may be slow to arrive.
             time.sleep(float(cl.c("refresh_delay", 0)))
@@ -534,6 +622,11 @@ class Handler(BaseHTTPRequestHandler):
         cl.stats["revocations"] += 1
         if self.fault(cl, "revoke"):
             return
+        jkt, refusal = self.dpop(cl, "/revoke")
+        if refusal is not None:
+            return self.dpop_refusal(refusal)
+        if jkt:
+            cl.stats["dpop_revocations"] = cl.stats.get("dpop_revocations", 0) + 1
         with LOCK:
             tok = f.get("token", "")
             info = cl.refresh.pop(tok, None)

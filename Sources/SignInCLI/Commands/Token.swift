@@ -39,6 +39,6 @@ struct Token: SignInCommand {
         let token = issued.token
         guard json else { return BridgeAnswer(output: token.value + "\n") }
         return BridgeAnswer(output: JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
-                                                     "token_type": .string("Bearer"), "sub": .string(issued.subject)]) + "\n")
+                                                     "token_type": .string(issued.tokenType), "sub": .string(issued.subject)]) + "\n")
     }
 }

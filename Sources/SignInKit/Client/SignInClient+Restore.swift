@@ -68,7 +68,11 @@ extension SignInClient {
         guard let refreshToken = current.refreshToken else {
             throw .noPreviousSignIn(reason: .noRefreshToken)
         }
-        let tokens = TokenClient(config: configuration, endpoints: current.endpoints)
+        var tokens = TokenClient(config: configuration, endpoints: current.endpoints)
+        if current.dpopKey != nil {
+            guard let key = current.proofKey else { throw .system(reason: "the account's DPoP key in the store does not parse; sign in again") }
+            tokens.proofKey = key
+        }
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {
@@ -96,6 +100,7 @@ extension SignInClient {
                 next.idTokenExpiry = verified.expiry
             }
             next.accessToken = response.accessToken
+            next.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
             next.accessTokenRejectedAt = nil
             next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
             if let scope = response.scope { next.grantedScopes = scope }

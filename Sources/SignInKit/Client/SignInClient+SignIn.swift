@@ -60,7 +60,8 @@ extension SignInClient {
             endpoints = try Discovery.endpoints(for: configuration, http: http)
             DiscoveryCache.shared.store(endpoints, for: configuration)
         }
-        let tokens = TokenClient(config: configuration, endpoints: endpoints)
+        var tokens = TokenClient(config: configuration, endpoints: endpoints)
+        tokens.proofKey = try newProofKey(endpoints)
         let scopes = scopes(adding: additionalScopes)
         let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
         // Never return while it still runs: a program that exits then would tear down OpenSSL under it.
@@ -90,6 +91,21 @@ extension SignInClient {
                                                  environment: environment, tokens: tokens))
     }
 
+    /// A new DPoP key for this sign-in's grant when the configuration asks for one (`dpop`: `always`, or `auto` and
+    /// the provider lists ES256), else nil.
+    func newProofKey(_ endpoints: ProviderEndpoints) throws(SignInError) -> ProofKey? {
+        let offered = endpoints.dpopAlgorithms?.contains(DPoP.algorithm) == true
+        switch configuration.proofOfPossession {
+        case .never: return nil
+        case .auto: return offered ? try ProofKey.generate() : nil
+        case .always:
+            guard offered else {
+                throw .unsupported(reason: "\(configuration.sourcePath) sets \"dpop\": \"always\", but the provider \(issuer) does not list \(DPoP.algorithm) in \(DPoP.discoveryMember) (set \"dpop\" to \"auto\" to sign in with bearer tokens there)")
+            }
+            return try ProofKey.generate()
+        }
+    }
+
     /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
     func complete(_ response: TokenResponse, endpoints: ProviderEndpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
                           requireUserID: String?, requiredName: String? = nil, jwks: JWKS?) throws(SignInError) -> SignInUser {
@@ -107,7 +123,7 @@ extension SignInClient {
         let subject = verified.subject
         let creds = try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> StoredCredentials in
             let previous = try storage.credentials(for: identity, subject: subject)
-            let creds = StoredCredentials(
+            var creds = StoredCredentials(
                 issuer: issuer, clientID: clientID,
                 // Google omits the refresh token when one was already issued: keep the old one of this account.
                 refreshToken: response.refreshToken ?? (previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
@@ -115,6 +131,8 @@ extension SignInClient {
                 accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
                 idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
                 grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
+            creds.dpopKey = tokens.proofKey.map { Data($0.der).base64EncodedString() }
+            creds.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
             try storage.save(creds)
             return creds
         }

@@ -70,7 +70,8 @@ extension SignInClient {
     func disconnectBlocking(account: String? = nil) throws(SignInError) {
         guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         let http = HTTPClient(configuration: configuration)
-        let tokens = TokenClient(config: configuration, endpoints: c.endpoints)
+        var tokens = TokenClient(config: configuration, endpoints: c.endpoints)
+        tokens.proofKey = c.proofKey
         do throws(SignInError) {
             // The provider down is a failed revocation (the local credentials still go), not a missing endpoint.
             guard let url = try revocationEndpoint(c, http: http) else { throw Self.noRevocationEndpoint(issuer) }

@@ -133,6 +133,9 @@ public protocol SignInUserProtocol: Sendable {
     /// This user with tokens valid for at least `minimumValidity` more, refreshed only when needed (default: a
     /// fresh token is asked for, and the same user returned).
     func refreshTokensIfNeeded(minimumValidity: Duration) async throws(SignInError) -> Self
+    /// A DPoP proof (RFC 9449) for one request presenting `accessToken`, or nil for bearer tokens. A requirement
+    /// with a default (nil): stand-ins need not change.
+    func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String?
 }
 
 extension SignInUserProtocol {
@@ -153,6 +156,23 @@ extension SignInUserProtocol {
     public func refreshTokensIfNeeded(minimumValidity: Duration) async throws(SignInError) -> Self {
         _ = try await freshToken(minimumValidity: minimumValidity)
         return self
+    }
+
+    /// No proof: a user whose tokens are bearer tokens (stand-ins included).
+    public func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String? { nil }
+
+    /// The headers that authorize one request to `url` with `method`: `Authorization: Bearer <token>`, or for a
+    /// DPoP-bound grant `Authorization: DPoP <token>` and a fresh `DPoP` proof. The token is valid for at least
+    /// `minimumValidity` more (refreshed only when needed).
+    public func authorizationHeaders(method: String, url: URL, minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> [String: String] {
+        let token = try await freshToken(minimumValidity: minimumValidity).value
+        return try authorizationHeaders(token: token, method: method, url: url)
+    }
+
+    /// The headers that present `token` for one request (see `authorizationHeaders(method:url:minimumValidity:)`).
+    public func authorizationHeaders(token: String, method: String, url: URL) throws(SignInError) -> [String: String] {
+        guard let proof = try dpopProof(method: method, url: url, accessToken: token) else { return ["Authorization": "Bearer " + token] }
+        return ["Authorization": "DPoP " + token, "DPoP": proof]
     }
 
     /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for

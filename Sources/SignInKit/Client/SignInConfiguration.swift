@@ -100,6 +100,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// Whether the authorization request is pushed to the provider first and the browser opens with only its
     /// `request_uri` (RFC 9126, `pushed_authorization`): `auto` (default) where discovery lists the endpoint.
     public var pushedAuthorization: PushedAuthorization = .auto
+    /// Whether the grant is bound to a key of this machine with DPoP proofs (RFC 9449, `dpop`): `auto` (default)
+    /// where discovery lists ES256 in `dpop_signing_alg_values_supported`.
+    public var proofOfPossession: ProofOfPossession = .auto
     /// The file this configuration came from, named in every error about it.
     public var sourcePath: String
 
@@ -168,6 +171,16 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         /// Always; a provider without the endpoint is an error.
         case always
         /// Never; a provider that requires it is an error that says so.
+        case never
+    }
+
+    /// When a sign-in binds its grant to a key with DPoP (RFC 9449).
+    public enum ProofOfPossession: String, Sendable, Equatable, CaseIterable {
+        /// When the provider's discovery lists ES256 among `dpop_signing_alg_values_supported` (default).
+        case auto
+        /// Always; a provider that does not list ES256 is an error.
+        case always
+        /// Never: bearer tokens.
         case never
     }
 
@@ -280,7 +293,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "key_storage", "key_cache_seconds",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
         "docker_registries", "aws_region", "aws_sts_endpoint",
         "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
@@ -350,6 +363,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         if let p = try string("pushed_authorization") {
             guard let mode = PushedAuthorization(rawValue: p) else { throw fail("pushed_authorization", "must be auto, always or never") }
             c.pushedAuthorization = mode
+        }
+        if let p = try string("dpop") {
+            guard let mode = ProofOfPossession(rawValue: p) else { throw fail("dpop", "must be auto, always or never") }
+            c.proofOfPossession = mode
         }
         if let v = obj["redirect_port"], v != .null {
             guard case .number = v, let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }

@@ -59,6 +59,11 @@ public struct SignInUser: Sendable, Equatable {
     /// An API told this program the access token was no longer valid (`markAccessTokenRejected`): the next
     /// fresh token comes from a refresh.
     public let accessTokenRejected: Bool
+    /// `DPoP` when the access token is bound to this machine's key (RFC 9449) and goes with a proof
+    /// (`dpopProof(method:url:accessToken:)`, `Authorization: DPoP <token>`); else `Bearer`.
+    public let accessTokenType: String
+    /// The key the grant is bound to; never leaves SignInKit.
+    let proofKey: ProofKey?
     let client: SignInClient
 
     public static func == (a: SignInUser, b: SignInUser) -> Bool {
@@ -77,6 +82,8 @@ public struct SignInUser: Sendable, Equatable {
         grantEndedAt = c.grantEndedAt
         endpoints = c.endpoints
         accessTokenRejected = c.accessTokenRejectedAt != nil
+        accessTokenType = c.accessTokenType == "DPoP" ? "DPoP" : "Bearer"
+        proofKey = c.proofKey
         self.client = client
     }
 
@@ -92,6 +99,14 @@ public struct SignInUser: Sendable, Equatable {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
         guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
         return token
+    }
+
+    /// A DPoP proof (RFC 9449) for one request to a resource: its `method`, its `url` and the access token it
+    /// presents (`ath`). Nil when this user's grant is not bound to a key (bearer tokens need none). Make one per
+    /// request; the private key never leaves SignInKit.
+    public func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String? {
+        guard let proofKey else { return nil }
+        return try DPoP.proof(proofKey, method: method, url: url.absoluteString, accessToken: accessToken)
     }
 
     /// The provider's userinfo (OpenID Core 5.3) for this user, with a fresh token, from the endpoint stored at

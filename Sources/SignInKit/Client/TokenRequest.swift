@@ -52,6 +52,16 @@ public struct IssuedToken: Sendable, Equatable {
     public let subject: String
     /// The person's e-mail (their `sub` when the provider gave none), or the service account's e-mail.
     public let name: String
+    /// `DPoP` when `token` is the person's access token bound to this machine's key (RFC 9449), else `Bearer`.
+    public internal(set) var tokenType: String = "Bearer"
+    /// The key a `DPoP` token is bound to; never leaves SignInKit.
+    var proofKey: ProofKey?
+
+    /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
+    public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
+        guard tokenType == "DPoP", let proofKey else { return nil }
+        return try DPoP.proof(proofKey, method: method, url: url, accessToken: token.value)
+    }
 
     public init(token: SignInToken, kind: TokenKind, subject: String, name: String) {
         self.token = token
@@ -86,7 +96,12 @@ extension SignInClient {
             }
             let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
             guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
-            return IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
+            var issued = IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
+            if request.kind == .access, user.accessTokenType == "DPoP" {
+                issued.tokenType = "DPoP"
+                issued.proofKey = user.proofKey
+            }
+            return issued
         }
         let target = chain[chain.count - 1]
         // A forced refresh of a service account's token mints a new one: nothing cached is fresh enough for that.

@@ -7,6 +7,9 @@ struct TokenClient: Sendable {
     let endpoints: ProviderEndpoints
     let http: HTTPClient
     let client: ClientAuthentication
+    /// The key the grant is bound to (DPoP, RFC 9449): every request to the token and revocation endpoints then
+    /// carries a proof made with it. Nil: plain bearer tokens.
+    var proofKey: ProofKey?
 
     init(config: SignInConfiguration, endpoints: ProviderEndpoints) {
         self.config = config
@@ -29,11 +32,11 @@ struct TokenClient: Sendable {
         if r.status == 400 && r.body.isEmpty {
             throw OAuthError.make(code: "invalid_grant", description: "HTTP 400 with an empty body (this provider's way of refusing a refresh token)", endpoint: tokenEndpointName)
         }
-        return try TokenResponse.parse(r, endpoint: tokenEndpointName)
+        return try TokenResponse.parse(r, endpoint: tokenEndpointName, proofSent: proofKey != nil)
     }
 
     func tokenRequest(_ form: [(String, String)], style: ClientAuthentication.Style = .basicHeader) throws(SignInError) -> TokenResponse {
-        try TokenResponse.parse(try post(form, style: style), endpoint: tokenEndpointName)
+        try TokenResponse.parse(try post(form, style: style), endpoint: tokenEndpointName, proofSent: proofKey != nil)
     }
 
     /// How the secret goes to the token endpoint: the configuration's `token_endpoint_auth_method`, else what the
@@ -58,7 +61,7 @@ struct TokenClient: Sendable {
             var form = form
             var headers: [String] = []
             client.apply(style, form: &form, headers: &headers)
-            return try http.postForm(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
+            return try postWithProof(endpoints.token, endpoint: tokenEndpointName, form: form, headers: headers)
         }
         let r = try send(style)
         if style == .basicHeader, config.tokenEndpointAuthMethod == nil, let secret = config.clientSecret, FormEncoding.escape(secret) != secret,
@@ -66,6 +69,16 @@ struct TokenClient: Sendable {
             return try send(.formBody)
         }
         return r
+    }
+
+    /// POSTs a form, with a DPoP proof when the grant is bound to a key. A server that answers `use_dpop_nonce`
+    /// with a `DPoP-Nonce` header gets the request once more with a proof that carries its nonce (RFC 9449 8).
+    private func postWithProof(_ url: String, endpoint: String, form: [(String, String)], headers: [String]) throws(SignInError) -> HTTPResponse {
+        guard let proofKey else { return try http.postForm(url, endpoint: endpoint, form: form, headers: headers) }
+        let first = try http.postForm(url, endpoint: endpoint, form: form, headers: headers + ["DPoP: " + (try DPoP.proof(proofKey, method: "POST", url: url))])
+        guard first.status == 400 || first.status == 401, let nonce = first.headers["dpop-nonce"], TokenResponse.isTokenText(nonce), nonce.utf8.count <= 1024,
+              JSONValue.object(from: first.body)?["error"]?.string == DPoP.useNonceError else { return first }
+        return try http.postForm(url, endpoint: endpoint, form: form, headers: headers + ["DPoP: " + (try DPoP.proof(proofKey, method: "POST", url: url, nonce: nonce))])
     }
 
     /// Pushes an authorization request's parameters (RFC 9126 2.1), with the client's credentials as the token
@@ -91,9 +104,9 @@ struct TokenClient: Sendable {
         var headers: [String] = []
         client.apply(.basicHeader, form: &form, headers: &headers)
         // A public client may have to show it holds the grant (some providers demand it).
-        if config.clientSecret == nil, let accessToken { headers.append("Authorization: Bearer \(accessToken)") }
+        if config.clientSecret == nil, let accessToken, proofKey == nil { headers.append("Authorization: Bearer \(accessToken)") }
         let name = "revocation endpoint (\(url))"
-        let r = try http.postForm(url, endpoint: name, form: form, headers: headers)
+        let r = try postWithProof(url, endpoint: name, form: form, headers: headers)
         guard r.status == 200 else { throw OAuthError.from(r, endpoint: name) }
     }
 

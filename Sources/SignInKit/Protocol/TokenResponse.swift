@@ -7,6 +7,8 @@ struct TokenResponse: Sendable, CustomStringConvertible {
     var refreshToken: String?
     var idToken: String?
     var scope: [String]?
+    /// `DPoP` when the access token is bound to the proof key (RFC 9449 5), else `Bearer`.
+    var tokenType: String = "Bearer"
 
     /// What a token may be made of, wherever it comes from (the token endpoint, the IAM API): visible ASCII only,
     /// so no token can carry a line break into a header or an escape into a terminal.
@@ -17,7 +19,8 @@ struct TokenResponse: Sendable, CustomStringConvertible {
         "TokenResponse(access token: \(accessToken.count) characters, expires in: \(expiresIn.map(String.init) ?? "?") s, refresh token: \(refreshToken == nil ? "no" : "yes"), ID token: \(idToken == nil ? "no" : "yes"))"
     }
 
-    static func parse(_ r: HTTPResponse, endpoint: String) throws(SignInError) -> TokenResponse {
+    /// `proofSent`: the request carried a DPoP proof, so the answer may be a `DPoP` token (and only then).
+    static func parse(_ r: HTTPResponse, endpoint: String, proofSent: Bool = false) throws(SignInError) -> TokenResponse {
         guard r.status == 200 else { throw OAuthError.from(r, endpoint: endpoint) }
         func invalid(_ detail: String) -> SignInError { .providerError(endpoint: endpoint, code: "invalid_response", detail: detail) }
         guard let o = JSONValue.object(from: r.body) else { throw invalid("the answer is not a JSON object") }
@@ -25,7 +28,9 @@ struct TokenResponse: Sendable, CustomStringConvertible {
             if let code = o["error"]?.string { throw OAuthError.make(code: code, description: o["error_description"]?.string, endpoint: endpoint) }
             throw invalid("no access_token")
         }
-        guard let type = o["token_type"]?.string, type.lowercased() == "bearer" else { throw invalid("token_type is not Bearer") }
+        guard let type = o["token_type"]?.string, type.lowercased() == "bearer" || (proofSent && type.lowercased() == "dpop") else {
+            throw invalid(proofSent ? "token_type is neither Bearer nor DPoP" : "token_type is not Bearer")
+        }
         let expires = o["expires_in"]?.int
         if let e = expires, e < 0 || e > 10 * 365 * 86400 { throw invalid("expires_in out of range") }
         let refresh = o["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 }
@@ -36,7 +41,8 @@ struct TokenResponse: Sendable, CustomStringConvertible {
             if let token, !Self.isTokenText(token) { throw invalid("\(name) holds characters a token may not contain") }
         }
         let scope = o["scope"]?.string?.split(separator: " ").map { String($0).withoutControlCharacters }.filter { !$0.isEmpty }
-        return TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope)
+        return TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope,
+                             tokenType: type.lowercased() == "dpop" ? "DPoP" : "Bearer")
     }
 }
 

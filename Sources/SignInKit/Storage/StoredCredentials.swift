@@ -34,6 +34,12 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// When a program was told by an API that `accessToken` is no longer valid (`markAccessTokenRejected`); the
     /// next restore refreshes. Nil once a refresh replaced it.
     public var accessTokenRejectedAt: Date?
+    /// The private key the grant is bound to with DPoP (RFC 9449), as base64 DER (SEC1); nil for a bearer grant.
+    /// Kept as secret as the refresh token, never shown: callers get proofs made with it.
+    public var dpopKey: String?
+    /// `DPoP` when `accessToken` must be presented with a proof of `dpopKey` (`Authorization: DPoP`); nil means
+    /// `Bearer`.
+    public var accessTokenType: String?
 
     /// A service account's token as `SignInClient`'s impersonation caches it.
     public struct ServiceAccountToken: Codable, Sendable, Equatable {
@@ -65,7 +71,7 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
 
     /// Never the tokens themselves.
     public var description: String {
-        "StoredCredentials(\(issuer), sub \(profile.userID), refresh token: \(refreshToken == nil ? "no" : "yes"), access token until \(accessTokenExpiry.map { "\($0)" } ?? "?"))"
+        "StoredCredentials(\(issuer), sub \(profile.userID), refresh token: \(refreshToken == nil ? "no" : "yes")\(dpopKey == nil ? "" : ", DPoP-bound"), access token until \(accessTokenExpiry.map { "\($0)" } ?? "?"))"
     }
 }
 
@@ -132,7 +138,14 @@ extension StoredCredentials {
                                                tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) }),
                   savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
         self.serviceAccountTokens = serviceAccountTokens
-        guard let rejectedAt = date(o["accessTokenRejectedAt"]) else { return nil }
+        guard let rejectedAt = date(o["accessTokenRejectedAt"]), let dpopKey = string(o["dpopKey"]), let tokenType = string(o["accessTokenType"]) else { return nil }
         self.accessTokenRejectedAt = rejectedAt
+        self.dpopKey = dpopKey
+        self.accessTokenType = tokenType
     }
+}
+
+extension StoredCredentials {
+    /// The DPoP key of the grant; nil for a bearer grant (or a key that does not parse, refused where it is used).
+    var proofKey: ProofKey? { dpopKey.flatMap { Data(base64Encoded: $0) }.flatMap { ProofKey(der: Array($0)) } }
 }

@@ -6,6 +6,8 @@ import FoundationEssentials
 struct HTTPResponse: Sendable {
     var status: Int
     var body: Data
+    /// The final response's headers, names in lower case (the last of a repeated name).
+    var headers: [String: String] = [:]
 }
 
 /// How requests are made: the part of a configuration the HTTP layer needs, and nothing else of it.
@@ -53,6 +55,8 @@ struct HTTPClient: Sendable {
 
     private final class Sink {
         var data = Data()
+        var headerLines: [String] = []
+        var headerBytes = 0
         let limit: Int
         var overflow = false
         let canceller: Canceller?
@@ -107,6 +111,18 @@ struct HTTPClient: Sendable {
             if let ptr { sink.data.append(UnsafeRawPointer(ptr).assumingMemoryBound(to: UInt8.self), count: count) }
             return count
         }
+        _ = signin_curl_setopt_pointer(h, CURLOPT_HEADERDATA, ctx.toOpaque())
+        _ = signin_curl_setopt_write(h, CURLOPT_HEADERFUNCTION) { ptr, size, n, user in
+            let sink = Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue()
+            let count = size * n
+            sink.headerBytes += count
+            guard sink.headerBytes <= 64 * 1024 else { return 0 }
+            guard let ptr else { return count }
+            let line = String(decoding: UnsafeRawBufferPointer(start: ptr, count: count), as: UTF8.self)
+            // A status line starts the headers of each response (a 100 Continue, then the final one).
+            if line.hasPrefix("HTTP/") { sink.headerLines.removeAll() } else { sink.headerLines.append(line) }
+            return count
+        }
         // Each socket of the transfer is known to the canceller, which shuts it down so that a cancelled transfer
         // ends at once rather than at the timeout.
         _ = signin_curl_watch_sockets(h, ctx.toOpaque()) { context, fd, opened in
@@ -132,6 +148,15 @@ struct HTTPClient: Sendable {
         }
         var status = 0
         _ = signin_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, body: sink.data)
+        var headers: [String: String] = [:]
+        for line in sink.headerLines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            var value = line[line.index(after: colon)...]
+            while let c = value.first, c == " " || c == "\t" { value.removeFirst() }
+            while let c = value.last, c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" { value.removeLast() }
+            headers[name] = String(value)
+        }
+        return HTTPResponse(status: status, body: sink.data, headers: headers)
     }
 }

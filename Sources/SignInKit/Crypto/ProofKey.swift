@@ -1,0 +1,100 @@
+import COpenSSL
+import FoundationEssentials
+
+/// An ES256 (ECDSA P-256 with SHA-256) private key that proves possession of a grant (DPoP, RFC 9449). It leaves
+/// this type only as `der`, which the entry keeps encrypted under the store key; callers get signatures.
+struct ProofKey: Sendable, Equatable {
+    /// The private key as OpenSSL's DER (SEC1 `ECPrivateKey`).
+    let der: [UInt8]
+    /// The public point's affine coordinates (32 bytes each).
+    let x: [UInt8]
+    let y: [UInt8]
+
+    /// A new key from OpenSSL's CSPRNG.
+    static func generate() throws(SignInError) -> ProofKey {
+        signin_crypto_init()
+        defer { ERR_clear_error() }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw .system(reason: "OpenSSL could not make an EC key context") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var pkey: OpaquePointer?
+        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, signin_group_p256()) == 1,
+              EVP_PKEY_generate(ctx, &pkey) == 1, let pkey else { throw .system(reason: "OpenSSL could not make a P-256 key") }
+        defer { EVP_PKEY_free(pkey) }
+        var out: UnsafeMutablePointer<UInt8>?
+        let len = i2d_PrivateKey(pkey, &out)
+        guard len > 0, let out else { throw .system(reason: "OpenSSL could not write the P-256 key") }
+        let der = Array(UnsafeBufferPointer(start: out, count: Int(len)))
+        out.update(repeating: 0, count: Int(len))
+        signin_openssl_free(out)
+        guard let key = ProofKey(der: der) else { throw .system(reason: "OpenSSL could not read back the P-256 key") }
+        return key
+    }
+
+    /// The key `der` holds; nil unless it is a P-256 private key.
+    init?(der: [UInt8]) {
+        signin_crypto_init()
+        defer { ERR_clear_error() }
+        guard let pkey = Self.load(der) else { return nil }
+        defer { EVP_PKEY_free(pkey) }
+        var point = [UInt8](repeating: 0, count: 65)
+        var n = 0
+        guard EVP_PKEY_get_octet_string_param(pkey, signin_param_pub(), &point, point.count, &n) == 1, n == 65, point[0] == 4 else { return nil }
+        self.der = der
+        x = Array(point[1..<33])
+        y = Array(point[33..<65])
+    }
+
+    private static func load(_ der: [UInt8]) -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buf -> OpaquePointer? in
+            var p: UnsafePointer<UInt8>? = buf.baseAddress
+            guard let pkey = d2i_AutoPrivateKey(nil, &p, buf.count) else { return nil }
+            guard EVP_PKEY_is_a(pkey, "EC") == 1, EVP_PKEY_get_bits(pkey) == 256 else {
+                EVP_PKEY_free(pkey)
+                return nil
+            }
+            return pkey
+        }
+    }
+
+    /// The JWS signature of `message`: raw r||s, 64 bytes (RFC 7518 3.4).
+    func sign(_ message: [UInt8]) throws(SignInError) -> [UInt8] {
+        signin_crypto_init()
+        defer { ERR_clear_error() }
+        guard let pkey = Self.load(der), let md = EVP_MD_CTX_new() else { throw .system(reason: "OpenSSL could not load the proof key") }
+        defer { EVP_PKEY_free(pkey); EVP_MD_CTX_free(md) }
+        var length = 0
+        guard EVP_DigestSignInit(md, nil, EVP_sha256(), nil, pkey) == 1, EVP_DigestSign(md, nil, &length, message, message.count) == 1 else {
+            throw .system(reason: "OpenSSL could not sign with the proof key")
+        }
+        var der = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(md, &der, &length, message, message.count) == 1 else { throw .system(reason: "OpenSSL could not sign with the proof key") }
+        guard let raw = Self.rawSignature(Array(der.prefix(length))) else { throw .system(reason: "OpenSSL wrote a signature signin cannot read") }
+        return raw
+    }
+
+    /// DER `SEQUENCE { INTEGER r, INTEGER s }` as r||s, each left-padded to 32 bytes.
+    static func rawSignature(_ der: [UInt8]) -> [UInt8]? {
+        var i = 0
+        func length() -> Int? {
+            guard i < der.count else { return nil }
+            let first = Int(der[i]); i += 1
+            if first < 0x80 { return first }
+            guard first == 0x81, i < der.count else { return nil }
+            defer { i += 1 }
+            return Int(der[i])
+        }
+        func integer() -> [UInt8]? {
+            guard i < der.count, der[i] == 0x02 else { return nil }
+            i += 1
+            guard let n = length(), n > 0, i + n <= der.count else { return nil }
+            var v = Array(der[i..<i + n]); i += n
+            while v.count > 32, v.first == 0 { v.removeFirst() }
+            guard v.count <= 32 else { return nil }
+            return [UInt8](repeating: 0, count: 32 - v.count) + v
+        }
+        guard der.first == 0x30 else { return nil }
+        i = 1
+        guard let total = length(), i + total == der.count, let r = integer(), let s = integer(), i == der.count else { return nil }
+        return r + s
+    }
+}

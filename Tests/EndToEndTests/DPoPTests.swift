@@ -1,0 +1,78 @@
+import Foundation
+@testable import SignInKit
+import Testing
+
+/// DPoP (RFC 9449): where discovery offers it, the grant is bound to a key of this machine. The strict provider
+/// checks every proof (signature, method, URL, time, replay, the nonce when it asks for one) and binds the refresh
+/// token and the access token to the key's thumbprint.
+@Suite struct DPoPTests {
+    static let offered = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"dpop_signing_alg_values_supported": ["ES256", "RS256"]}"#]) }
+
+    func curl(_ args: [String]) throws -> RunResult {
+        try Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"] + args)
+    }
+
+    @Test func theGrantIsBoundToTheKeyAndTheTokenGoesWithAProof() throws {
+        let p = try Self.offered.get()
+        let box = try p.signedInSandbox(["rotate": true])
+        var stats = try p.stats(box.clientID)
+        #expect(stats["dpop_proofs"] as? Int == 1 && stats["dpop_refused"] == nil, "the code exchange carried a proof: \(stats)")
+        let json = try box.signin("token", "--json")
+        #expect(json.status == 0 && json.stdout.contains(#""token_type":"DPoP""#), "\(json.stdout)\(json.stderr)")
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let userinfo = p.issuer + "/userinfo"
+
+        // The access token reaches the API with a proof that names it, and not as a bearer token.
+        let proof = try box.signin("dpop-proof", "--url", userinfo)
+        #expect(proof.status == 0 && proof.stdout.split(separator: ".").count == 3, "\(proof.stderr)")
+        let proofText = proof.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try curl(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proofText)", userinfo]).stdout == "200")
+        #expect(try curl(["-H", "Authorization: Bearer \(token)", userinfo]).stdout == "401", "a DPoP token is no bearer token")
+        #expect(try curl(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proofText)", userinfo]).stdout == "401", "a replayed proof is refused")
+        #expect(try p.stats(box.clientID)["dpop_replays"] as? Int == 1)
+
+        // The refresh token copied without the key gets nothing, with a key of its own neither; signin still refreshes.
+        let copied = try #require(try p.stats(box.clientID)["copied_refresh_token"] as? String)
+        var r = try curl(["-d", "client_id=\(box.clientID)", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token=\(copied)", p.issuer + "/token"])
+        #expect(r.stdout == "400", "a refresh without a proof")
+        let thief = try ProofKey.generate()
+        let stolenProof = try DPoP.proof(thief, method: "POST", url: p.issuer + "/token")
+        r = try curl(["-d", "client_id=\(box.clientID)", "-H", "DPoP: \(stolenProof)", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token=\(copied)", p.issuer + "/token"])
+        #expect(r.stdout == "400", "a refresh with another key's proof")
+        stats = try p.stats(box.clientID)
+        #expect(stats["dpop_unbound_refreshes"] as? Int == 2 && stats["refreshes"] as? Int == 2, "\(stats)")
+        let forced = try box.signin("token", "--force-refresh")
+        #expect(forced.status == 0 && forced.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != token, "\(forced.stderr)")
+        #expect(try p.stats(box.clientID)["dpop_unbound_refreshes"] as? Int == 2, "signin's own refresh carried the proof")
+
+        // Revocation carries a proof too.
+        let out = try box.signin("logout", "--revoke")
+        let revocations = try p.stats(box.clientID)["dpop_revocations"] as? Int
+        #expect(out.status == 0 && revocations == 1, "\(out.stderr)")
+    }
+
+    @Test func theNonceDanceAndTheChoiceToStayBearer() throws {
+        let p = try Self.offered.get()
+        let box = try p.sandbox(["dpop_nonce": true, "dpop_required": true])
+        var r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try box.signin("token", "--force-refresh")
+        #expect(r.status == 0, "\(r.stderr)")
+        let stats = try p.stats(box.clientID)
+        #expect(stats["dpop_nonce_challenges"] as? Int == 2 && (stats["refreshes_by_sub"] as? [String: Int])?["alice"] == 1,
+                "a nonce asked for at the exchange and at the refresh, each answered once: \(stats)")
+
+        // `dpop: never` keeps bearer tokens where the provider offers DPoP; `dpop-proof` then says none is needed.
+        let bearer = try p.signedInSandbox(extra: ["dpop": "never"])
+        #expect(try p.stats(bearer.clientID)["dpop_proofs"] == nil)
+        #expect(try bearer.signin("token", "--json").stdout.contains(#""token_type":"Bearer""#))
+        r = try bearer.signin("dpop-proof", "--url", p.issuer + "/userinfo")
+        #expect(r.status != 0 && r.stderr.contains("not bound to a key"), "\(r.stderr)")
+
+        // `dpop: always` against a provider that does not offer it is a clear error before any browser opens.
+        let plain = try Shared.strict.get().sandbox(extra: ["dpop": "always"])
+        r = try plain.signin("login")
+        #expect(r.status != 0 && r.stderr.contains("dpop_signing_alg_values_supported"), "\(r.stderr)")
+        #expect(plain.entryFile() == nil)
+    }
+}
