@@ -280,7 +280,7 @@ struct StoreKey {
                 switch error.kind {
                 case .wrongPassphrase where passphrase != nil: return nil
                 case .otherTPM:
-                    throw .storeUnreadable(path: path, reason: "the key is sealed to another TPM: this folder was copied from another machine (or this TPM was cleared), and its credentials cannot be opened here. They are left as they are; sign in with another data folder (SIGNIN_DATA_DIR) or sign out to remove them")
+                    throw .storeUnreadable(path: path, reason: "the key is sealed to another TPM: this folder was copied from another machine (or this TPM was cleared), and its credentials cannot be opened here. They are left as they are; `signin logout` removes them here (then sign in again), or use them on the machine they came from")
                 case .unavailable:
                     throw .storeUnreadable(path: path, reason: "the key is sealed to the TPM (\(device)), which cannot be reached: \(error.message); the credentials are untouched")
                 default:
