@@ -27,12 +27,20 @@ STANDIN = f"{os.path.join(ROOT, '.venv', 'bin', 'python')} {os.path.join(ROOT, '
 
 
 def main():
-    state = os.path.join(WORK, "tpm")
+    state = os.path.join(WORK, "swtpm")
     os.makedirs(state)
     sock = os.path.join(state, "sock")
     swtpm = subprocess.Popen(["swtpm", "socket", "--tpmstate", f"dir={state}", "--tpm2", "--server", f"type=unixio,path={sock}",
-                              "--ctrl", f"type=unixio,path={sock}.ctrl", "--flags", "not-need-init,startup-clear"])
-    tcti = f"swtpm:path={sock}"
+                              "--ctrl", f"type=unixio,path={sock}.ctrl", "--flags", "not-need-init,startup-clear"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        measure(f"swtpm:path={sock}")
+    finally:
+        swtpm.terminate()
+        swtpm.wait()
+
+
+def measure(tcti):
     for _ in range(200):
         if subprocess.run(["tpm2_getrandom", "1"], env=dict(os.environ, TPM2TOOLS_TCTI=tcti), capture_output=True).returncode == 0:
             break
@@ -56,8 +64,6 @@ def main():
     for name in sides:
         subprocess.run(sides[name].split() + ["lock"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stop()
-    swtpm.terminate()
-    swtpm.wait()
     print("| figure | `tpm` | `file` | ratio |\n|---|---|---|---|")
     print(f"| cached `signin token` (key in the kernel keyring) | {t_cached:.2f} ms ± {ts:.2f} | {f_cached:.2f} ms ± {fs:.2f} | {t_cached / f_cached:.2f}x |")
     print(f"| `signin token --force-refresh` | {t_refresh:.1f} ms ± {trs:.1f} | {f_refresh:.1f} ms ± {frs:.1f} | {t_refresh / f_refresh:.2f}x |")

@@ -75,4 +75,17 @@ import Testing
         #expect(r.status != 0 && r.stderr.contains("dpop_signing_alg_values_supported"), "\(r.stderr)")
         #expect(plain.entryFile() == nil)
     }
+
+    @Test func theDeviceFlowPollsWithProofs() throws {
+        let p = try Self.offered.get()
+        let box = try p.sandbox(["dpop_required": true])
+        let run = try LiveRun(box, ["login", "--device"])
+        let code = try #require(run.waitFor(#"enter the code:\s+(\d{4}-\d{4})"#))
+        try p.approveDevice(userCode: code)
+        let r = run.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try box.signin("token", "--json").stdout.contains(#""token_type":"DPoP""#))
+        let stats = try p.stats(box.clientID)
+        #expect((stats["dpop_proofs"] as? Int ?? 0) >= 1 && stats["dpop_refused"] == nil, "\(stats)")
+    }
 }

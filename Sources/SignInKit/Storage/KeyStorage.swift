@@ -56,7 +56,12 @@ public struct KeyCustody: Sendable {
     public var configurationPath: String?
     /// The TPM as the TSS names it (`device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`): from `TSS2_TCTI`, else
     /// `TPM2TOOLS_TCTI`, else `/dev/tpmrm0` when present; nil when this machine shows none.
-    public var tpmDevice: String? = TPM.device()
+    public var tpmDevice: String? {
+        get { tpmDeviceOverride ?? TPM.device() }
+        set { tpmDeviceOverride = .some(newValue) }
+    }
+    /// Set: what the program chose; nil: the environment decides when a TPM is first needed (never on a cached path).
+    private var tpmDeviceOverride: String??
 
     /// Settings for a store: where new keys go, the cache lifetime (default eight hours), the passphrase source.
     public init(storage: KeyStorage = .auto, cacheDuration: Duration = .seconds(8 * 3600), passphrase: PassphraseProvider? = nil,
