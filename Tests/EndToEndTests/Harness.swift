@@ -40,6 +40,8 @@ final class Provider: @unchecked Sendable {
     private let stdin = Pipe()
     let port: Int
     var issuer: String { "http://127.0.0.1:\(port)" }
+    /// The words of the provider's `READY` line after the port (a control port of its own, for example).
+    let readyWords: [String]
 
     init(script: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: Paths.python) else {
@@ -68,6 +70,7 @@ final class Provider: @unchecked Sendable {
             throw HarnessError(description: "\(script) did not start: \(text)")
         }
         port = p
+        readyWords = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).dropFirst(2).map(String.init)
     }
 
     func stop() {

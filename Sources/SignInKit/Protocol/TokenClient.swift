@@ -73,12 +73,18 @@ struct TokenClient: Sendable {
 
     /// POSTs a form, with a DPoP proof when the grant is bound to a key. A server that answers `use_dpop_nonce`
     /// with a `DPoP-Nonce` header gets the request once more with a proof that carries its nonce (RFC 9449 8).
-    private func postWithProof(_ url: String, endpoint: String, form: [(String, String)], headers: [String]) throws(SignInError) -> HTTPResponse {
+    /// `presenting`: an access token the request shows in `Authorization: DPoP` (the proof then names it, `ath`).
+    private func postWithProof(_ url: String, endpoint: String, form: [(String, String)], headers: [String], presenting accessToken: String? = nil) throws(SignInError) -> HTTPResponse {
         guard let proofKey else { return try http.postForm(url, endpoint: endpoint, form: form, headers: headers) }
-        let first = try http.postForm(url, endpoint: endpoint, form: form, headers: headers + ["DPoP: " + (try DPoP.proof(proofKey, method: "POST", url: url))])
+        func send(_ nonce: String?) throws(SignInError) -> HTTPResponse {
+            let proof = try DPoP.proof(proofKey, method: "POST", url: url, nonce: nonce, accessToken: accessToken)
+            return try http.postForm(url, endpoint: endpoint, form: form, headers: headers + ["DPoP: " + proof])
+        }
+        let first = try send(nil)
         guard first.status == 400 || first.status == 401, let nonce = first.headers["dpop-nonce"], TokenResponse.isTokenText(nonce), nonce.utf8.count <= 1024,
-              JSONValue.object(from: first.body)?["error"]?.string == DPoP.useNonceError else { return first }
-        return try http.postForm(url, endpoint: endpoint, form: form, headers: headers + ["DPoP: " + (try DPoP.proof(proofKey, method: "POST", url: url, nonce: nonce))])
+              JSONValue.object(from: first.body)?["error"]?.string == DPoP.useNonceError || first.headers["www-authenticate"]?.contains(DPoP.useNonceError) == true
+        else { return first }
+        return try send(nonce)
     }
 
     /// Pushes an authorization request's parameters (RFC 9126 2.1), with the client's credentials as the token
@@ -103,10 +109,15 @@ struct TokenClient: Sendable {
         var form = [("token", token), ("token_type_hint", hint)]
         var headers: [String] = []
         client.apply(.basicHeader, form: &form, headers: &headers)
-        // A public client may have to show it holds the grant (some providers demand it).
-        if config.clientSecret == nil, let accessToken, proofKey == nil { headers.append("Authorization: Bearer \(accessToken)") }
+        // A public client may have to show it holds the grant (some providers demand it): a DPoP-bound token with
+        // a proof that names it.
+        var presented: String?
+        if config.clientSecret == nil, let accessToken {
+            headers.append((proofKey == nil ? "Authorization: Bearer " : "Authorization: DPoP ") + accessToken)
+            presented = accessToken
+        }
         let name = "revocation endpoint (\(url))"
-        let r = try postWithProof(url, endpoint: name, form: form, headers: headers)
+        let r = try postWithProof(url, endpoint: name, form: form, headers: headers, presenting: presented)
         guard r.status == 200 else { throw OAuthError.from(r, endpoint: name) }
     }
 

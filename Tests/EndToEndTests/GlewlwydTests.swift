@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// signin against glewlwyd, a real OpenID provider (Debian's) that offers DPoP and pushed authorization requests:
+/// its discovery lists both, so a sign-in pushes its request and binds the grant to a key, and glewlwyd checks
+/// the proofs its own way (its nonce, its replay cache, its `cnf.jkt`).
+@Suite struct GlewlwydTests {
+    static let plain = Result { try Provider(script: "glewlwyd_provider.py") }
+    static let withNonce = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_DPOP_NONCE": "1"]) }
+
+    static var available: String? {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/glewlwyd") ? nil : "glewlwyd is not installed (scripts/setup --tests installs it)"
+    }
+
+    /// A sandbox whose client glewlwyd knows: glewlwyd matches the redirect URI exactly, port included, so the
+    /// loopback port is one the OS just handed out and the configuration names it.
+    func sandbox(_ p: Provider, secret: String? = nil, extra: [String: Any] = [:]) throws -> Sandbox {
+        let port = try freeLoopbackPort()
+        let clientID = "signin-\(UUID().uuidString.prefix(8))"
+        var body: [String: Any] = ["client_id": clientID, "redirect_uri": "http://127.0.0.1:\(port)/callback"]
+        if let secret { body["client_secret"] = secret }
+        let control = try #require(p.readyWords.first.flatMap { Int($0) })
+        let r = try Subprocess.run("/usr/bin/curl", ["-sS", "--fail", "--max-time", "10", "--data-binary", "@-", "http://127.0.0.1:\(control)/client"],
+                                   stdin: try JSONSerialization.data(withJSONObject: body))
+        try #require(r.status == 0, "registering \(clientID): \(r.stderr)")
+        var settings: [String: Any] = ["scopes": ["openid"], "redirect_port": port]
+        settings.merge(extra) { $1 }
+        let box = try Sandbox(issuer: p.issuer + "/api/oidc", clientID: clientID, secret: secret, extra: settings)
+        box.environment["BROWSER"] = "\(Paths.python) \(Paths.providers.appendingPathComponent("glewlwyd_browser.py").path)"
+        return box
+    }
+
+    func freeLoopbackPort() throws -> Int {
+        let r = try Subprocess.run(Paths.python, ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        return try #require(Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    func status(_ args: [String]) throws -> String {
+        try Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"] + args).stdout
+    }
+
+    @Test func aSignInIsPushedAndBoundToTheKeyAndGlewlwydTakesTheProofs() throws {
+        if let reason = Self.available { print("skipped: \(reason)"); return }
+        let p = try Self.plain.get()
+        let box = try sandbox(p, secret: "glewlwyd-secret-1")
+        var r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        let log = (try? String(contentsOfFile: box.standinLog, encoding: .utf8)) ?? ""
+        #expect(log.contains("request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri"), "the browser opened with a pushed request: \(log)")
+        r = try box.signin("token", "--json")
+        #expect(r.stdout.contains(#""token_type":"DPoP""#), "\(r.stdout)\(r.stderr)")
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let userinfo = p.issuer + "/api/oidc/userinfo"
+        let proof = try box.signin("dpop-proof", "--url", userinfo).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try status(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proof)", userinfo]) == "200")
+        #expect(try status(["-H", "Authorization: Bearer \(token)", userinfo]) == "401", "glewlwyd refuses the bound token as a bearer token")
+        #expect(try status(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proof)", userinfo]) == "401", "and a replayed proof")
+        r = try box.signin("token", "--force-refresh")
+        #expect(r.status == 0 && r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != token, "\(r.stderr)")
+        r = try box.signin("logout", "--revoke")
+        #expect(r.status == 0, "revoked with a proof: \(r.stderr)")
+    }
+
+    @Test func glewlwydsNonceIsAnsweredAndBearerStaysAvailable() throws {
+        if let reason = Self.available { print("skipped: \(reason)"); return }
+        let p = try Self.withNonce.get()
+        let box = try sandbox(p)
+        var r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try box.signin("token", "--force-refresh")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try box.signin("token", "--json").stdout.contains(#""token_type":"DPoP""#))
+
+        let bearer = try sandbox(p, extra: ["dpop": "never", "pushed_authorization": "never"])
+        r = try bearer.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        let token = try bearer.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try status(["-H", "Authorization: Bearer \(token)", p.issuer + "/api/oidc/userinfo"]) == "200")
+    }
+}
