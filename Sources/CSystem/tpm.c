@@ -30,6 +30,8 @@ static struct {
     TSS2_RC (*set_auth)(ESYS_CONTEXT *, ESYS_TR, TPM2B_AUTH const *);
     TSS2_RC (*flush)(ESYS_CONTEXT *, ESYS_TR);
     TSS2_RC (*get_random)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, UINT16, TPM2B_DIGEST **);
+    TSS2_RC (*sign)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_DIGEST *, const TPMT_SIG_SCHEME *,
+                    const TPMT_TK_HASHCHECK *, TPMT_SIGNATURE **);
     void (*esys_free)(void *);
     TSS2_RC (*pub_marshal)(TPM2B_PUBLIC const *, uint8_t[], size_t, size_t *);
     TSS2_RC (*pub_unmarshal)(uint8_t const[], size_t, size_t *, TPM2B_PUBLIC *);
@@ -70,6 +72,7 @@ static void load(void) {
     *(void **)&api.set_auth = dlsym(esys, "Esys_TR_SetAuth");
     *(void **)&api.flush = dlsym(esys, "Esys_FlushContext");
     *(void **)&api.get_random = dlsym(esys, "Esys_GetRandom");
+    *(void **)&api.sign = dlsym(esys, "Esys_Sign");
     *(void **)&api.esys_free = dlsym(esys, "Esys_Free");
     *(void **)&api.pub_marshal = dlsym(mu, "Tss2_MU_TPM2B_PUBLIC_Marshal");
     *(void **)&api.pub_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PUBLIC_Unmarshal");
@@ -77,7 +80,7 @@ static void load(void) {
     *(void **)&api.priv_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PRIVATE_Unmarshal");
     if (rc) *(void **)&api.decode = dlsym(rc, "Tss2_RC_Decode");
     if (!api.tctildr_init || !api.initialize || !api.create_primary || !api.create || !api.load || !api.unseal || !api.set_auth
-        || !api.flush || !api.get_random || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
+        || !api.flush || !api.get_random || !api.sign || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
         || !api.priv_unmarshal || !api.finalize || !api.tctildr_finalize) {
         snprintf(load_error, sizeof load_error, "the TPM libraries installed lack a function signin needs");
         memset(&api, 0, sizeof api);
@@ -229,6 +232,92 @@ int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, co
     return 0;
 }
 
+/* Writes a TPM object's public and private parts, marshalled, into a new buffer. */
+static int marshal_object(TPM2B_PUBLIC *pub, TPM2B_PRIVATE *priv, uint8_t **blob, size_t *blob_len) {
+    size_t cap = sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE), off = 0;
+    uint8_t *out = malloc(cap);
+    TSS2_RC rc = out ? api.pub_marshal(pub, out, cap, &off) : 1;
+    if (!rc) rc = api.priv_marshal(priv, out, cap, &off);
+    if (rc) { free(out); return -1; }
+    *blob = out; *blob_len = off;
+    return 0;
+}
+
+int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob_len, uint8_t x[32], uint8_t y[32], char **error) {
+    *blob = NULL; *blob_len = 0;
+    Session s;
+    int r = open_session(tcti, &s, error);
+    if (r) return r;
+    TPM2B_SENSITIVE_CREATE sensitive = {0};
+    /* An ECDSA P-256 key made inside the TPM, fixed to it: its private part leaves only wrapped by the storage key. */
+    TPM2B_PUBLIC template = {
+        .publicArea = {
+            .type = TPM2_ALG_ECC, .nameAlg = TPM2_ALG_SHA256,
+            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT
+                | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_NODA,
+            .parameters.eccDetail = {
+                .symmetric = {.algorithm = TPM2_ALG_NULL},
+                .scheme = {.scheme = TPM2_ALG_ECDSA, .details.ecdsa.hashAlg = TPM2_ALG_SHA256},
+                .curveID = TPM2_ECC_NIST_P256, .kdf = {.scheme = TPM2_ALG_NULL},
+            },
+        },
+    };
+    TPM2B_DATA outside = {0};
+    TPML_PCR_SELECTION pcrs = {0};
+    TPM2B_PRIVATE *priv = NULL;
+    TPM2B_PUBLIC *pub = NULL;
+    TSS2_RC rc = api.create(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
+                            &pcrs, &priv, &pub, NULL, NULL, NULL);
+    close_session(&s);
+    if (rc) return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to make a signing key", rc);
+    const TPMS_ECC_POINT *q = &pub->publicArea.unique.ecc;
+    int ok = q->x.size <= 32 && q->y.size <= 32;
+    if (ok) {
+        memset(x, 0, 32); memset(y, 0, 32);
+        memcpy(x + 32 - q->x.size, q->x.buffer, q->x.size);
+        memcpy(y + 32 - q->y.size, q->y.buffer, q->y.size);
+        ok = marshal_object(pub, priv, blob, blob_len) == 0;
+    }
+    api.esys_free(priv);
+    api.esys_free(pub);
+    return ok ? 0 : fail(error, SIGNIN_TPM_FAILED, "the TPM's signing key could not be written out", 0);
+}
+
+int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t digest[32], uint8_t r_out[32], uint8_t s_out[32], char **error) {
+    TPM2B_PUBLIC pub = {0};
+    TPM2B_PRIVATE priv = {0};
+    size_t off = 0;
+    pthread_once(&once, load);
+    if (!api.initialize) return fail(error, SIGNIN_TPM_UNAVAILABLE, load_error, 0);
+    if (api.pub_unmarshal(blob, blob_len, &off, &pub) || api.priv_unmarshal(blob, blob_len, &off, &priv) || off != blob_len)
+        return fail(error, SIGNIN_TPM_DAMAGED, "the TPM signing key is damaged", 0);
+    Session s;
+    int r = open_session(tcti, &s, error);
+    if (r) return r;
+    ESYS_TR object = ESYS_TR_NONE;
+    TSS2_RC rc = api.load(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, &object);
+    if (rc) { close_session(&s); return fail(error, SIGNIN_TPM_OTHER_TPM, "this TPM cannot load the signing key: it belongs to another TPM (or the TPM was cleared)", rc); }
+    TPM2B_DIGEST d = {.size = 32};
+    memcpy(d.buffer, digest, 32);
+    TPMT_SIG_SCHEME scheme = {.scheme = TPM2_ALG_ECDSA, .details.ecdsa.hashAlg = TPM2_ALG_SHA256};
+    /* A null ticket: the digest was not made by the TPM, which a key without `restricted` accepts. */
+    TPMT_TK_HASHCHECK ticket = {.tag = TPM2_ST_HASHCHECK, .hierarchy = TPM2_RH_NULL};
+    TPMT_SIGNATURE *sig = NULL;
+    rc = api.sign(s.esys, object, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &d, &scheme, &ticket, &sig);
+    api.flush(s.esys, object);
+    close_session(&s);
+    if (rc) return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to sign", rc);
+    const TPMS_SIGNATURE_ECC *e = &sig->signature.ecdsa;
+    int ok = sig->sigAlg == TPM2_ALG_ECDSA && e->signatureR.size <= 32 && e->signatureS.size <= 32;
+    if (ok) {
+        memset(r_out, 0, 32); memset(s_out, 0, 32);
+        memcpy(r_out + 32 - e->signatureR.size, e->signatureR.buffer, e->signatureR.size);
+        memcpy(s_out + 32 - e->signatureS.size, e->signatureS.buffer, e->signatureS.size);
+    }
+    api.esys_free(sig);
+    return ok ? 0 : fail(error, SIGNIN_TPM_FAILED, "the TPM gave a signature signin cannot read", 0);
+}
+
 #else
 static int unavailable(char **error) {
     if (error) *error = strdup("this signin was built without TPM support (libtss2-dev was not installed when it was built)");
@@ -243,6 +332,14 @@ int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, 
 int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,
                       uint8_t **secret, size_t *secret_len, char **error) {
     (void)tcti; (void)blob; (void)blob_len; (void)auth; (void)auth_len; *secret = NULL; *secret_len = 0;
+    return unavailable(error);
+}
+int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob_len, uint8_t x[32], uint8_t y[32], char **error) {
+    (void)tcti; (void)x; (void)y; *blob = NULL; *blob_len = 0;
+    return unavailable(error);
+}
+int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t digest[32], uint8_t r_out[32], uint8_t s_out[32], char **error) {
+    (void)tcti; (void)blob; (void)blob_len; (void)digest; (void)r_out; (void)s_out;
     return unavailable(error);
 }
 #endif

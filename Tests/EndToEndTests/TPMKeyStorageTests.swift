@@ -124,4 +124,28 @@ import Testing
         for to in ["tpm", "file", "tpm+passphrase", "passphrase"] { #expect(l[to] == "ok", "\(to): \(r.stdout)\n\(r.stderr)") }
         #expect(l["final"] == "tpm", "\(r.stdout)\n\(r.stderr)")
     }
+
+    /// With the store key in the TPM, the grant's DPoP key is made inside the TPM too: proofs need the TPM, and
+    /// nothing in the folder can sign one elsewhere.
+    @Test func theDPoPKeyOfATPMStoreIsMadeInsideTheTPM() throws {
+        if let reason = Self.available { print("skipped: \(reason)"); return }
+        let p = try DPoPTests.offered.get()
+        let box = try p.sandbox(["rotate": true], extra: ["key_storage": "tpm", "key_cache_seconds": 3600])
+        let userinfo = p.issuer + "/userinfo"
+        let r = try session(box, """
+            tpm_start "$T/a"
+            $S login >/dev/null 2>&1; echo "@login=$?"
+            $S token --json | grep -q '"token_type":"DPoP"' && echo "@dpop=ok"
+            t=$($S token); pr=$($S dpop-proof --url \(userinfo))
+            code=$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: DPoP $t" -H "DPoP: $pr" \(userinfo)); echo "@userinfo=$code"
+            $S token --force-refresh >/dev/null; echo "@refresh=$?"
+            # The TPM gone (the unsealed store key still in the kernel): cached tokens still come, proofs do not.
+            tpm_stop "$T/a"
+            $S token >/dev/null; echo "@cached=$?"
+            $S dpop-proof --url \(userinfo) >/dev/null 2>"$T/err"; echo "@proof=$?"; grep -q "TPM" "$T/err" && echo "@said=ok"
+            """)
+        let l = KeyStorageTests().lines(r)
+        #expect(l["login"] == "0" && l["dpop"] == "ok" && l["userinfo"] == "200" && l["refresh"] == "0", "\(r.stdout)\n\(r.stderr)")
+        #expect(l["cached"] == "0" && l["proof"] != "0" && l["said"] == "ok", "the proof key is in the TPM: \(r.stdout)\n\(r.stderr)")
+    }
 }

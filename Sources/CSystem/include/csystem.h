@@ -129,6 +129,10 @@ int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, 
                     uint8_t **blob, size_t *blob_len, char **error);
 int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,
                       uint8_t **secret, size_t *secret_len, char **error);
+/* An ECDSA P-256 signing key made inside the TPM (its blob; its public point, 32 bytes each), and an ES256
+ * signature (r, s) of a SHA-256 digest with it: the private key never leaves the TPM. */
+int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob_len, uint8_t x[32], uint8_t y[32], char **error);
+int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t digest[32], uint8_t r_out[32], uint8_t s_out[32], char **error);
 void signin_tpm_free(void *p, size_t len);
 
 #endif

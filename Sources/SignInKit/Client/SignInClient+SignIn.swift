@@ -92,18 +92,22 @@ extension SignInClient {
     }
 
     /// A new DPoP key for this sign-in's grant when the configuration asks for one (`dpop`: `always`, or `auto` and
-    /// the provider lists ES256), else nil.
+    /// the provider lists ES256), else nil. Made inside the TPM when the store's key is sealed to one (it never
+    /// leaves it), else by OpenSSL (kept in the entry under the store key).
     func newProofKey(_ endpoints: ProviderEndpoints) throws(SignInError) -> ProofKey? {
         let offered = endpoints.dpopAlgorithms?.contains(DPoP.algorithm) == true
         switch configuration.proofOfPossession {
         case .never: return nil
-        case .auto: return offered ? try ProofKey.generate() : nil
+        case .auto: guard offered else { return nil }
         case .always:
             guard offered else {
                 throw .unsupported(reason: "\(configuration.sourcePath) sets \"dpop\": \"always\", but the provider \(issuer) does not list \(DPoP.algorithm) in \(DPoP.discoveryMember) (set \"dpop\" to \"auto\" to sign in with bearer tokens there)")
             }
-            return try ProofKey.generate()
         }
+        if let store = credentialStore, (try store.key.currentLocation()).storage?.isTPM == true, let device = store.key.custody.tpmDevice {
+            return try ProofKey.generateInTPM(device: device)
+        }
+        return try ProofKey.generate()
     }
 
     /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
@@ -131,7 +135,7 @@ extension SignInClient {
                 accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
                 idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
                 grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
-            creds.dpopKey = tokens.proofKey.map { Data($0.der).base64EncodedString() }
+            creds.dpopKey = tokens.proofKey?.stored
             creds.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
             try storage.save(creds)
             return creds

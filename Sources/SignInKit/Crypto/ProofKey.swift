@@ -1,14 +1,70 @@
 import COpenSSL
+import CSystem
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// An ES256 (ECDSA P-256 with SHA-256) private key that proves possession of a grant (DPoP, RFC 9449). It leaves
-/// this type only as `der`, which the entry keeps encrypted under the store key; callers get signatures.
+/// An ES256 (ECDSA P-256 with SHA-256) private key that proves possession of a grant (DPoP, RFC 9449): made by
+/// OpenSSL and kept in the entry, encrypted under the store key, or made inside the TPM, which never lets it out
+/// (the entry keeps only the TPM's wrapped blob, which loads on that TPM alone). Callers get signatures.
 struct ProofKey: Sendable, Equatable {
-    /// The private key as OpenSSL's DER (SEC1 `ECPrivateKey`).
-    let der: [UInt8]
+    /// Where the private key is.
+    enum Custody: Sendable, Equatable {
+        /// OpenSSL's DER (SEC1 `ECPrivateKey`).
+        case software(der: [UInt8])
+        /// The TPM's blob of a key made inside it.
+        case tpm(blob: [UInt8])
+    }
+    let custody: Custody
     /// The public point's affine coordinates (32 bytes each).
     let x: [UInt8]
     let y: [UInt8]
+
+    /// The software key's DER; nil for a key in the TPM.
+    var der: [UInt8]? {
+        if case .software(let der) = custody { return der }
+        return nil
+    }
+
+    /// A new key inside the TPM at `device`.
+    static func generateInTPM(device: String) throws(SignInError) -> ProofKey {
+        var blob: UnsafeMutablePointer<UInt8>?
+        var count = 0
+        var error: UnsafeMutablePointer<CChar>?
+        var x = [UInt8](repeating: 0, count: 32), y = [UInt8](repeating: 0, count: 32)
+        defer { free(error); signin_tpm_free(blob, count) }
+        guard signin_tpm_create_signing_key(device, &blob, &count, &x, &y, &error) == 0, let blob else {
+            throw .system(reason: "the TPM (\(device)) did not make the DPoP key: " + (error.map { String(cString: $0) } ?? "unknown error"))
+        }
+        return ProofKey(custody: .tpm(blob: Array(UnsafeBufferPointer(start: blob, count: count))), x: x, y: y)
+    }
+
+    private init(custody: Custody, x: [UInt8], y: [UInt8]) {
+        self.custody = custody
+        self.x = x
+        self.y = y
+    }
+
+    /// How the entry keeps the key: base64 of the DER, or `tpm:` and base64 of x, y and the TPM's blob.
+    var stored: String {
+        switch custody {
+        case .software(let der): return Data(der).base64EncodedString()
+        case .tpm(let blob): return "tpm:" + Data(x + y + blob).base64EncodedString()
+        }
+    }
+
+    /// The key the entry keeps (`stored`); nil when it does not parse.
+    init?(stored: String) {
+        if stored.hasPrefix("tpm:") {
+            guard let bytes = Data(base64Encoded: String(stored.dropFirst(4))), bytes.count > 64 else { return nil }
+            let b = Array(bytes)
+            self.init(custody: .tpm(blob: Array(b[64...])), x: Array(b[0..<32]), y: Array(b[32..<64]))
+        } else {
+            guard let der = Data(base64Encoded: stored) else { return nil }
+            self.init(der: Array(der))
+        }
+    }
 
     /// A new key from OpenSSL's CSPRNG.
     static func generate() throws(SignInError) -> ProofKey {
@@ -39,7 +95,7 @@ struct ProofKey: Sendable, Equatable {
         var point = [UInt8](repeating: 0, count: 65)
         var n = 0
         guard EVP_PKEY_get_octet_string_param(pkey, signin_param_pub(), &point, point.count, &n) == 1, n == 65, point[0] == 4 else { return nil }
-        self.der = der
+        custody = .software(der: der)
         x = Array(point[1..<33])
         y = Array(point[33..<65])
     }
@@ -56,8 +112,26 @@ struct ProofKey: Sendable, Equatable {
         }
     }
 
-    /// The JWS signature of `message`: raw r||s, 64 bytes (RFC 7518 3.4).
+    /// The JWS signature of `message`: raw r||s, 64 bytes (RFC 7518 3.4). A key in the TPM signs there (the TPM
+    /// that `TSS2_TCTI`, `TPM2TOOLS_TCTI` or `/dev/tpmrm0` names).
     func sign(_ message: [UInt8]) throws(SignInError) -> [UInt8] {
+        switch custody {
+        case .software(let der): return try Self.signInSoftware(message, der: der)
+        case .tpm(let blob):
+            guard let device = TPM.device() else {
+                throw .system(reason: "the grant's DPoP key is in a TPM, and none is reachable here (no /dev/tpmrm0; set TSS2_TCTI to name one)")
+            }
+            var r = [UInt8](repeating: 0, count: 32), s = [UInt8](repeating: 0, count: 32)
+            var error: UnsafeMutablePointer<CChar>?
+            defer { free(error) }
+            guard signin_tpm_sign(device, blob, blob.count, Crypto.sha256(message), &r, &s, &error) == 0 else {
+                throw .system(reason: "the TPM (\(device)) did not sign the DPoP proof: " + (error.map { String(cString: $0) } ?? "unknown error"))
+            }
+            return r + s
+        }
+    }
+
+    private static func signInSoftware(_ message: [UInt8], der: [UInt8]) throws(SignInError) -> [UInt8] {
         signin_crypto_init()
         defer { ERR_clear_error() }
         guard let pkey = Self.load(der), let md = EVP_MD_CTX_new() else { throw .system(reason: "OpenSSL could not load the proof key") }

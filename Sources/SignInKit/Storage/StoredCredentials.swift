@@ -34,8 +34,9 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// When a program was told by an API that `accessToken` is no longer valid (`markAccessTokenRejected`); the
     /// next restore refreshes. Nil once a refresh replaced it.
     public var accessTokenRejectedAt: Date?
-    /// The private key the grant is bound to with DPoP (RFC 9449), as base64 DER (SEC1); nil for a bearer grant.
-    /// Kept as secret as the refresh token, never shown: callers get proofs made with it.
+    /// The private key the grant is bound to with DPoP (RFC 9449), as base64 DER (SEC1), or, for a key made inside
+    /// the TPM, `tpm:` and the TPM's wrapped blob (usable on that TPM only); nil for a bearer grant. Kept as secret
+    /// as the refresh token, never shown: callers get proofs made with it.
     public var dpopKey: String?
     /// `DPoP` when `accessToken` must be presented with a proof of `dpopKey` (`Authorization: DPoP`); nil means
     /// `Bearer`.
@@ -147,5 +148,5 @@ extension StoredCredentials {
 
 extension StoredCredentials {
     /// The DPoP key of the grant; nil for a bearer grant (or a key that does not parse, refused where it is used).
-    var proofKey: ProofKey? { dpopKey.flatMap { Data(base64Encoded: $0) }.flatMap { ProofKey(der: Array($0)) } }
+    var proofKey: ProofKey? { dpopKey.flatMap(ProofKey.init(stored:)) }
 }
