@@ -7,6 +7,9 @@ protocol TokenSource {
     /// The token `kind`, as fresh as `freshness` asks; `audience` for an ID token (nil: this client). The
     /// source adds its account and service-account chain.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken
+    /// The access token with a DPoP proof for `target` when the grant is bound to a key (`IssuedToken.dpopProof`;
+    /// nil for a bearer token).
+    func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken
     /// An API refused `token`: the next one comes from a refresh.
     func markRejected(_ token: String) throws(SignInError)
     /// The hosts `git-credential` answers and the registries `docker-credential` answers.
@@ -18,6 +21,13 @@ protocol TokenSource {
     var gitUsername: String? { get }
     /// An AWS role's credentials bought with the person's ID token.
     func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials
+}
+
+extension TokenSource {
+    /// A source with no DPoP-bound grant (a stand-in): the token, and no proof.
+    func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
+        try token(.access, freshness, audience: nil)
+    }
 }
 
 extension Freshness {
@@ -55,6 +65,12 @@ struct LocalTokens: TokenSource {
         }
     }
 
+    func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
+        var r = freshness.request(.access, audience: nil, chain: chain, account: c.account)
+        r.proofFor = target
+        return try c.client.token(r)
+    }
+
     func markRejected(_ token: String) throws(SignInError) { try c.client.markAccessTokenRejected(token, account: c.account) }
     func gitHosts() -> [String] { GitHosts.patterns(for: c.client.configuration) }
     func dockerRegistries() -> [String] { DockerRegistries.patterns(for: c.client.configuration) }
@@ -89,6 +105,12 @@ final class AgentTokens: TokenSource {
 
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
         try agent.token(freshness.request(kind, audience: audience, chain: chain, account: account))
+    }
+
+    func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
+        var r = freshness.request(.access, audience: nil, chain: chain, account: account)
+        r.proofFor = target
+        return try agent.token(r)
     }
 
     func markRejected(_ token: String) throws(SignInError) { try agent.rejected(token) }

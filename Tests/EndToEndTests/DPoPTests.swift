@@ -45,6 +45,10 @@ import Testing
         #expect(forced.status == 0 && forced.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != token, "\(forced.stderr)")
         #expect(try p.stats(box.clientID)["dpop_unbound_refreshes"] as? Int == 2, "signin's own refresh carried the proof")
 
+        // `signin exec` tells its command the token is DPoP-bound; the command gets proofs from `signin dpop-proof`.
+        let exec = try box.signin("exec", "--", "/bin/sh", "-c", "echo \"$SIGNIN_TOKEN_TYPE\"")
+        #expect(exec.status == 0 && exec.stdout == "DPoP\n", "\(exec.stdout)\(exec.stderr)")
+
         // Revocation carries a proof too.
         let out = try box.signin("logout", "--revoke")
         let revocations = try p.stats(box.clientID)["dpop_revocations"] as? Int
@@ -87,5 +91,22 @@ import Testing
         #expect(try box.signin("token", "--json").stdout.contains(#""token_type":"DPoP""#))
         let stats = try p.stats(box.clientID)
         #expect((stats["dpop_proofs"] as? Int ?? 0) >= 1 && stats["dpop_refused"] == nil, "\(stats)")
+    }
+
+    /// Over `signin ssh` the remote side gets the token and proofs the laptop signs; the key never crosses.
+    @Test func overSSHTheLaptopSignsTheProofs() throws {
+        let p = try Self.offered.get()
+        let box = try p.signedInSandbox()
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
+        let remote = try RemoteMachine(box)
+        let userinfo = p.issuer + "/userinfo"
+        let script = """
+            signin token --json | grep -q '"token_type":"DPoP"' && echo dpop
+            t=$(signin token); pr=$(signin dpop-proof --url \(userinfo))
+            code=$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: DPoP $t" -H "DPoP: $pr" \(userinfo)); echo "userinfo=$code"
+            """
+        let r = try box.signin(["ssh"] + remote.sshArguments + [script])
+        #expect(r.stdout.contains("dpop") && r.stdout.contains("userinfo=200"), "\(r.stdout) \(r.stderr)")
     }
 }

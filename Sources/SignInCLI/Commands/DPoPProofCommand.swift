@@ -17,25 +17,27 @@ struct DPoPProofCommand: SignInCommand {
             """,
         ownOptions: [methodOption, urlOption, .minTTL], takesAccount: true)
 
-    let method: String
-    let url: String
+    let target: TokenRequest.DPoPTarget
     let freshness: Freshness
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        method = (a.value(Self.methodOption) ?? "GET").uppercased()
-        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else { throw UsageError("--method must be an HTTP method such as GET or POST") }
-        guard let u = a.value(Self.urlOption), u.hasPrefix("https://") || u.hasPrefix("http://"), u.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw UsageError("usage: signin dpop-proof --url https://... [--method GET]")
-        }
-        url = u
+        guard let url = a.value(Self.urlOption) else { throw UsageError("usage: signin dpop-proof --url https://... [--method GET]") }
+        target = TokenRequest.DPoPTarget(method: a.value(Self.methodOption) ?? "GET", url: url)
+        if let problem = target.problem { throw UsageError("signin dpop-proof: \(problem)") }
         freshness = try Freshness(a)
         try noPositional(a, Self.spec)
     }
 
+    /// Through a forwarded agent: the laptop signs (the key never crosses).
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, settings: "the laptop's configuration") }
+
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let issued = try LocalTokens(c: c, chain: [], interactive: false).token(.access, freshness, audience: nil)
-        guard let proof = try issued.dpopProof(method: method, url: url) else {
-            throw .unsupported(reason: "this account's grant is not bound to a key (its tokens are bearer tokens: no DPoP proof is needed). `dpop` in \(c.client.configuration.sourcePath) and the provider's discovery decide it at sign-in")
+        try serve(LocalTokens(c: c, chain: [], interactive: false), settings: c.client.configuration.sourcePath)
+    }
+
+    private func serve(_ source: some TokenSource, settings: String) throws(SignInError) -> ExitCode {
+        guard let proof = try source.accessToken(freshness, proofFor: target).dpopProof else {
+            throw .unsupported(reason: "this account's grant is not bound to a key (its tokens are bearer tokens: no DPoP proof is needed). `dpop` in \(settings) and the provider's discovery decide it at sign-in")
         }
         out(proof)
         return .success

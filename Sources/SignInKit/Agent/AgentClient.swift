@@ -40,8 +40,11 @@ import Glibc
         guard a.status == 200, let value = a.object[AgentProtocol.Key.token]?.string else { throw failure(a) }
         let expiry = a.object[AgentProtocol.Key.expiresAt]?.number.map { Date(timeIntervalSince1970: $0) }
         let name = a.object[AgentProtocol.Key.account]?.string ?? ""
-        return IssuedToken(token: SignInToken(value: value, expirationDate: expiry), kind: request.kind,
-                           subject: a.object[AgentProtocol.Key.subject]?.string ?? name, name: name)
+        var issued = IssuedToken(token: SignInToken(value: value, expirationDate: expiry), kind: request.kind,
+                                 subject: a.object[AgentProtocol.Key.subject]?.string ?? name, name: name)
+        if a.object[AgentProtocol.Key.tokenType]?.string == "DPoP" { issued.tokenType = "DPoP" }
+        issued.dpopProof = a.object[AgentProtocol.Key.dpopProof]?.string.flatMap { TokenResponse.isTokenText($0) ? $0 : nil }
+        return issued
     }
 
     /// Tells the agent an API refused `token`.

@@ -11,8 +11,9 @@ import Glibc
 /// On any socket (the agent's own and each forwarded session's):
 /// - `GET /v1/hello` → `{"protocol": 1, "session": {...} | null, "git_hosts": [...], "docker_registries": [...]}`
 ///   (on the agent's own socket also `"store"`: the configuration and data folders it serves)
-/// - `GET /v1/token?kind=access|id&account=A&min_ttl=S&force=1&audience=AUD&chain=SA,SA&email=0&profile=P` →
-///   `{"token", "expires_at" (seconds since 1970, or null), "account", "subject", "kind"}`; refused: 403
+/// - `GET /v1/token?kind=access|id&account=A&min_ttl=S&force=1&audience=AUD&chain=SA,SA&email=0&profile=P&dpop_method=M&dpop_url=U` →
+///   `{"token", "expires_at" (seconds since 1970, or null), "account", "subject", "kind", "token_type" (Bearer or DPoP),
+///   "dpop_proof" (for a DPoP token when `dpop_url` asked; the key stays with the agent)}`; refused: 403
 ///   `{"error": "refused", "message"}`; too many forced refreshes: 429; not signed in: 409
 ///   `{"error": "not_signed_in"}`; a malformed request: 400
 /// - `POST /v1/rejected` with the refused token in `X-Signin-Token` → 204 (the next token comes from a refresh)
@@ -42,6 +43,8 @@ public enum AgentProtocol {
         public static let kind = "kind", account = "account", minTTL = "min_ttl", force = "force", audience = "audience"
         public static let chain = "chain", email = "email", profile = "profile"
         public static let token = "token", expiresAt = "expires_at", subject = "subject"
+        /// DPoP (RFC 9449): the request a proof is asked for, and the answer's token type and proof.
+        public static let dpopMethod = "dpop_method", dpopURL = "dpop_url", tokenType = "token_type", dpopProof = "dpop_proof"
         public static let error = "error", message = "message", store = "store"
         /// The hello's settings of a session's configuration, for the remote side's bridges.
         public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
@@ -57,6 +60,7 @@ public enum AgentProtocol {
         if let a = r.audience { q.append((Key.audience, a)) }
         if !r.serviceAccountChain.isEmpty { q.append((Key.chain, r.serviceAccountChain.joined(separator: ","))) }
         if !r.includeEmail { q.append((Key.email, "0")) }
+        if let target = r.proofFor { q += [(Key.dpopMethod, target.method), (Key.dpopURL, target.url)] }
         if let profile { q.append((Key.profile, profile)) }
         return q
     }
@@ -85,6 +89,11 @@ public enum AgentProtocol {
             let items = chain.split(separator: ",").map(String.init)
             guard items.allSatisfy(ServiceAccounts.isEmail) else { return .failure(.init("chain must name service accounts by e-mail")) }
             r.serviceAccountChain = items
+        }
+        if let url = q[Key.dpopURL] {
+            let target = TokenRequest.DPoPTarget(method: q[Key.dpopMethod] ?? "GET", url: url)
+            if let problem = target.problem { return .failure(.init("dpop_url and dpop_method: \(problem)")) }
+            r.proofFor = target
         }
         let profile = q[Key.profile].flatMap { $0.isEmpty ? nil : $0 }
         if let profile, !SignInConfiguration.isValidProfileName(profile) {

@@ -245,10 +245,13 @@ import Glibc
                 sessions[sessionID] = s
                 log(s, "served \(kindName) for \(issued.name)")
             }
-            return Self.json("200 OK", [AgentProtocol.Key.token: .string(issued.token.value),
-                                        AgentProtocol.Key.expiresAt: issued.token.expirationDate.map { .int(Int($0.timeIntervalSince1970)) } ?? .null,
-                                        AgentProtocol.Key.account: .string(issued.name), AgentProtocol.Key.subject: .string(issued.subject),
-                                        AgentProtocol.Key.kind: .string(r.kind == .id ? "id" : "access")])
+            var answer: [String: JSONValueOut] = [
+                AgentProtocol.Key.token: .string(issued.token.value),
+                AgentProtocol.Key.expiresAt: issued.token.expirationDate.map { .int(Int($0.timeIntervalSince1970)) } ?? .null,
+                AgentProtocol.Key.account: .string(issued.name), AgentProtocol.Key.subject: .string(issued.subject),
+                AgentProtocol.Key.kind: .string(r.kind == .id ? "id" : "access"), AgentProtocol.Key.tokenType: .string(issued.tokenType)]
+            if let proof = issued.dpopProof { answer[AgentProtocol.Key.dpopProof] = .string(proof) }
+            return Self.json("200 OK", answer)
         } catch {
             if let sessionID, let s = sessions[sessionID] { log(s, "could not serve \(kindName): \(error.description)") }
             let (status, code): (String, String)

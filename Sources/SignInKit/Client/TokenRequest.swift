@@ -27,6 +27,30 @@ public struct TokenRequest: Sendable, Equatable {
     /// service account's token) is bought at Google's STS with the person's ID token instead of being the
     /// provider's own access token. nil: the provider's tokens (and Google's, when the provider is Google).
     public var workloadIdentity: WorkloadIdentityFederation? = nil
+    /// For a DPoP-bound access token (RFC 9449): the request to make a proof for, answered in
+    /// `IssuedToken.dpopProof` with the token it names. Crosses the agent like the rest, so a forwarded session
+    /// gets proofs without the key. Ignored for bearer tokens.
+    public var proofFor: DPoPTarget? = nil
+
+    /// One request a DPoP proof is for: its HTTP method and URL.
+    public struct DPoPTarget: Sendable, Equatable {
+        /// The HTTP method, in capitals (`GET`, `POST`).
+        public var method: String
+        /// The URL (its query and fragment are left out of the proof).
+        public var url: String
+
+        public init(method: String, url: String) {
+            self.method = method.uppercased()
+            self.url = url
+        }
+
+        /// Why the target cannot be in a proof (a method of letters, an http(s) URL of visible ASCII), or nil.
+        public var problem: String? {
+            guard !method.isEmpty, method.utf8.count <= 16, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else { return "the method must be an HTTP method such as GET or POST" }
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.utf8.count <= 4096, TokenResponse.isTokenText(url) else { return "the URL must be an http(s) URL" }
+            return nil
+        }
+    }
 
     public init(kind: TokenKind = .access, serviceAccountChain: [String] = [], audience: String? = nil, scopes: [String]? = nil,
                 includeEmail: Bool = true, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false, account: String? = nil) {
@@ -56,6 +80,8 @@ public struct IssuedToken: Sendable, Equatable {
     public internal(set) var tokenType: String = "Bearer"
     /// The key a `DPoP` token is bound to; never leaves SignInKit.
     var proofKey: ProofKey?
+    /// The proof `TokenRequest.proofFor` asked for, naming this token; nil for a bearer token.
+    public internal(set) var dpopProof: String?
 
     /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
     public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
@@ -100,6 +126,10 @@ extension SignInClient {
             if request.kind == .access, user.accessTokenType == "DPoP" {
                 issued.tokenType = "DPoP"
                 issued.proofKey = user.proofKey
+                if let target = request.proofFor {
+                    if let problem = target.problem { throw .unsupported(reason: "a DPoP proof: \(problem)") }
+                    issued.dpopProof = try issued.dpopProof(method: target.method, url: target.url)
+                }
             }
             return issued
         }

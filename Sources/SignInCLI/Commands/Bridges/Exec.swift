@@ -27,7 +27,8 @@ struct Exec: SignInCommand {
             COMMAND's status. With --impersonate-service-account, the service account's tokens instead.
             With --token-file, COMMAND reads the token from a 0600 file in your runtime folder (its path in
             SIGNIN_TOKEN_FILE and each --file-env NAME), which signin rewrites atomically before each expiry for as
-            long as COMMAND runs and removes when it ends.
+            long as COMMAND runs and removes when it ends. SIGNIN_TOKEN_TYPE says Bearer, or DPoP for a grant bound to
+            this machine's key: then COMMAND sends `Authorization: DPoP <token>` with a proof from `signin dpop-proof`.
             """,
         ownOptions: [envOption, idTokenOption, loginOption, .minTTL, tokenFileOption, fileEnvOption, gceMetadataOption, Impersonation.option, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
         takesJSON: false, takesCommand: true)
@@ -107,9 +108,13 @@ struct Exec: SignInCommand {
     }
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
-        let token = try source.token(kind, Freshness(minTTL: minTTL), audience: nil).token.value
+        let issued = try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
+        let token = issued.token.value
         let name = variable
         setenv(name, token, 1)
+        // A DPoP-bound token is useless without proofs: COMMAND learns it must send `Authorization: DPoP` with one
+        // from `signin dpop-proof` (the key stays with signin).
+        setenv("SIGNIN_TOKEN_TYPE", issued.tokenType, 1)
         // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
         // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
         ProcessHardening.resetSignalsForExec()
