@@ -62,8 +62,10 @@ public struct SignInUser: Sendable, Equatable {
     /// `DPoP` when the access token is bound to this machine's key (RFC 9449) and goes with a proof
     /// (`dpopProof(method:url:accessToken:)`, `Authorization: DPoP <token>`); else `Bearer`.
     public let accessTokenType: String
-    /// The key the grant is bound to; never leaves SignInKit.
-    let proofKey: ProofKey?
+    /// The key the grant is bound to, as the entry keeps it; parsed only when a proof is made (never on a cached
+    /// token's path). Never leaves SignInKit.
+    let storedProofKey: String?
+    var proofKey: ProofKey? { storedProofKey.flatMap(ProofKey.init(stored:)) }
     let client: SignInClient
 
     public static func == (a: SignInUser, b: SignInUser) -> Bool {
@@ -83,7 +85,7 @@ public struct SignInUser: Sendable, Equatable {
         endpoints = c.endpoints
         accessTokenRejected = c.accessTokenRejectedAt != nil
         accessTokenType = c.accessTokenType == "DPoP" ? "DPoP" : "Bearer"
-        proofKey = c.proofKey
+        storedProofKey = c.dpopKey
         self.client = client
     }
 

@@ -78,14 +78,14 @@ public struct IssuedToken: Sendable, Equatable {
     public let name: String
     /// `DPoP` when `token` is the person's access token bound to this machine's key (RFC 9449), else `Bearer`.
     public internal(set) var tokenType: String = "Bearer"
-    /// The key a `DPoP` token is bound to; never leaves SignInKit.
-    var proofKey: ProofKey?
+    /// The key a `DPoP` token is bound to, as the entry keeps it; never leaves SignInKit.
+    var storedProofKey: String?
     /// The proof `TokenRequest.proofFor` asked for, naming this token; nil for a bearer token.
     public internal(set) var dpopProof: String?
 
     /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
     public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
-        guard tokenType == "DPoP", let proofKey else { return nil }
+        guard tokenType == "DPoP", let proofKey = storedProofKey.flatMap(ProofKey.init(stored:)) else { return nil }
         return try DPoP.proof(proofKey, method: method, url: url, accessToken: token.value)
     }
 
@@ -125,7 +125,7 @@ extension SignInClient {
             var issued = IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
             if request.kind == .access, user.accessTokenType == "DPoP" {
                 issued.tokenType = "DPoP"
-                issued.proofKey = user.proofKey
+                issued.storedProofKey = user.storedProofKey
                 if let target = request.proofFor {
                     if let problem = target.problem { throw .unsupported(reason: "a DPoP proof: \(problem)") }
                     issued.dpopProof = try issued.dpopProof(method: target.method, url: target.url)
