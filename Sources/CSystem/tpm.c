@@ -143,11 +143,31 @@ static int open_session(const char *tcti, Session *s, char **error) {
     return 0;
 }
 
+/* Makes an object from `template` under the storage key: its private part wrapped by it, its public part. */
+static TSS2_RC create_object(Session *s, const TPM2B_SENSITIVE_CREATE *sensitive, const TPM2B_PUBLIC *template,
+                             TPM2B_PRIVATE **priv, TPM2B_PUBLIC **pub) {
+    TPM2B_DATA outside = {0};
+    TPML_PCR_SELECTION pcrs = {0};
+    return api.create(s->esys, s->primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, sensitive, template, &outside, &pcrs,
+                      priv, pub, NULL, NULL, NULL);
+}
+
 int signin_tpm_probe(const char *tcti, char **error) {
     Session s;
     int r = open_session(tcti, &s, error);
     close_session(&s);
     return r;
+}
+
+/* Writes a TPM object's public and private parts, marshalled, into a new buffer. */
+static int marshal_object(TPM2B_PUBLIC *pub, TPM2B_PRIVATE *priv, uint8_t **blob, size_t *blob_len) {
+    size_t cap = sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE), off = 0;
+    uint8_t *out = malloc(cap);
+    TSS2_RC rc = out ? api.pub_marshal(pub, out, cap, &off) : 1;
+    if (!rc) rc = api.priv_marshal(priv, out, cap, &off);
+    if (rc) { free(out); return -1; }
+    *blob = out; *blob_len = off;
+    return 0;
 }
 
 int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, const uint8_t *auth, size_t auth_len,
@@ -172,42 +192,52 @@ int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, 
             .parameters.keyedHashDetail.scheme = {.scheme = TPM2_ALG_NULL},
         },
     };
-    TPM2B_DATA outside = {0};
-    TPML_PCR_SELECTION pcrs = {0};
     TPM2B_PRIVATE *priv = NULL;
     TPM2B_PUBLIC *pub = NULL;
-    TSS2_RC rc = api.create(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
-                            &pcrs, &priv, &pub, NULL, NULL, NULL);
+    TSS2_RC rc = create_object(&s, &sensitive, &template, &priv, &pub);
     explicit_bzero(&sensitive, sizeof sensitive);
     if (rc) { close_session(&s); return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to seal the key", rc); }
-    size_t cap = sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE), off = 0;
-    uint8_t *out = malloc(cap);
-    rc = out ? api.pub_marshal(pub, out, cap, &off) : 1;
-    if (!rc) rc = api.priv_marshal(priv, out, cap, &off);
+    int written = marshal_object(pub, priv, blob, blob_len);
     api.esys_free(priv);
     api.esys_free(pub);
     close_session(&s);
-    if (rc) { free(out); return fail(error, SIGNIN_TPM_FAILED, "the sealed key could not be written out", rc); }
-    *blob = out; *blob_len = off;
+    return written == 0 ? 0 : fail(error, SIGNIN_TPM_FAILED, "the sealed key could not be written out", 0);
+}
+
+/* Opens a session and loads the object `blob` holds (`what` names it in errors); on failure the session is closed. */
+static int load_object(const char *tcti, const uint8_t *blob, size_t blob_len, const char *what, Session *s, ESYS_TR *object, char **error) {
+    TPM2B_PUBLIC pub = {0};
+    TPM2B_PRIVATE priv = {0};
+    size_t off = 0;
+    *object = ESYS_TR_NONE;
+    pthread_once(&once, load);
+    if (!api.initialize) return fail(error, SIGNIN_TPM_UNAVAILABLE, load_error, 0);
+    if (api.pub_unmarshal(blob, blob_len, &off, &pub) || api.priv_unmarshal(blob, blob_len, &off, &priv) || off != blob_len) {
+        char text[96];
+        snprintf(text, sizeof text, "the %s is damaged", what);
+        return fail(error, SIGNIN_TPM_DAMAGED, text, 0);
+    }
+    int r = open_session(tcti, s, error);
+    if (r) return r;
+    TSS2_RC rc = api.load(s->esys, s->primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, object);
+    if (rc) {
+        close_session(s);
+        char text[160];
+        snprintf(text, sizeof text, "this TPM cannot load the %s: another TPM made it (or this TPM was cleared)", what);
+        return fail(error, SIGNIN_TPM_OTHER_TPM, text, rc);
+    }
     return 0;
 }
 
 int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,
                       uint8_t **secret, size_t *secret_len, char **error) {
     *secret = NULL; *secret_len = 0;
-    TPM2B_PUBLIC pub = {0};
-    TPM2B_PRIVATE priv = {0};
-    size_t off = 0;
-    pthread_once(&once, load);
-    if (!api.initialize) return fail(error, SIGNIN_TPM_UNAVAILABLE, load_error, 0);
-    if (auth_len > sizeof(((TPM2B_AUTH *)0)->buffer) || api.pub_unmarshal(blob, blob_len, &off, &pub) || api.priv_unmarshal(blob, blob_len, &off, &priv) || off != blob_len)
-        return fail(error, SIGNIN_TPM_DAMAGED, "the sealed key is damaged", 0);
+    if (auth_len > sizeof(((TPM2B_AUTH *)0)->buffer)) return fail(error, SIGNIN_TPM_DAMAGED, "the passphrase key is too long for the TPM", 0);
     Session s;
-    int r = open_session(tcti, &s, error);
+    ESYS_TR object;
+    int r = load_object(tcti, blob, blob_len, "sealed key", &s, &object, error);
     if (r) return r;
-    ESYS_TR object = ESYS_TR_NONE;
-    TSS2_RC rc = api.load(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, &object);
-    if (rc) { close_session(&s); return fail(error, SIGNIN_TPM_OTHER_TPM, "this TPM cannot load the sealed key: it was sealed by another TPM (or the TPM was cleared)", rc); }
+    TSS2_RC rc;
     TPM2B_AUTH a = {.size = (UINT16)auth_len};
     if (auth_len) memcpy(a.buffer, auth, auth_len);
     api.set_auth(s.esys, object, &a);
@@ -232,17 +262,6 @@ int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, co
     return 0;
 }
 
-/* Writes a TPM object's public and private parts, marshalled, into a new buffer. */
-static int marshal_object(TPM2B_PUBLIC *pub, TPM2B_PRIVATE *priv, uint8_t **blob, size_t *blob_len) {
-    size_t cap = sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE), off = 0;
-    uint8_t *out = malloc(cap);
-    TSS2_RC rc = out ? api.pub_marshal(pub, out, cap, &off) : 1;
-    if (!rc) rc = api.priv_marshal(priv, out, cap, &off);
-    if (rc) { free(out); return -1; }
-    *blob = out; *blob_len = off;
-    return 0;
-}
-
 int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob_len, uint8_t x[32], uint8_t y[32], char **error) {
     *blob = NULL; *blob_len = 0;
     Session s;
@@ -262,12 +281,9 @@ int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob
             },
         },
     };
-    TPM2B_DATA outside = {0};
-    TPML_PCR_SELECTION pcrs = {0};
     TPM2B_PRIVATE *priv = NULL;
     TPM2B_PUBLIC *pub = NULL;
-    TSS2_RC rc = api.create(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
-                            &pcrs, &priv, &pub, NULL, NULL, NULL);
+    TSS2_RC rc = create_object(&s, &sensitive, &template, &priv, &pub);
     close_session(&s);
     if (rc) return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to make a signing key", rc);
     const TPMS_ECC_POINT *q = &pub->publicArea.unique.ecc;
@@ -284,19 +300,11 @@ int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob
 }
 
 int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t digest[32], uint8_t r_out[32], uint8_t s_out[32], char **error) {
-    TPM2B_PUBLIC pub = {0};
-    TPM2B_PRIVATE priv = {0};
-    size_t off = 0;
-    pthread_once(&once, load);
-    if (!api.initialize) return fail(error, SIGNIN_TPM_UNAVAILABLE, load_error, 0);
-    if (api.pub_unmarshal(blob, blob_len, &off, &pub) || api.priv_unmarshal(blob, blob_len, &off, &priv) || off != blob_len)
-        return fail(error, SIGNIN_TPM_DAMAGED, "the TPM signing key is damaged", 0);
     Session s;
-    int r = open_session(tcti, &s, error);
+    ESYS_TR object;
+    int r = load_object(tcti, blob, blob_len, "TPM signing key", &s, &object, error);
     if (r) return r;
-    ESYS_TR object = ESYS_TR_NONE;
-    TSS2_RC rc = api.load(s.esys, s.primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, &object);
-    if (rc) { close_session(&s); return fail(error, SIGNIN_TPM_OTHER_TPM, "this TPM cannot load the signing key: it belongs to another TPM (or the TPM was cleared)", rc); }
+    TSS2_RC rc;
     TPM2B_DIGEST d = {.size = 32};
     memcpy(d.buffer, digest, 32);
     TPMT_SIG_SCHEME scheme = {.scheme = TPM2_ALG_ECDSA, .details.ecdsa.hashAlg = TPM2_ALG_SHA256};
