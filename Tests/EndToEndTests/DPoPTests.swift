@@ -19,6 +19,7 @@ import Testing
         #expect(stats["dpop_proofs"] as? Int == 1 && stats["dpop_refused"] == nil, "the code exchange carried a proof: \(stats)")
         let json = try box.signin("token", "--json")
         #expect(json.status == 0 && json.stdout.contains(#""token_type":"DPoP""#), "\(json.stdout)\(json.stderr)")
+        #expect(try box.signin("status").stdout.contains("bound to a key kept with it in the store (DPoP)"))
         let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let userinfo = p.issuer + "/userinfo"
 

@@ -39,6 +39,7 @@ struct Status: SignInCommand {
             obj["key_path"] = key.path.map { .string($0) } ?? .null
             obj["key_cache_seconds"] = .int(key.cacheSeconds)
             obj["configuration"] = .string(client.configuration.sourcePath)
+            obj["dpop_key"] = user?.proofKeyCustody.map { .string($0) } ?? .null
             out(JSONText.object(obj))
         } else if let user, let ended = user.grantEndedAt {
             out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(store)")
@@ -51,7 +52,13 @@ struct Status: SignInCommand {
                 let left = Int(exp.timeIntervalSinceNow)
                 lines.append("Access token: " + (left > 0 ? "valid for \(left / 60) min \(left % 60) s (until \(iso8601(exp)))" : "expired (a refresh happens on the next `signin token`)"))
             }
-            lines.append("Refresh token: " + (user.refreshToken != nil ? "stored" : "none"))
+            var refresh = user.refreshToken != nil ? "stored" : "none"
+            switch user.proofKeyCustody {
+            case "tpm"?: refresh += ", bound to a key inside this machine's TPM (DPoP): a copy is useless elsewhere"
+            case "store"?: refresh += ", bound to a key kept with it in the store (DPoP): a copy without the key is useless"
+            default: break
+            }
+            lines.append("Refresh token: " + refresh)
             lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutControlCharacters)")
             lines.append("Store: \(store)")
             lines.append("Key: \(client.fileStore.keyDescription)")

@@ -66,6 +66,9 @@ public struct SignInUser: Sendable, Equatable {
     /// token's path). Never leaves SignInKit.
     let storedProofKey: String?
     var proofKey: ProofKey? { storedProofKey.flatMap(ProofKey.init(stored:)) }
+    /// Where the key of a DPoP-bound grant is: `tpm` (made inside the TPM; it never leaves it) or `store` (in the
+    /// encrypted entry, under the store key); nil for a bearer grant.
+    public var proofKeyCustody: String? { storedProofKey.map { $0.hasPrefix("tpm:") ? "tpm" : "store" } }
     let client: SignInClient
 
     public static func == (a: SignInUser, b: SignInUser) -> Bool {
