@@ -30,6 +30,9 @@ static struct {
     TSS2_RC (*set_auth)(ESYS_CONTEXT *, ESYS_TR, TPM2B_AUTH const *);
     TSS2_RC (*flush)(ESYS_CONTEXT *, ESYS_TR);
     TSS2_RC (*get_random)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, UINT16, TPM2B_DIGEST **);
+    TSS2_RC (*start_auth_session)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_NONCE *, TPM2_SE,
+                                  const TPMT_SYM_DEF *, TPMI_ALG_HASH, ESYS_TR *);
+    TSS2_RC (*session_set_attributes)(ESYS_CONTEXT *, ESYS_TR, TPMA_SESSION, TPMA_SESSION);
     TSS2_RC (*sign)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_DIGEST *, const TPMT_SIG_SCHEME *,
                     const TPMT_TK_HASHCHECK *, TPMT_SIGNATURE **);
     void (*esys_free)(void *);
@@ -73,6 +76,8 @@ static void load(void) {
     *(void **)&api.flush = dlsym(esys, "Esys_FlushContext");
     *(void **)&api.get_random = dlsym(esys, "Esys_GetRandom");
     *(void **)&api.sign = dlsym(esys, "Esys_Sign");
+    *(void **)&api.start_auth_session = dlsym(esys, "Esys_StartAuthSession");
+    *(void **)&api.session_set_attributes = dlsym(esys, "Esys_TRSess_SetAttributes");
     *(void **)&api.esys_free = dlsym(esys, "Esys_Free");
     *(void **)&api.pub_marshal = dlsym(mu, "Tss2_MU_TPM2B_PUBLIC_Marshal");
     *(void **)&api.pub_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PUBLIC_Unmarshal");
@@ -80,7 +85,7 @@ static void load(void) {
     *(void **)&api.priv_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PRIVATE_Unmarshal");
     if (rc) *(void **)&api.decode = dlsym(rc, "Tss2_RC_Decode");
     if (!api.tctildr_init || !api.initialize || !api.create_primary || !api.create || !api.load || !api.unseal || !api.set_auth
-        || !api.flush || !api.get_random || !api.sign || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
+        || !api.flush || !api.get_random || !api.sign || !api.start_auth_session || !api.session_set_attributes || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
         || !api.priv_unmarshal || !api.finalize || !api.tctildr_finalize) {
         snprintf(load_error, sizeof load_error, "the TPM libraries installed lack a function signin needs");
         memset(&api, 0, sizeof api);
@@ -143,13 +148,33 @@ static int open_session(const char *tcti, Session *s, char **error) {
     return 0;
 }
 
+/* A one-command HMAC session salted to the storage key, with parameter encryption both ways: what crosses the bus
+ * to the TPM (a secret to seal, a password's proof) and back (an unsealed secret) is encrypted under a key only
+ * this process and the TPM know, so a probe on the bus learns neither the passphrase nor the key. */
+static TSS2_RC encrypted_session(Session *s, ESYS_TR *session) {
+    TPMT_SYM_DEF symmetric = {.algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB};
+    TSS2_RC rc = api.start_auth_session(s->esys, s->primary, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL,
+                                        TPM2_SE_HMAC, &symmetric, TPM2_ALG_SHA256, session);
+    if (rc) return rc;
+    TPMA_SESSION flags = TPMA_SESSION_DECRYPT | TPMA_SESSION_ENCRYPT;
+    rc = api.session_set_attributes(s->esys, *session, flags, flags | TPMA_SESSION_CONTINUESESSION);
+    if (rc) api.flush(s->esys, *session);
+    return rc;
+}
+
 /* Makes an object from `template` under the storage key: its private part wrapped by it, its public part. */
 static TSS2_RC create_object(Session *s, const TPM2B_SENSITIVE_CREATE *sensitive, const TPM2B_PUBLIC *template,
                              TPM2B_PRIVATE **priv, TPM2B_PUBLIC **pub) {
     TPM2B_DATA outside = {0};
     TPML_PCR_SELECTION pcrs = {0};
-    return api.create(s->esys, s->primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, sensitive, template, &outside, &pcrs,
-                      priv, pub, NULL, NULL, NULL);
+    ESYS_TR session;
+    TSS2_RC rc = encrypted_session(s, &session);
+    if (rc) return rc;
+    /* The session ends with a command that succeeds (no continueSession); one that fails leaves it to flush. */
+    rc = api.create(s->esys, s->primary, session, ESYS_TR_NONE, ESYS_TR_NONE, sensitive, template, &outside, &pcrs,
+                    priv, pub, NULL, NULL, NULL);
+    if (rc) api.flush(s->esys, session);
+    return rc;
 }
 
 int signin_tpm_probe(const char *tcti, char **error) {
@@ -243,7 +268,12 @@ int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, co
     api.set_auth(s.esys, object, &a);
     explicit_bzero(&a, sizeof a);
     TPM2B_SENSITIVE_DATA *data = NULL;
-    rc = api.unseal(s.esys, object, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &data);
+    ESYS_TR session;
+    rc = encrypted_session(&s, &session);
+    if (!rc) {
+        rc = api.unseal(s.esys, object, session, ESYS_TR_NONE, ESYS_TR_NONE, &data);
+        if (rc) api.flush(s.esys, session);
+    }
     api.flush(s.esys, object);
     close_session(&s);
     if (rc) {

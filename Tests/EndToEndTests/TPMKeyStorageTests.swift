@@ -149,4 +149,36 @@ import Testing
         #expect(l["login"] == "0" && l["dpop"] == "ok" && l["status"] == "ok" && l["userinfo"] == "200" && l["refresh"] == "0", "\(r.stdout)\n\(r.stderr)")
         #expect(l["cached"] == "0" && l["proof"] != "0" && l["said"] == "ok", "the proof key is in the TPM: \(r.stdout)\n\(r.stderr)")
     }
+
+    /// What crosses the bus to the TPM is encrypted (a salted HMAC session with parameter encryption): a recording
+    /// of every command and answer (the TSS's pcap TCTI, as a probe on the bus would see them) holds neither the
+    /// store key, which goes in to be sealed and comes back unsealed, nor the passphrase's key.
+    @Test func aProbeOnTheTPMsBusLearnsNeitherTheKeyNorThePassphrase() throws {
+        if let reason = Self.available { print("skipped: \(reason)"); return }
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(extra: ["key_storage": "tpm+passphrase", "key_cache_seconds": 3600])
+        let r = try session(box, """
+            tpm_start "$T/a"
+            export TSS2_TCTI="pcap:$TSS2_TCTI" TCTI_PCAP_FILE="$T/bus.pcap"
+            $S login --passphrase-fd 3 3<"$PW" >/dev/null 2>&1; echo "@login=$?"
+            id=$(sed -E 's/.*"id":"([0-9a-f]+)".*/\\1/' "$XDG_DATA_HOME/signin/key.json")
+            keyctl pipe "$(keyctl search @u user "signin:$id")" > "$T/key"
+            $S lock >/dev/null
+            $S token --passphrase-fd 3 3<"$PW" >/dev/null; echo "@unsealed=$?"
+            python3 - "$T/key" "$T/bus.pcap" "$PW" "$XDG_DATA_HOME/signin/key.json" <<'PY'
+            import base64, hashlib, json, sys
+            key, bus, pw = (open(p, "rb").read() for p in sys.argv[1:4])
+            kdf = json.load(open(sys.argv[4]))["kdf"]
+            # The sealed object's password: what a password session would send in the clear.
+            auth = hashlib.scrypt(pw.strip(), salt=base64.b64decode(kdf["salt"]), n=kdf["n"], r=kdf["r"], p=kdf["p"], maxmem=1 << 28, dklen=32)
+            print("@keylen=%d" % len(key))
+            print("@recorded=%s" % ("yes" if len(bus) > 1000 else "no"))
+            print("@keyseen=%s" % ("yes" if key in bus else "no"))
+            print("@passphraseseen=%s" % ("yes" if auth in bus or pw.strip() in bus else "no"))
+            PY
+            """)
+        let l = KeyStorageTests().lines(r)
+        #expect(l["login"] == "0" && l["unsealed"] == "0" && l["keylen"] == "32" && l["recorded"] == "yes", "\(r.stdout)\n\(r.stderr)")
+        #expect(l["keyseen"] == "no" && l["passphraseseen"] == "no", "the bus carried a secret in the clear: \(r.stdout)")
+    }
 }
