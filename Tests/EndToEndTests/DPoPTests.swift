@@ -49,6 +49,8 @@ import Testing
         // `signin exec` tells its command the token is DPoP-bound; the command gets proofs from `signin dpop-proof`.
         let exec = try box.signin("exec", "--", "/bin/sh", "-c", "echo \"$SIGNIN_TOKEN_TYPE\"")
         #expect(exec.status == 0 && exec.stdout == "DPoP\n", "\(exec.stdout)\(exec.stderr)")
+        let file = try box.signin("exec", "--token-file", "--", "/bin/sh", "-c", "echo \"$SIGNIN_TOKEN_TYPE\"")
+        #expect(file.status == 0 && file.stdout == "DPoP\n", "\(file.stdout)\(file.stderr)")
 
         // Revocation carries a proof too.
         let out = try box.signin("logout", "--revoke")

@@ -27,7 +27,7 @@ struct Exec: SignInCommand {
             COMMAND's status. With --impersonate-service-account, the service account's tokens instead.
             With --token-file, COMMAND reads the token from a 0600 file in your runtime folder (its path in
             SIGNIN_TOKEN_FILE and each --file-env NAME), which signin rewrites atomically before each expiry for as
-            long as COMMAND runs and removes when it ends. SIGNIN_TOKEN_TYPE says Bearer, or DPoP for a grant bound to
+            long as COMMAND runs and removes when it ends. SIGNIN_TOKEN_TYPE (either way) says Bearer, or DPoP for a grant bound to
             this machine's key: then COMMAND sends `Authorization: DPoP <token>` with a proof from `signin dpop-proof`.
             """,
         ownOptions: [envOption, idTokenOption, loginOption, .minTTL, tokenFileOption, fileEnvOption, gceMetadataOption, Impersonation.option, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,

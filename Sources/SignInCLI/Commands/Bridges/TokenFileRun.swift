@@ -28,6 +28,8 @@ final class TokenFileRun: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let expiry = Mutex<Date?>(nil)
+    /// `Bearer` or `DPoP`, from the first token (a grant's binding does not change while COMMAND runs).
+    private let tokenType = Mutex("Bearer")
     private var complained = false
 
     init(source: some TokenSource, kind: TokenKind, minTTL: Int, environment: [String: String]) throws(SignInError) {
@@ -46,6 +48,7 @@ final class TokenFileRun: @unchecked Sendable {
         }
         var env = environment
         for name in ["SIGNIN_TOKEN_FILE"] + variables { env[name] = path }
+        env["SIGNIN_TOKEN_TYPE"] = tokenType.withLock { $0 }
         ChildProcess.prepareSignalForwarding()
         let child: ChildProcess
         switch ChildProcess.spawn(path: exe, argv: command, environment: env, closing: closing) {
@@ -68,6 +71,7 @@ final class TokenFileRun: @unchecked Sendable {
         let issued = try source.token(kind, Freshness(minTTL: minimumValidity), audience: nil)
         try TextFiles.write(issued.token.value, to: path, mode: 0o600)
         expiry.withLock { $0 = issued.token.expirationDate }
+        tokenType.withLock { $0 = issued.tokenType }
     }
 
     /// Until COMMAND ends: wake a third of the token's remaining life before it expires and renew it.
