@@ -1,9 +1,5 @@
 import COpenSSL
-import CSystem
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An ES256 (ECDSA P-256 with SHA-256) private key that proves possession of a grant (DPoP, RFC 9449): made by
 /// OpenSSL and kept in the entry, encrypted under the store key, or made inside the TPM, which never lets it out
@@ -29,15 +25,12 @@ struct ProofKey: Sendable, Equatable {
 
     /// A new key inside the TPM at `device`.
     static func generateInTPM(device: String) throws(SignInError) -> ProofKey {
-        var blob: UnsafeMutablePointer<UInt8>?
-        var count = 0
-        var error: UnsafeMutablePointer<CChar>?
-        var x = [UInt8](repeating: 0, count: 32), y = [UInt8](repeating: 0, count: 32)
-        defer { free(error); signin_tpm_free(blob, count) }
-        guard signin_tpm_create_signing_key(device, &blob, &count, &x, &y, &error) == 0, let blob else {
-            throw .system(reason: "the TPM (\(device)) did not make the DPoP key: " + (error.map { String(cString: $0) } ?? "unknown error"))
+        do throws(TPM.Failure) {
+            let made = try TPM.createSigningKey(device: device)
+            return ProofKey(custody: .tpm(blob: made.blob), x: made.x, y: made.y)
+        } catch {
+            throw .system(reason: "the TPM (\(device)) did not make the DPoP key: \(error.message)")
         }
-        return ProofKey(custody: .tpm(blob: Array(UnsafeBufferPointer(start: blob, count: count))), x: x, y: y)
     }
 
     private init(custody: Custody, x: [UInt8], y: [UInt8]) {
@@ -121,13 +114,9 @@ struct ProofKey: Sendable, Equatable {
             guard let device = TPM.device() else {
                 throw .system(reason: "the grant's DPoP key is in a TPM, and none is reachable here (no /dev/tpmrm0; set TSS2_TCTI to name one)")
             }
-            var r = [UInt8](repeating: 0, count: 32), s = [UInt8](repeating: 0, count: 32)
-            var error: UnsafeMutablePointer<CChar>?
-            defer { free(error) }
-            guard signin_tpm_sign(device, blob, blob.count, Crypto.sha256(message), &r, &s, &error) == 0 else {
-                throw .system(reason: "the TPM (\(device)) did not sign the DPoP proof: " + (error.map { String(cString: $0) } ?? "unknown error"))
+            do throws(TPM.Failure) { return try TPM.sign(digest: Crypto.sha256(message), blob: blob, device: device) } catch {
+                throw .system(reason: "the TPM (\(device)) did not sign the DPoP proof: \(error.message)")
             }
-            return r + s
         }
     }
 

@@ -32,24 +32,40 @@ enum TPM {
 
     /// `secret` sealed to the TPM at `device`, under `auth` (a password the TPM checks, with its lockout) when not empty.
     static func seal(_ secret: [UInt8], auth: [UInt8], device: String) throws(Failure) -> [UInt8] {
-        var blob: UnsafeMutablePointer<UInt8>?
-        var count = 0
-        var error: UnsafeMutablePointer<CChar>?
-        defer { free(error); signin_tpm_free(blob, count) }
-        let rc = signin_tpm_seal(device, secret, secret.count, auth, auth.count, &blob, &count, &error)
-        guard rc == 0, let blob else { throw failure(rc, error) }
-        return Array(UnsafeBufferPointer(start: blob, count: count))
+        try bytes { signin_tpm_seal(device, secret, secret.count, auth, auth.count, &$0, &$1, &$2) }
     }
 
     /// What `seal` sealed, from the same TPM and with the same `auth`.
     static func unseal(_ blob: [UInt8], auth: [UInt8], device: String) throws(Failure) -> [UInt8] {
-        var secret: UnsafeMutablePointer<UInt8>?
+        try bytes { signin_tpm_unseal(device, blob, blob.count, auth, auth.count, &$0, &$1, &$2) }
+    }
+
+    /// A new ECDSA P-256 key made inside the TPM at `device`: the TPM's wrapped blob and the public point.
+    static func createSigningKey(device: String) throws(Failure) -> (blob: [UInt8], x: [UInt8], y: [UInt8]) {
+        var x = [UInt8](repeating: 0, count: 32), y = [UInt8](repeating: 0, count: 32)
+        let blob = try bytes { signin_tpm_create_signing_key(device, &$0, &$1, &x, &y, &$2) }
+        return (blob, x, y)
+    }
+
+    /// The ES256 signature (r||s) of `digest` (SHA-256) by the key `createSigningKey` made, signed in the TPM.
+    static func sign(digest: [UInt8], blob: [UInt8], device: String) throws(Failure) -> [UInt8] {
+        var r = [UInt8](repeating: 0, count: 32), s = [UInt8](repeating: 0, count: 32)
+        var error: UnsafeMutablePointer<CChar>?
+        defer { free(error) }
+        let rc = signin_tpm_sign(device, blob, blob.count, digest, &r, &s, &error)
+        guard rc == 0 else { throw failure(rc, error) }
+        return r + s
+    }
+
+    /// The bytes a shim call hands back (freed and wiped here), or its failure.
+    private static func bytes(_ call: (inout UnsafeMutablePointer<UInt8>?, inout Int, inout UnsafeMutablePointer<CChar>?) -> Int32) throws(Failure) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
         var count = 0
         var error: UnsafeMutablePointer<CChar>?
-        defer { free(error); signin_tpm_free(secret, count) }
-        let rc = signin_tpm_unseal(device, blob, blob.count, auth, auth.count, &secret, &count, &error)
-        guard rc == 0, let secret else { throw failure(rc, error) }
-        return Array(UnsafeBufferPointer(start: secret, count: count))
+        defer { free(error); signin_tpm_free(out, count) }
+        let rc = call(&out, &count, &error)
+        guard rc == 0, let out else { throw failure(rc, error) }
+        return Array(UnsafeBufferPointer(start: out, count: count))
     }
 
     private static func text(_ error: UnsafeMutablePointer<CChar>?) -> String { error.map { String(cString: $0) } ?? "unknown TPM error" }
