@@ -135,29 +135,18 @@ struct ProofKey: Sendable, Equatable {
         return raw
     }
 
-    /// DER `SEQUENCE { INTEGER r, INTEGER s }` as r||s, each left-padded to 32 bytes.
+    /// DER `SEQUENCE { INTEGER r, INTEGER s }` as r||s, each left-padded to 32 bytes (OpenSSL's ECDSA_SIG, as
+    /// `VerificationKey` builds the other way).
     static func rawSignature(_ der: [UInt8]) -> [UInt8]? {
-        var i = 0
-        func length() -> Int? {
-            guard i < der.count else { return nil }
-            let first = Int(der[i]); i += 1
-            if first < 0x80 { return first }
-            guard first == 0x81, i < der.count else { return nil }
-            defer { i += 1 }
-            return Int(der[i])
+        der.withUnsafeBufferPointer { buf -> [UInt8]? in
+            var p: UnsafePointer<UInt8>? = buf.baseAddress
+            guard let sig = d2i_ECDSA_SIG(nil, &p, buf.count) else { return nil }
+            defer { ECDSA_SIG_free(sig) }
+            var raw = [UInt8](repeating: 0, count: 64)
+            let written = raw.withUnsafeMutableBufferPointer { out in
+                BN_bn2binpad(ECDSA_SIG_get0_r(sig), out.baseAddress, 32) == 32 && BN_bn2binpad(ECDSA_SIG_get0_s(sig), out.baseAddress! + 32, 32) == 32
+            }
+            return written ? raw : nil
         }
-        func integer() -> [UInt8]? {
-            guard i < der.count, der[i] == 0x02 else { return nil }
-            i += 1
-            guard let n = length(), n > 0, i + n <= der.count else { return nil }
-            var v = Array(der[i..<i + n]); i += n
-            while v.count > 32, v.first == 0 { v.removeFirst() }
-            guard v.count <= 32 else { return nil }
-            return [UInt8](repeating: 0, count: 32 - v.count) + v
-        }
-        guard der.first == 0x30 else { return nil }
-        i = 1
-        guard let total = length(), i + total == der.count, let r = integer(), let s = integer(), i == der.count else { return nil }
-        return r + s
     }
 }
