@@ -152,10 +152,7 @@ struct HTTPClient: Sendable {
         for line in sink.headerLines {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
-            var value = line[line.index(after: colon)...]
-            while let c = value.first, c == " " || c == "\t" { value.removeFirst() }
-            while let c = value.last, c == " " || c == "\t" || c == "\r" || c == "\n" || c == "\r\n" { value.removeLast() }
-            headers[name] = String(value)
+            headers[name] = line[line.index(after: colon)...].trimmingWhitespace
         }
         return HTTPResponse(status: status, body: sink.data, headers: headers)
     }
