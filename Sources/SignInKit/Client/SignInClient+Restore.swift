@@ -69,10 +69,7 @@ extension SignInClient {
             throw .noPreviousSignIn(reason: .noRefreshToken)
         }
         var tokens = TokenClient(config: configuration, endpoints: current.endpoints)
-        if current.dpopKey != nil {
-            guard let key = current.proofKey else { throw .system(reason: "the account's DPoP key in the store does not parse; sign in again") }
-            tokens.proofKey = key
-        }
+        tokens.proofKey = try current.proofKey()
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {

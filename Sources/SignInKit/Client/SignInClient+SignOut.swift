@@ -71,8 +71,8 @@ extension SignInClient {
         guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         let http = HTTPClient(configuration: configuration)
         var tokens = TokenClient(config: configuration, endpoints: c.endpoints)
-        tokens.proofKey = c.proofKey
         do throws(SignInError) {
+            tokens.proofKey = try c.proofKey()
             // The provider down is a failed revocation (the local credentials still go), not a missing endpoint.
             guard let url = try revocationEndpoint(c, http: http) else { throw Self.noRevocationEndpoint(issuer) }
             if let rt = c.refreshToken {

@@ -65,7 +65,6 @@ public struct SignInUser: Sendable, Equatable {
     /// The key the grant is bound to, as the entry keeps it; parsed only when a proof is made (never on a cached
     /// token's path). Never leaves SignInKit.
     let storedProofKey: String?
-    var proofKey: ProofKey? { storedProofKey.flatMap(ProofKey.init(stored:)) }
     /// Where the key of a DPoP-bound grant is: `tpm` (made inside the TPM; it never leaves it) or `store` (in the
     /// encrypted entry, under the store key); nil for a bearer grant.
     public var proofKeyCustody: String? { storedProofKey.map { $0.hasPrefix("tpm:") ? "tpm" : "store" } }
@@ -110,7 +109,7 @@ public struct SignInUser: Sendable, Equatable {
     /// presents (`ath`). Nil when this user's grant is not bound to a key (bearer tokens need none). Make one per
     /// request; the private key never leaves SignInKit.
     public func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String? {
-        guard let proofKey else { return nil }
+        guard let proofKey = try ProofKey.fromEntry(storedProofKey) else { return nil }
         return try DPoP.proof(proofKey, method: method, url: url.absoluteString, accessToken: accessToken)
     }
 

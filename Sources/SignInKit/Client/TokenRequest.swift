@@ -85,7 +85,7 @@ public struct IssuedToken: Sendable, Equatable {
 
     /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
     public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
-        guard tokenType == "DPoP", let proofKey = storedProofKey.flatMap(ProofKey.init(stored:)) else { return nil }
+        guard tokenType == "DPoP", let proofKey = try ProofKey.fromEntry(storedProofKey) else { return nil }
         return try DPoP.proof(proofKey, method: method, url: url, accessToken: token.value)
     }
 

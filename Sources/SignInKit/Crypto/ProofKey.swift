@@ -47,6 +47,14 @@ struct ProofKey: Sendable, Equatable {
         }
     }
 
+    /// The key an entry keeps (`StoredCredentials.dpopKey`): nil for a bearer grant; a key that does not parse is
+    /// an error that says so (every use: refresh, revocation, proofs).
+    static func fromEntry(_ stored: String?) throws(SignInError) -> ProofKey? {
+        guard let stored else { return nil }
+        guard let key = ProofKey(stored: stored) else { throw .system(reason: "the account's DPoP key in the store does not parse; sign in again") }
+        return key
+    }
+
     /// The key the entry keeps (`stored`); nil when it does not parse.
     init?(stored: String) {
         if stored.hasPrefix("tpm:") {

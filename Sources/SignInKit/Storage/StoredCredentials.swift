@@ -147,6 +147,6 @@ extension StoredCredentials {
 }
 
 extension StoredCredentials {
-    /// The DPoP key of the grant; nil for a bearer grant (or a key that does not parse, refused where it is used).
-    var proofKey: ProofKey? { dpopKey.flatMap(ProofKey.init(stored:)) }
+    /// The DPoP key of the grant; nil for a bearer grant; a key that does not parse is an error.
+    func proofKey() throws(SignInError) -> ProofKey? { try ProofKey.fromEntry(dpopKey) }
 }
