@@ -95,7 +95,7 @@ extension SignInClient {
     /// the provider lists ES256), else nil. Made inside the TPM when the store's key is sealed to one (it never
     /// leaves it), else by OpenSSL (kept in the entry under the store key).
     func newProofKey(_ endpoints: ProviderEndpoints) throws(SignInError) -> ProofKey? {
-        let offered = endpoints.dpopAlgorithms?.contains(DPoP.algorithm) == true
+        let offered = endpoints.dpopSigningAlgorithms?.contains(DPoP.algorithm) == true
         switch configuration.proofOfPossession {
         case .never: return nil
         case .auto: guard offered else { return nil }

@@ -44,7 +44,7 @@ enum Discovery {
             tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) },
             pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", required: false),
             pushedAuthorizationRequired: doc["require_pushed_authorization_requests"] == .bool(true) ? true : nil,
-            dpopAlgorithms: doc[DPoP.discoveryMember]?.array.map { $0.compactMap(\.string) })
+            dpopSigningAlgorithms: doc[DPoP.discoveryMember]?.array.map { $0.compactMap(\.string) })
     }
 
     /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth

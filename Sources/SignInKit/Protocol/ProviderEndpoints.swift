@@ -21,9 +21,9 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     /// (`require_pushed_authorization_requests`). Only a sign-in uses them, after discovery: not kept with an entry.
     var pushedAuthorization: String? = nil
     var pushedAuthorizationRequired: Bool? = nil
-    /// The JWS algorithms the provider takes in DPoP proofs (`dpop_signing_alg_values_supported`, RFC 9449 5.1).
-    /// Only a sign-in uses them: an entry keeps its proof key instead.
-    var dpopAlgorithms: [String]? = nil
+    /// The JWS algorithms the provider takes in DPoP proofs (`dpop_signing_alg_values_supported`, RFC 9449 5.1),
+    /// when discovery lists them. Only a sign-in uses them: an entry keeps its proof key instead.
+    public internal(set) var dpopSigningAlgorithms: [String]? = nil
 
     enum CodingKeys: String, CodingKey {
         case issuer, authorization, token, jwks, revocation, userinfo, deviceAuthorization, issuerParameterSupported, tokenEndpointAuthMethods
@@ -43,8 +43,6 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     public var deviceAuthorizationEndpoint: URL? { deviceAuthorization.map(Self.url) }
     /// Pushed authorization requests (RFC 9126, `pushed_authorization_request_endpoint`), when the provider has them.
     public var pushedAuthorizationRequestEndpoint: URL? { pushedAuthorization.map(Self.url) }
-    /// The JWS algorithms the provider takes in DPoP proofs (RFC 9449), when discovery lists them.
-    public var dpopSigningAlgorithms: [String]? { dpopAlgorithms }
 
     /// Each value passed `EndpointURL.problem`, which parses it as a URL, before it was stored here.
     private static func url(_ text: String) -> URL { URL(string: text)! }
