@@ -54,11 +54,10 @@ extension SignInUserProtocol {
         return try await Self.send(try authorized(request, token: second.value), session: guarded)
     }
 
-    static func send(_ r: URLRequest, session: URLSession) async throws(SignInError) -> (Data, HTTPURLResponse) {
-        let request = r
+    static func send(_ request: URLRequest, session: URLSession) async throws(SignInError) -> (Data, HTTPURLResponse) {
         let host = request.url?.host ?? request.url?.absoluteString ?? "the server"
         do {
-            let (data, response) = try await session.data(for: r)
+            let (data, response) = try await session.data(for: request)
             guard let http = response as? HTTPURLResponse else {
                 throw SignInError.networkUnavailable(endpoint: host, detail: "the answer was not HTTP")
             }
