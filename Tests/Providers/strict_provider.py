@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 from harness import LoopbackServer, self_signed_context, serve_until_stdin_closes
 
@@ -67,6 +67,11 @@ def sign(claims: dict, alg: str = "RS256", kid: str | None = None, key=None) -> 
     return signing_input + "." + b64u(sig)
 
 
+def verify_es256(public_key, data: bytes, raw: bytes) -> None:
+    """Checks a JWS ES256 signature (raw r||s); raises when it does not match."""
+    public_key.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")), data, ec.ECDSA(hashes.SHA256()))
+
+
 def verify(token: str):
     """The claims of a JWT this provider signed (RS256 or ES256), or None."""
     try:
@@ -77,9 +82,7 @@ def verify(token: str):
         if header.get("alg") == "RS256":
             RSA_KEY.public_key().verify(raw, data, padding.PKCS1v15(), hashes.SHA256())
         elif header.get("alg") == "ES256":
-            from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-            EC_KEY.public_key().verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")), data,
-                                       ec.ECDSA(hashes.SHA256()))
+            verify_es256(EC_KEY.public_key(), data, raw)
         else:
             return None
         return json.loads(base64.urlsafe_b64decode(c + "==="))
@@ -236,13 +239,10 @@ class Handler(BaseHTTPRequestHandler):
         jwk = header.get("jwk") or {}
         if header.get("typ") != "dpop+jwt" or header.get("alg") != "ES256" or jwk.get("kty") != "EC" or jwk.get("crv") != "P-256" or "d" in jwk:
             return refuse("typ, alg or jwk")
-        from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
         try:
             x = int.from_bytes(base64.urlsafe_b64decode(jwk["x"] + "==="), "big")
             y = int.from_bytes(base64.urlsafe_b64decode(jwk["y"] + "==="), "big")
-            key = ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
-            key.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")), (h + "." + c).encode(),
-                       ec.ECDSA(hashes.SHA256()))
+            verify_es256(ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key(), (h + "." + c).encode(), raw)
         except Exception:
             return refuse("signature")
         if claims.get("htm") != self.command or claims.get("htu") != self.issuer + path:
