@@ -8,10 +8,6 @@ import Testing
 @Suite struct DPoPTests {
     static let offered = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"dpop_signing_alg_values_supported": ["ES256", "RS256"]}"#]) }
 
-    func curl(_ args: [String]) throws -> RunResult {
-        try Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"] + args)
-    }
-
     @Test func theGrantIsBoundToTheKeyAndTheTokenGoesWithAProof() throws {
         let p = try Self.offered.get()
         let box = try p.signedInSandbox(["rotate": true])
@@ -27,19 +23,19 @@ import Testing
         let proof = try box.signin("dpop-proof", "--url", userinfo)
         #expect(proof.status == 0 && proof.stdout.split(separator: ".").count == 3, "\(proof.stderr)")
         let proofText = proof.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try curl(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proofText)", userinfo]).stdout == "200")
-        #expect(try curl(["-H", "Authorization: Bearer \(token)", userinfo]).stdout == "401", "a DPoP token is no bearer token")
-        #expect(try curl(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proofText)", userinfo]).stdout == "401", "a replayed proof is refused")
+        #expect(try httpStatus(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proofText)", userinfo]) == "200")
+        #expect(try httpStatus(["-H", "Authorization: Bearer \(token)", userinfo]) == "401", "a DPoP token is no bearer token")
+        #expect(try httpStatus(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proofText)", userinfo]) == "401", "a replayed proof is refused")
         #expect(try p.stats(box.clientID)["dpop_replays"] as? Int == 1)
 
         // The refresh token copied without the key gets nothing, with a key of its own neither; signin still refreshes.
         let copied = try #require(try p.stats(box.clientID)["copied_refresh_token"] as? String)
-        var r = try curl(["-d", "client_id=\(box.clientID)", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token=\(copied)", p.issuer + "/token"])
-        #expect(r.stdout == "400", "a refresh without a proof")
+        var code = try httpStatus(["-d", "client_id=\(box.clientID)", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token=\(copied)", p.issuer + "/token"])
+        #expect(code == "400", "a refresh without a proof")
         let thief = try ProofKey.generate()
         let stolenProof = try DPoP.proof(thief, method: "POST", url: p.issuer + "/token")
-        r = try curl(["-d", "client_id=\(box.clientID)", "-H", "DPoP: \(stolenProof)", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token=\(copied)", p.issuer + "/token"])
-        #expect(r.stdout == "400", "a refresh with another key's proof")
+        code = try httpStatus(["-d", "client_id=\(box.clientID)", "-H", "DPoP: \(stolenProof)", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token=\(copied)", p.issuer + "/token"])
+        #expect(code == "400", "a refresh with another key's proof")
         stats = try p.stats(box.clientID)
         #expect(stats["dpop_unbound_refreshes"] as? Int == 2 && stats["refreshes"] as? Int == 2, "\(stats)")
         let forced = try box.signin("token", "--force-refresh")

@@ -35,10 +35,6 @@ import Testing
         return try #require(Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
-    func status(_ args: [String]) throws -> String {
-        try Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"] + args).stdout
-    }
-
     @Test func aSignInIsPushedAndBoundToTheKeyAndGlewlwydTakesTheProofs() throws {
         if let reason = Self.available { print("skipped: \(reason)"); return }
         let p = try Self.plain.get()
@@ -52,9 +48,9 @@ import Testing
         let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let userinfo = p.issuer + "/api/oidc/userinfo"
         let proof = try box.signin("dpop-proof", "--url", userinfo).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try status(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proof)", userinfo]) == "200")
-        #expect(try status(["-H", "Authorization: Bearer \(token)", userinfo]) == "401", "glewlwyd refuses the bound token as a bearer token")
-        #expect(try status(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proof)", userinfo]) == "401", "and a replayed proof")
+        #expect(try httpStatus(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proof)", userinfo]) == "200")
+        #expect(try httpStatus(["-H", "Authorization: Bearer \(token)", userinfo]) == "401", "glewlwyd refuses the bound token as a bearer token")
+        #expect(try httpStatus(["-H", "Authorization: DPoP \(token)", "-H", "DPoP: \(proof)", userinfo]) == "401", "and a replayed proof")
         r = try box.signin("token", "--force-refresh")
         #expect(r.status == 0 && r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != token, "\(r.stderr)")
         r = try box.signin("logout", "--revoke")
@@ -75,6 +71,6 @@ import Testing
         r = try bearer.signin("login")
         #expect(r.status == 0, "\(r.stderr)")
         let token = try bearer.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try status(["-H", "Authorization: Bearer \(token)", p.issuer + "/api/oidc/userinfo"]) == "200")
+        #expect(try httpStatus(["-H", "Authorization: Bearer \(token)", p.issuer + "/api/oidc/userinfo"]) == "200")
     }
 }

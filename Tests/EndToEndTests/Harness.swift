@@ -115,6 +115,11 @@ struct RunResult {
     let stderr: String
 }
 
+/// The HTTP status curl gets for `args` (a URL and its options), as text ("200"); the body is dropped.
+func httpStatus(_ args: [String]) throws -> String {
+    try Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"] + args).stdout
+}
+
 enum Subprocess {
     /// Runs a program to completion with output in temporary files (no pipe can fill up and deadlock).
     static func run(_ exe: String, _ args: [String], env: [String: String]? = nil, stdin: Data? = nil) throws -> RunResult {
