@@ -7,24 +7,17 @@ whose redirect carries the code to signin's loopback listener. The outcome is ap
 """
 import http.cookiejar
 import json
-import os
 import urllib.error
 import urllib.parse
 import urllib.request
 
+from browser_standin import log
 from harness import launch_detached
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args):
         return None
-
-
-def log(entry: dict) -> None:
-    path = os.environ.get("STANDIN_LOG")
-    if path:
-        with open(path, "a") as f:
-            f.write(json.dumps(entry) + "\n")
 
 
 def work(url: str) -> None:
