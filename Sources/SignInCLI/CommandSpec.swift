@@ -49,7 +49,8 @@ struct CommandSpec: Sendable {
 /// One `signin` command: its declaration, an initialiser that reads and checks its arguments into typed fields
 /// (swift-argument-parser's `validate()`: a wrong argument is a `UsageError` before anything runs), and its run.
 protocol SignInCommand {
-    /// The command's name (also `spec.name`): looked up on every run, so it is a literal, not the declaration.
+    /// The command's name (also `spec.name`), as `Commands.entries` gives it: the list names the commands, so that
+    /// finding the one a run asks for reads no command's file but its own.
     static var name: String { get }
     static var spec: CommandSpec { get }
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError)
@@ -73,6 +74,7 @@ protocol SignInCommand {
 }
 
 extension SignInCommand {
+    static var name: String { Commands.name(of: self) }
     var signsIn: Bool { false }
     var acceptsPaste: Bool { false }
     var noBrowser: Bool { false }
@@ -85,18 +87,29 @@ extension SignInCommand {
 /// The list of commands: help, the manual page, the completions and `CLI.split` read it. Adding a command is a new
 /// file and one line here.
 enum Commands {
-    /// One command in the list (a named struct, not a bare metatype: its array's type metadata is direct, where an
-    /// array of existential metatypes is built by demangling its name at run time on every start).
+    /// One command in the list, its name and its type (a named struct, not a bare metatype: its array's type
+    /// metadata is direct, where an array of existential metatypes is built by demangling its name at run time on
+    /// every start).
     struct Entry {
+        let name: String
         let type: any SignInCommand.Type
-        init(_ type: any SignInCommand.Type) { self.type = type }
+        init(_ name: String, _ type: any SignInCommand.Type) {
+            self.name = name
+            self.type = type
+        }
     }
 
+    /// Every command by name, in the order of `signin --help`.
     static var entries: [Entry] {
-        [Entry(Login.self), Entry(Restore.self), Entry(Whoami.self), Entry(Token.self), Entry(IDTokenCommand.self), Entry(DPoPProofCommand.self), Entry(Status.self),
-         Entry(AccountsCommand.self), Entry(Use.self), Entry(Logout.self), Entry(Exec.self), Entry(GitCredential.self),
-         Entry(KubectlCredential.self), Entry(DockerCredential.self), Entry(AWSCredentialProcess.self), Entry(AWSCommand.self), Entry(GoogleExecutableSource.self), Entry(GoogleCommand.self), Entry(MetadataServerCommand.self), Entry(AgentCommand.self), Entry(SSHCommand.self), Entry(KeyCommand.self), Entry(Lock.self), Entry(Init.self), Entry(Version.self),
-         Entry(HelpCommand.self), Entry(CompletionCommand.self)]
+        [Entry("login", Login.self), Entry("restore", Restore.self), Entry("whoami", Whoami.self), Entry("token", Token.self),
+         Entry("id-token", IDTokenCommand.self), Entry("dpop-proof", DPoPProofCommand.self), Entry("status", Status.self),
+         Entry("accounts", AccountsCommand.self), Entry("use", Use.self), Entry("logout", Logout.self), Entry("exec", Exec.self),
+         Entry("git-credential", GitCredential.self), Entry("kubectl-credential", KubectlCredential.self),
+         Entry("docker-credential", DockerCredential.self), Entry("aws-credential-process", AWSCredentialProcess.self),
+         Entry("aws", AWSCommand.self), Entry("google-executable-source", GoogleExecutableSource.self), Entry("google", GoogleCommand.self),
+         Entry("metadata-server", MetadataServerCommand.self), Entry("agent", AgentCommand.self), Entry("ssh", SSHCommand.self),
+         Entry("key", KeyCommand.self), Entry("lock", Lock.self), Entry("init", Init.self), Entry("version", Version.self),
+         Entry("help", HelpCommand.self), Entry("completion", CompletionCommand.self)]
     }
 
     static var all: [any SignInCommand.Type] { entries.map(\.type) }
@@ -110,10 +123,16 @@ enum Commands {
     }
 
     static func named(_ name: String) -> (any SignInCommand.Type)? {
-        for e in entries where e.type.name == name { return e.type }
+        for e in entries where e.name == name { return e.type }
         return nil
     }
 
+    /// The name the list gives a command.
+    static func name(of type: any SignInCommand.Type) -> String {
+        for e in entries where ObjectIdentifier(e.type) == ObjectIdentifier(type) { return e.name }
+        preconditionFailure("\(type) is not in Commands.entries")
+    }
+
     /// The command whose name is nearest to a mistyped one.
-    static func suggestion(for word: String) -> String? { Suggest.nearest(word, among: entries.map { $0.type.name }) }
+    static func suggestion(for word: String) -> String? { Suggest.nearest(word, among: entries.map(\.name)) }
 }

@@ -134,6 +134,9 @@ import Testing
     @Test func everyCommandIsListedUnderItsOwnName() {
         for type in Commands.all { #expect(type.spec.name == type.name) }
         #expect(Set(Commands.all.map { $0.name }).count == Commands.all.count)
+        // The list names each command once, and a name finds its command.
+        for e in Commands.entries { #expect(Commands.named(e.name).map(ObjectIdentifier.init) == ObjectIdentifier(e.type)) }
+        #expect(Token.name == "token" && DockerCredential.name == "docker-credential" && Commands.named("tokens") == nil)
     }
 
     @Test func argumentsBecomeTypedFieldsAndMistakesAreRefusedBeforeAnythingRuns() throws {

@@ -15,7 +15,6 @@ import Glibc
 struct AgentCommand: SignInCommand {
     static let listOption = OptionSpec("--list", "List the sessions forwarded with `signin ssh` and their limits")
     static let stopOption = OptionSpec("--stop", "Stop the running agent")
-    static var name: String { "agent" }
     static let spec = CommandSpec(
         name: name, summary: "Serve tokens to your own processes on a Unix socket, and to SSH sessions you forward",
         details: """

@@ -3,7 +3,6 @@
 /// `signin dpop-proof --method M --url U`: a DPoP proof (RFC 9449) for one request presenting the access token
 /// `signin token` prints, for a grant bound to this machine's key. The private key never leaves signin.
 struct DPoPProofCommand: SignInCommand {
-    static var name: String { "dpop-proof" }
     static let methodOption = OptionSpec("--method", value: "METHOD", "The request's HTTP method (default GET)")
     static let urlOption = OptionSpec("--url", value: "URL", "The request's URL (query and fragment are left out of the proof)")
     static let spec = CommandSpec(

@@ -3,7 +3,6 @@
 /// `signin id-token`: only the ID token, refreshed first when needed; `--json` adds its expiry and claims.
 struct IDTokenCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
-    static var name: String { "id-token" }
     var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",

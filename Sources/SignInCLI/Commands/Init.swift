@@ -7,7 +7,6 @@ import Glibc
 
 /// `signin init [--profile NAME | -c PATH]`: a first configuration, written interactively.
 struct Init: SignInCommand {
-    static var name: String { "init" }
     static let spec = CommandSpec(
         name: name, summary: "Write a first configuration, interactively",
         details: "Asks for a client ID and secret (Google) or an issuer (any OpenID provider, checked by discovery) and\nwrites the configuration file, mode 0600. Never overwrites a file without asking.",

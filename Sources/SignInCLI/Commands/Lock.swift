@@ -6,7 +6,6 @@ import Glibc
 
 /// `signin lock`: the kernel keyring forgets the unlocked store key.
 struct Lock: SignInCommand {
-    static var name: String { "lock" }
     static let spec = CommandSpec(name: name, summary: "Forget the unlocked store key (the kernel keyring's copy) until the next unlock",
                                   details: "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase). A running agent ends every session forwarded with `signin ssh`.")
 

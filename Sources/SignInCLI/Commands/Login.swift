@@ -13,7 +13,6 @@ struct Login: SignInCommand {
     static let timeoutOption = OptionSpec("--timeout", value: "SECONDS", "Give up waiting for the browser after this long (default 300)")
     static let loginHintOption = OptionSpec("--login-hint", value: "EMAIL", "Suggest this account to the provider (--account does the same for login)")
 
-    static var name: String { "login" }
     static let spec = CommandSpec(
         name: name,
         summary: "Sign in through the browser (or --no-browser, --device); add the account and make it current",

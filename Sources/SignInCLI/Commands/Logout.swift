@@ -8,7 +8,6 @@ import Glibc
 struct Logout: SignInCommand {
     static let revokeOption = OptionSpec("--revoke", "Also revoke the grant at the provider (RFC 7009)")
     static let allOption = OptionSpec("--all", "Every account of this configuration")
-    static var name: String { "logout" }
     static let spec = CommandSpec(
         name: name, summary: "Sign out (remove the local credentials); --revoke also ends the grant at the provider",
         details: "Signs out the current account (or --account, or --all) and says which. On a terminal it asks first (--yes\nskips the question). Afterwards no account is current until `signin use` or `signin login`.",

@@ -2,7 +2,6 @@
 
 /// `signin restore`: the sign-in restored without a browser, refreshed when needed; prints who.
 struct Restore: SignInCommand {
-    static var name: String { "restore" }
     var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "Restore the sign-in without a browser, refreshing if needed; print who",

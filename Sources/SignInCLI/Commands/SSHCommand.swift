@@ -21,7 +21,6 @@ struct SSHCommand: SignInCommand {
     static let accountOption = OptionSpec("--account", value: "ACCOUNT", "An account to forward (again for more; default: the current one)")
     static let forOption = OptionSpec("--for", value: "DURATION", "End the forwarding after this long (90s, 10m, 8h, 1d; default: the SSH session)")
     static let confirmOption = OptionSpec("--confirm", "Ask here (through $SIGNIN_ASKPASS or $SSH_ASKPASS) before each new account or token kind is served")
-    static var name: String { "ssh" }
     static let spec = CommandSpec(
         name: name, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
         details: """

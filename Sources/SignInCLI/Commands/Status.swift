@@ -7,7 +7,6 @@ import Glibc
 
 /// `signin status`: an offline summary of one account: who, token expiry, granted scopes, where its key and file are.
 struct Status: SignInCommand {
-    static var name: String { "status" }
     var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "Offline summary: who, token expiry, granted scopes, where the store is",

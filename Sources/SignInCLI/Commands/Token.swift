@@ -2,7 +2,6 @@
 
 /// `signin token`: only the access token on standard output, refreshed first when needed.
 struct Token: SignInCommand {
-    static var name: String { "token" }
     var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh access token (refreshes only when needed)",

@@ -7,7 +7,6 @@ import Glibc
 
 /// `signin aws configure --aws-profile P --role-arn ARN`: an aws-cli profile whose credentials come from signin.
 struct AWSCommand: SignInCommand {
-    static var name: String { "aws" }
     static let awsProfile = OptionSpec("--aws-profile", value: "NAME", "The aws-cli profile to write (`aws --profile NAME`; default: default)")
     static let spec = CommandSpec(
         name: name, summary: "Write an aws-cli profile that gets a role's keys from signin: `signin aws configure`",

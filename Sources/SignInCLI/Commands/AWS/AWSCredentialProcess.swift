@@ -3,7 +3,6 @@ import FoundationEssentials
 
 /// `signin aws-credential-process --role-arn ARN`: the `credential_process` of `~/.aws/config`.
 struct AWSCredentialProcess: SignInCommand {
-    static var name: String { "aws-credential-process" }
     var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",

@@ -14,7 +14,6 @@ struct Exec: SignInCommand {
     static let tokenFileOption = OptionSpec("--token-file", "Give COMMAND the token in a file kept fresh while it runs (SIGNIN_TOKEN_FILE names it), not in a variable")
     static let fileEnvOption = OptionSpec("--file-env", value: "NAME", "With --token-file: also name the file in NAME (AWS_WEB_IDENTITY_TOKEN_FILE, AZURE_FEDERATED_TOKEN_FILE...); again for more")
     static let loginOption = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
-    static var name: String { "exec" }
     static let spec = CommandSpec(
         name: name, summary: "Run a command with a fresh token in its environment, never in its arguments",
         details: """

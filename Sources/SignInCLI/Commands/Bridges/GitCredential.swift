@@ -8,7 +8,6 @@ import Glibc
 /// `signin git-credential get|store|erase`: git's credential-helper protocol.
 struct GitCredential: SignInCommand {
     static let usernameOption = OptionSpec("--username", value: "NAME", "The user name to answer (default: the account's e-mail)")
-    static var name: String { "git-credential" }
     static let spec = CommandSpec(
         name: name, summary: "git credential helper: answer git with a fresh token as the password",
         details: """

@@ -7,7 +7,6 @@ import Glibc
 
 /// `signin kubectl-credential`: a kubectl exec credential plugin.
 struct KubectlCredential: SignInCommand {
-    static var name: String { "kubectl-credential" }
     var startsStatic: Bool { !interactive }
     static let spec = CommandSpec(
         name: name, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",

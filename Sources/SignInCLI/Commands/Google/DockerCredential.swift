@@ -17,7 +17,6 @@ import Glibc
 /// - `configure REGISTRY...`: adds `"credHelpers": {REGISTRY: "signin"}` to `$DOCKER_CONFIG/config.json`
 ///   (default `~/.docker/config.json`), keeping everything else in it, written atomically.
 struct DockerCredential: SignInCommand {
-    static var name: String { "docker-credential" }
     static let username = "oauth2accesstoken"
     static let notFound = "credentials not found in native keychain"
     static let spec = CommandSpec(

@@ -3,7 +3,6 @@ import FoundationEssentials
 
 /// `signin google external-account --audience POOL_PROVIDER`: google-auth's `external_account` file for signin.
 struct GoogleCommand: SignInCommand {
-    static var name: String { "google" }
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "The pool provider: //iam.googleapis.com/.../workloadIdentityPools/POOL/providers/P (or .../workforcePools/...)")
     static let outputOption = OptionSpec("--output", short: "-o", value: "FILE", "Write the file there (mode 0600) instead of printing it")
     static let serviceAccountOption = OptionSpec("--service-account", value: "EMAIL", "Impersonate this service account with the federated token")

@@ -3,7 +3,6 @@ import FoundationEssentials
 
 /// `signin google-executable-source`: the command of an `external_account` file's executable credential source.
 struct GoogleExecutableSource: SignInCommand {
-    static var name: String { "google-executable-source" }
     var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "google-auth's executable credential source: your ID token for Google's STS",

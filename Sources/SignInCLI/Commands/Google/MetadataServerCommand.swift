@@ -11,7 +11,6 @@
 struct MetadataServerCommand: SignInCommand {
     static let verboseOption = OptionSpec("--verbose", "Log each request on standard error (path and status, never a token)")
     static let portOption = OptionSpec("--port", value: "N", "Listen on this port of 127.0.0.1 (default: a free one; a fixed one for a systemd unit)")
-    static var name: String { "metadata-server" }
     static let spec = CommandSpec(
         name: name, summary: "Serve your sign-in to Google's tools as a local metadata server, until stopped",
         details: """
