@@ -4,7 +4,8 @@ which at least one function ran (callgrind, with the debug build's DWARF 4 line 
   - a cached `signin token`;
   - `signin login` (the browser stand-in answers);
   - `signin metadata-server`: start, one token request, stop;
-  - `signin token` through `signin agent`: the client process, and the agent (start, one request, stop).
+  - `signin token` through `signin agent`: the client process, and the agent (start, one request, stop);
+  - each server's request alone (accept, read, the handler, the reply), as the issue walked it.
 
 Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT. Prints one line per path, and the files with --list.
 """
@@ -36,17 +37,25 @@ def files(out):
         if i < 0 or ".swift:" not in word:
             continue
         symbol = word.split(".swift:", 1)[1]
-        # Outlined copies and destroys (`...WOc`, `WOe`, `WOh`) are the compiler's helpers, filed under whichever
-        # file emitted them first: not a file the path reads.
-        if len(symbol) > 3 and symbol[-3:-1] == "WO":
+        # Outlined copies and destroys (`...WOc`, `WOe`, `WOh`) and lazy witness-table accessors (`...Wl`, such as
+        # `SignInError: Error` for a `throws` of it) are the compiler's helpers, filed under whichever file emitted
+        # them first: not a file the path reads.
+        if (len(symbol) > 3 and symbol[-3:-1] == "WO") or symbol.endswith("Wl"):
             continue
         found.add(word[i + len(SOURCES):word.index(".swift") + 6])
     return sorted(found)
 
 
-def grind(name, args, env, run=None):
+# A server's request alone, as the issue walked it by hand (accept, read, the handler, the reply), without the
+# process's start and stop: collection is on only inside these functions. (Each pattern names one function, not its
+# closures or thunks: callgrind toggles again on entering a nested match.)
+REQUEST_ONLY = ["*LoopbackServerC9acceptAll*XEtF", "*LoopbackServerC11readRequest*CF", "*LoopbackServerC7respond*ResponseVtF"]
+
+
+def grind(name, args, env, run=None, only=None):
     out = os.path.join(WORK, name + ".cg")
-    p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", SIGNIN] + args, env=env,
+    toggles = [] if only is None else ["--collect-atstart=no"] + [f"--toggle-collect={f}" for f in REQUEST_ONLY + only]
+    p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + toggles + [SIGNIN] + args, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
     if run:
         run(p)
@@ -74,6 +83,8 @@ def main():
         urllib.request.urlopen(req, timeout=60).read()
         p.send_signal(signal.SIGTERM)
     walks["metadata-server: one token request"] = grind("metadata", ["metadata-server", "--json"], env, one_metadata_request)
+    walks["metadata-server: the request alone"] = grind("metadata-request", ["metadata-server", "--json"], env, one_metadata_request,
+                                                        only=["*MetadataServerC17serveUntilStopped*HTTPRequestHead*fU0_"])
 
     sock = os.path.join(home, "run", "signin", "agent.sock")
     client = {}
@@ -83,6 +94,7 @@ def main():
         client["files"] = grind("agent-client", ["token"], dict(env, SIGNIN_AGENT_SOCK=sock))
         p.send_signal(signal.SIGTERM)
     walks["agent: the agent (one request)"] = grind("agent", ["agent"], env, one_agent_request)
+    walks["agent: the request alone"] = grind("agent-request", ["agent"], env, one_agent_request, only=["*TokenAgentC3run*HTTPRequestHead*fU0_"])
     walks["agent: the client `signin token`"] = client.get("files", [])
     provider.stop()
     for name, found in walks.items():
