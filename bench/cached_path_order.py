@@ -2,8 +2,8 @@
 
 Usage: cached_path_order.py SIGNIN_STATIC_BINARY OUTPUT. The functions come from callgrind runs of the commands the
 static half answers from the store, the most frequent first (`token`, then `whoami`, ...), each in the order
-callgrind met them; then the data and read-only symbols a cached `signin token` reads or writes (lackey's memory
-trace). A name defined more than once in the binary (a local copy in each module) is left out: the linker would
+callgrind met them, then of `token` and `whoami` answered by a forwarded agent (SIGNIN_AGENT_SOCK); then the data
+and read-only symbols a cached `signin token` reads or writes (lackey's memory trace). A name defined more than once in the binary (a local copy in each module) is left out: the linker would
 move every copy.
 """
 import bisect
@@ -73,8 +73,10 @@ def main():
         os.makedirs(home, mode=0o700)
         cfg = write(os.path.join(home, "config.json"),
                     json.dumps({"client_id": "profile", "client_secret": "strict-secret", "issuer": provider.issuer, "key_storage": "file"}))
+        os.makedirs(os.path.join(home, "run"), mode=0o700)
         env = dict(os.environ, HOME=home, XDG_DATA_HOME=os.path.join(home, "data"), XDG_STATE_HOME=os.path.join(home, "state"),
-                   SIGNIN_CONFIG=cfg, BROWSER=f"sh {os.path.join(ROOT, 'bench', 'curl_browser.sh')} %s")
+                   XDG_RUNTIME_DIR=os.path.join(home, "run"), SIGNIN_CONFIG=cfg,
+                   BROWSER=f"sh {os.path.join(ROOT, 'bench', 'curl_browser.sh')} %s")
         env.pop("SIGNIN_AGENT_SOCK", None)
         subprocess.run([BINARY, "login"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         subprocess.run([BINARY, "token"], env=env, stdout=subprocess.DEVNULL, check=True)  # the kernel copy, as a cached run finds it
@@ -90,6 +92,17 @@ def main():
         for args in COMMANDS:
             for name in functions(work, copy, args, env):
                 order.setdefault(name, None)
+        # The same commands answered by an agent (the client side of `signin ssh`).
+        agent = subprocess.Popen([BINARY, "agent"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            agent.stdout.readline()  # the agent prints its SIGNIN_AGENT_SOCK line once it listens
+            via_agent = dict(env, SIGNIN_AGENT_SOCK=os.path.join(home, "run", "signin", "agent.sock"))
+            for args in (["token"], ["whoami"]):
+                for name in functions(work, copy, args, via_agent):
+                    order.setdefault(name, None)
+        finally:
+            agent.terminate()
+            agent.wait()
         for name in data(work, copy, ["token"], env, table):
             order.setdefault(name, None)
         kept = [n for n in order if defined.get(n) == 1]
