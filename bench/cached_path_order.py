@@ -3,10 +3,12 @@
 Usage: cached_path_order.py SIGNIN_STATIC_BINARY OUTPUT. The functions come from callgrind runs of the commands the
 static half answers from the store, the most frequent first (`token`, then `whoami`, ...), each in the order
 callgrind met them, then of `token` and `whoami` answered by a forwarded agent (SIGNIN_AGENT_SOCK); then the data
-and read-only symbols a cached `signin token` reads or writes (lackey's memory trace). A name defined more than once in the binary (a local copy in each module) is left out: the linker would
-move every copy.
+and read-only symbols a cached `signin token` reads or writes (lackey's memory trace). A name defined more than once in the binary (a local copy in each object) is kept only when every copy is
+signin's own: those sit in sections of their own, so moving them all costs nothing, where a copy in the toolchain's
+libraries may sit in a section of a megabyte the linker would move with it.
 """
 import bisect
+import glob
 import json
 import os
 import re
@@ -33,6 +35,17 @@ def symbols(binary):
         if len(p) == 4:
             found.append((int(p[0], 16), int(p[1], 16), p[2], p[3]))
     return found
+
+
+def own_definitions(binary):
+    """How many times each function name is defined in signin's own objects (beside the binary, `*.build/*.o`)."""
+    counts = {}
+    objects = glob.glob(os.path.join(os.path.dirname(os.path.realpath(binary)), "*.build", "*.o"))
+    for line in subprocess.run(["nm", "--defined-only"] + objects, capture_output=True, text=True).stdout.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "tTwW":
+            counts[p[2]] = counts.get(p[2], 0) + 1
+    return counts
 
 
 def functions(work, binary, args, env):
@@ -105,10 +118,11 @@ def main():
             agent.wait()
         for name in data(work, copy, ["token"], env, table):
             order.setdefault(name, None)
-        kept = [n for n in order if defined.get(n) == 1]
+        own = own_definitions(BINARY)
+        kept = [n for n in order if defined.get(n) == 1 or (defined.get(n, 0) > 1 and own.get(n) == defined[n])]
         with open(OUTPUT, "w") as f:
             f.write("\n".join(kept) + "\n")
-        print(f"{OUTPUT}: {len(kept)} symbols ({len(order) - len(kept)} left out: defined more than once or not in the symbol table)")
+        print(f"{OUTPUT}: {len(kept)} symbols ({len(order) - len(kept)} left out: also defined in the toolchain's libraries, or not in the symbol table)")
     finally:
         provider.stop()
         shutil.rmtree(work, ignore_errors=True)
