@@ -3,9 +3,10 @@
 Usage: cached_path_order.py SIGNIN_STATIC_BINARY OUTPUT. The functions come from callgrind runs of the commands the
 static half answers from the store, the most frequent first (`token`, then `whoami`, ...), each in the order
 callgrind met them, then of `token` and `whoami` answered by a forwarded agent (SIGNIN_AGENT_SOCK); then the data
-and read-only symbols a cached `signin token` reads or writes (lackey's memory trace). A name defined more than once in the binary (a local copy in each object) is kept only when every copy is
-signin's own: those sit in sections of their own, so moving them all costs nothing, where a copy in the toolchain's
-libraries may sit in a section of a megabyte the linker would move with it.
+and read-only symbols a cached `signin token` reads or writes (lackey's memory trace). A name defined more than once
+in the binary (a local copy in each object) is kept only when every copy is signin's own: those sit in sections of
+their own, so moving them all costs nothing, where a copy in the toolchain's libraries may sit in a section of a
+megabyte that the linker would move with it.
 """
 import bisect
 import glob
