@@ -53,7 +53,7 @@ public enum CLI {
         if DynamicSibling.isStatic && !command.startsStatic { DynamicSibling.replaceProcess(because: "\(spec.name) is not on the cached path") }
         // Over SSH: a forwarded agent serves the token commands and says what it offers to the others (whoami,
         // status, accounts; login and logout happen on the laptop), unless a configuration here is named on purpose.
-        if let socket = env["SIGNIN_AGENT_SOCK"], !socket.isEmpty, a.value(.config) == nil, a.value(.profile) == nil {
+        if let socket = ForwardedAgent.socket(a, env) {
             let invocation = Invocation(a, env, command: spec.name)
             do throws(SignInError) {
                 if let answered = try command.run(agent: AgentTokens(agent: AgentClient(socketPath: socket), account: a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 })) {

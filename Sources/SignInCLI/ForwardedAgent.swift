@@ -6,6 +6,12 @@ import FoundationEssentials
 /// offers (who, from the forwarded ID token; the session's accounts and limits), and that signing in and out
 /// happen on the machine the session came from.
 enum ForwardedAgent {
+    /// The forwarded agent this run asks (`SIGNIN_AGENT_SOCK`), unless it names a configuration here on purpose.
+    static func socket(_ a: Arguments, _ env: [String: String]) -> String? {
+        guard let socket = env["SIGNIN_AGENT_SOCK"], !socket.isEmpty, a.value(.config) == nil, a.value(.profile) == nil else { return nil }
+        return socket
+    }
+
     /// `signin whoami` through the agent: the profile in the forwarded ID token (verified on the laptop).
     static func whoami(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }

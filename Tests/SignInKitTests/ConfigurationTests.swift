@@ -111,9 +111,19 @@ import Testing
 
 /// The command line's own parsing and checks, as unit tests (each command a type that reads its arguments).
 @Suite struct CommandParsingTests {
-    func parse(_ words: [String]) throws(UsageError) -> any SignInCommand {
+    func parse(_ words: [String], _ env: [String: String] = [:]) throws(UsageError) -> any SignInCommand {
         guard let (type, rest) = try CLI.split(words) else { throw UsageError("no command") }
-        return try type.init(try Arguments.parse(rest, for: type.spec), [:])
+        return try type.init(try Arguments.parse(rest, for: type.spec), env)
+    }
+
+    @Test func aForcedRefreshIsHandedToTheDynamicHalfAtOnceUnlessAnAgentAnswersIt() throws {
+        // The static half of the release build cannot load libcurl: a run that will need it starts in the dynamic
+        // half rather than reading the configuration and the store twice.
+        #expect(try parse(["token"]).startsStatic && parse(["id-token", "--min-ttl", "600"]).startsStatic)
+        #expect(try !parse(["token", "--force-refresh"]).startsStatic && !parse(["id-token", "--force-refresh"]).startsStatic)
+        let agent = ["SIGNIN_AGENT_SOCK": "/run/user/1000/signin/agent.sock"]
+        #expect(try parse(["token", "--force-refresh"], agent).startsStatic)
+        #expect(try !parse(["token", "--force-refresh", "--profile", "work"], agent).startsStatic)
     }
 
     @Test func sshTakesItsOwnOptionsThenSsh() throws {

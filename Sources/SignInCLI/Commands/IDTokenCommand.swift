@@ -3,7 +3,7 @@
 /// `signin id-token`: only the ID token, refreshed first when needed; `--json` adds its expiry and claims.
 struct IDTokenCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
-    var startsStatic: Bool { true }
+    let startsStatic: Bool
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
         details: """
@@ -20,6 +20,7 @@ struct IDTokenCommand: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
+        startsStatic = freshness.startsStatic(a, env)
         chain = try Impersonation.chain(a)
         audience = a.value(Self.audienceOption)
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }

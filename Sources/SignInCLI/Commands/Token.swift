@@ -2,7 +2,7 @@
 
 /// `signin token`: only the access token on standard output, refreshed first when needed.
 struct Token: SignInCommand {
-    var startsStatic: Bool { true }
+    let startsStatic: Bool
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh access token (refreshes only when needed)",
         details: """
@@ -19,6 +19,7 @@ struct Token: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
+        startsStatic = freshness.startsStatic(a, env)
         chain = try Impersonation.chain(a)
         json = a.has(.json)
         try noPositional(a, Self.spec)

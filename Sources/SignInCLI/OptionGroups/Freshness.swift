@@ -10,6 +10,10 @@ struct Freshness: Sendable {
         forceRefresh = a.has(.forceRefresh)
     }
 
+    /// Whether the static half of the release build can start this run: a forced refresh needs the network (the
+    /// dynamic half, which loads libcurl), so it is handed over at once, unless a forwarded agent answers it.
+    func startsStatic(_ a: Arguments, _ env: [String: String]) -> Bool { !forceRefresh || ForwardedAgent.socket(a, env) != nil }
+
     init(minTTL: Int, forceRefresh: Bool = false) {
         self.minTTL = minTTL
         self.forceRefresh = forceRefresh
