@@ -35,19 +35,3 @@ enum EndpointURL {
         return false
     }
 }
-
-extension Unicode.Scalar {
-    /// C0 controls (including CR, LF, TAB and ESC), DEL and C1 controls: what must never reach a terminal raw.
-    @_spi(CLI) public var isControl: Bool { value < 0x20 || (0x7F...0x9F).contains(value) }
-}
-
-extension String {
-    /// This text with C0 and C1 control characters removed, safe to print on a terminal: a provider (or a forged
-    /// callback) cannot move the cursor, recolour or rewrite lines with it.
-    @_spi(CLI) public var withoutControlCharacters: String {
-        guard unicodeScalars.contains(where: { $0.isControl }) else { return self }
-        var out = String.UnicodeScalarView()
-        out.append(contentsOf: unicodeScalars.filter { !$0.isControl })
-        return String(out)
-    }
-}

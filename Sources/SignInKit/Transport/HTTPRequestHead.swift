@@ -65,19 +65,3 @@ struct HTTPRequestHead: Equatable {
         return nil
     }
 }
-
-extension StringProtocol {
-    /// The string without leading and trailing white space.
-    @_spi(CLI) public var trimmingWhitespace: String {
-        // Index walking rather than reversed(): this runs on the cached path (the current-account pointer), where
-        // instantiating the generic reversed views cost about 1 M instructions.
-        var start = startIndex, end = endIndex
-        while start < end, self[start].isWhitespace { start = index(after: start) }
-        while end > start {
-            let before = index(before: end)
-            guard self[before].isWhitespace else { break }
-            end = before
-        }
-        return String(self[start..<end])
-    }
-}
