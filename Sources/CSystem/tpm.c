@@ -184,6 +184,14 @@ int signin_tpm_probe(const char *tcti, char **error) {
     return r;
 }
 
+/* A big-endian number of at most 32 bytes, as the TPM returns one, left-padded into `out`; 0 when it is longer. */
+static int put32(uint8_t out[32], const uint8_t *value, size_t size) {
+    if (size > 32) return 0;
+    memset(out, 0, 32 - size);
+    memcpy(out + 32 - size, value, size);
+    return 1;
+}
+
 /* Writes a TPM object's public and private parts, marshalled, into a new buffer. */
 static int marshal_object(TPM2B_PUBLIC *pub, TPM2B_PRIVATE *priv, uint8_t **blob, size_t *blob_len) {
     size_t cap = sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE), off = 0;
@@ -317,13 +325,7 @@ int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob
     close_session(&s);
     if (rc) return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to make a signing key", rc);
     const TPMS_ECC_POINT *q = &pub->publicArea.unique.ecc;
-    int ok = q->x.size <= 32 && q->y.size <= 32;
-    if (ok) {
-        memset(x, 0, 32); memset(y, 0, 32);
-        memcpy(x + 32 - q->x.size, q->x.buffer, q->x.size);
-        memcpy(y + 32 - q->y.size, q->y.buffer, q->y.size);
-        ok = marshal_object(pub, priv, blob, blob_len) == 0;
-    }
+    int ok = put32(x, q->x.buffer, q->x.size) && put32(y, q->y.buffer, q->y.size) && marshal_object(pub, priv, blob, blob_len) == 0;
     api.esys_free(priv);
     api.esys_free(pub);
     return ok ? 0 : fail(error, SIGNIN_TPM_FAILED, "the TPM's signing key could not be written out", 0);
@@ -346,12 +348,8 @@ int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, cons
     close_session(&s);
     if (rc) return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to sign", rc);
     const TPMS_SIGNATURE_ECC *e = &sig->signature.ecdsa;
-    int ok = sig->sigAlg == TPM2_ALG_ECDSA && e->signatureR.size <= 32 && e->signatureS.size <= 32;
-    if (ok) {
-        memset(r_out, 0, 32); memset(s_out, 0, 32);
-        memcpy(r_out + 32 - e->signatureR.size, e->signatureR.buffer, e->signatureR.size);
-        memcpy(s_out + 32 - e->signatureS.size, e->signatureS.buffer, e->signatureS.size);
-    }
+    int ok = sig->sigAlg == TPM2_ALG_ECDSA && put32(r_out, e->signatureR.buffer, e->signatureR.size)
+        && put32(s_out, e->signatureS.buffer, e->signatureS.size);
     api.esys_free(sig);
     return ok ? 0 : fail(error, SIGNIN_TPM_FAILED, "the TPM gave a signature signin cannot read", 0);
 }
