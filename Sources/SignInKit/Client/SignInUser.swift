@@ -67,7 +67,7 @@ public struct SignInUser: Sendable, Equatable {
     let storedProofKey: String?
     /// Where the key of a DPoP-bound grant is: `tpm` (made inside the TPM; it never leaves it) or `store` (in the
     /// encrypted entry, under the store key); nil for a bearer grant.
-    public var proofKeyCustody: String? { storedProofKey.map { $0.hasPrefix("tpm:") ? "tpm" : "store" } }
+    public var proofKeyCustody: String? { storedProofKey.map { ProofKey.isInTPM(stored: $0) ? "tpm" : "store" } }
     let client: SignInClient
 
     public static func == (a: SignInUser, b: SignInUser) -> Bool {

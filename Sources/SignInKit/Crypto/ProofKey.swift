@@ -43,9 +43,14 @@ struct ProofKey: Sendable, Equatable {
     var stored: String {
         switch custody {
         case .software(let der): return Data(der).base64EncodedString()
-        case .tpm(let blob): return "tpm:" + Data(x + y + blob).base64EncodedString()
+        case .tpm(let blob): return Self.tpmPrefix + Data(x + y + blob).base64EncodedString()
         }
     }
+
+    private static let tpmPrefix = "tpm:"
+
+    /// Whether the key an entry keeps (`stored`) was made inside the TPM, read without parsing it.
+    static func isInTPM(stored: String) -> Bool { stored.hasPrefix(tpmPrefix) }
 
     /// The key an entry keeps (`StoredCredentials.dpopKey`): nil for a bearer grant; a key that does not parse is
     /// an error that says so (every use: refresh, revocation, proofs).
@@ -57,8 +62,8 @@ struct ProofKey: Sendable, Equatable {
 
     /// The key the entry keeps (`stored`); nil when it does not parse.
     init?(stored: String) {
-        if stored.hasPrefix("tpm:") {
-            guard let bytes = Data(base64Encoded: String(stored.dropFirst(4))), bytes.count > 64 else { return nil }
+        if Self.isInTPM(stored: stored) {
+            guard let bytes = Data(base64Encoded: String(stored.dropFirst(Self.tpmPrefix.count))), bytes.count > 64 else { return nil }
             let b = Array(bytes)
             self.init(custody: .tpm(blob: Array(b[64...])), x: Array(b[0..<32]), y: Array(b[32..<64]))
         } else {
