@@ -268,7 +268,9 @@ final class FakeAgent: @unchecked Sendable {
                     c, _ = s.accept(); data = c.recv(65536)
                     with open(log, "a") as f: f.write(data.split(b"\\r\\n")[0].decode() + "\\n")
                     body = json.dumps({"protocol": 1, "session": None, "store": store, "id": "x", "socket": path, "ended": True, "token": "planted"}).encode()
-                    c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body); c.close()
+                    try: c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+                    except OSError: pass  # a client that only looked who listens, and hung up
+                    c.close()
             threading.Thread(target=serve, daemon=True).start()
             sys.stdin.read()
             """

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SignInKit
 import Testing
 
@@ -81,6 +82,12 @@ final class Provider: @unchecked Sendable {
 
     deinit { if process.isRunning { stop() } }
 
+    /// This provider, ended as the test process exits (`Leftovers.endAtExit`).
+    func endingWithTheTestProcess() -> Provider {
+        Leftovers.endAtExit(process.processIdentifier)
+        return self
+    }
+
     // Strict provider controls (per client ID, so tests can run at once).
     func control(_ clientID: String, _ settings: [String: Any]) throws {
         _ = try http("POST", "/_control/\(clientID)", body: JSONSerialization.data(withJSONObject: settings))
@@ -103,10 +110,43 @@ final class Provider: @unchecked Sendable {
     }
 }
 
-/// Providers shared by the tests: started once, on first use.
+/// Providers shared by the tests: started once, on first use, and ended as the test process exits.
 enum Shared {
-    static let mock = Result { try Provider(script: "mock_provider.py") }
-    static let strict = Result { try Provider(script: "strict_provider.py") }
+    static let mock = Result { try Provider(script: "mock_provider.py").endingWithTheTestProcess() }
+    static let strict = Result { try Provider(script: "strict_provider.py").endingWithTheTestProcess() }
+}
+
+/// Ends the processes a test leaves running on purpose, and sees them gone, so none outlives the run (CI's
+/// `.ci/leftovers` counts a process still there after the run as left behind).
+enum Leftovers {
+    private static let atExit = Mutex<[pid_t]>([])
+
+    /// Ends `pid` as this process exits. A shared provider also exits when its standard input closes, which happens
+    /// only once this process is gone: too late for a check that starts the moment it is.
+    static func endAtExit(_ pid: pid_t) {
+        atExit.withLock { pids in
+            if pids.isEmpty { atexit { Leftovers.atExit.withLock { $0 }.forEach { Leftovers.end($0, group: false) } } }
+            pids.append(pid)
+        }
+    }
+
+    /// Sends SIGKILL to `pid` (and to the process group it leads, with `group`), then waits until it is gone or a
+    /// zombie, for five seconds at most.
+    static func end(_ pid: pid_t, group: Bool) {
+        if group { kill(-pid, SIGKILL) }
+        kill(pid, SIGKILL)
+        for _ in 0..<500 {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let state = stat.split(separator: ")").last?.dropFirst().first, state != "Z" else { return }
+            usleep(10_000)
+        }
+    }
+
+    /// The environment `pid` started with, as `NAME=value` entries (none when it is gone or a zombie).
+    static func environment(of pid: pid_t) -> [String] {
+        guard let data = FileHandle(forReadingAtPath: "/proc/\(pid)/environ")?.readDataToEndOfFile() else { return [] }
+        return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
 }
 
 struct RunResult {
@@ -188,6 +228,7 @@ final class Sandbox: @unchecked Sendable {
             "XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
             "BROWSER": "\(Paths.python) \(Paths.providers.appendingPathComponent("browser_standin.py").path)",
             "STANDIN_LOG": root.appendingPathComponent("standin.log").path,
+            "STANDIN_PIDS": root.appendingPathComponent("standin.pids").path,
             "STANDIN_MODE": "allow",
             "SIGNIN_CONFIG": root.appendingPathComponent("config.json").path,
         ]
@@ -210,13 +251,26 @@ final class Sandbox: @unchecked Sendable {
         }
         // An agent (`signin ssh` starts one on demand) ends with the sandbox.
         if let run = environment["XDG_RUNTIME_DIR"], FileManager.default.fileExists(atPath: run + "/signin/agent.sock") { _ = try? signin("agent", "--stop") }
-        // The browser stand-in works on after signin exits and appends to its log in `root`: a line written
-        // between the removal of the files and of the folder leaves the folder behind. Remove until it is gone
-        // (once the folder is gone, the stand-in's next write fails instead of making it again).
+        // A browser stand-in works on after signin exits, as a browser does; it ends with the sandbox, rather than
+        // wait out a timeout of its own after the test (a stand-in that reached a stopped listener or provider).
+        endStandIns()
+        // A browser other than the stand-ins may still append to its log in `root`: a line written between the
+        // removal of the files and of the folder leaves the folder behind. Remove until it is gone (once the folder
+        // is gone, the next write fails instead of making it again).
         for _ in 0..<20 where FileManager.default.fileExists(atPath: root.path) {
             try? FileManager.default.removeItem(at: root)
         }
         for folder in extraFolders { try? FileManager.default.removeItem(atPath: folder) }
+    }
+
+    /// Ends every browser stand-in this sandbox's sign-ins started (each leads a session of its own, which may hold
+    /// a Chromium), and sees them gone. A number in the list that now belongs to another process is left alone.
+    func endStandIns() {
+        let list = root.appendingPathComponent("standin.pids").path
+        guard let text = try? String(contentsOfFile: list, encoding: .utf8) else { return }
+        for pid in text.split(separator: "\n").compactMap({ pid_t($0) }) where Leftovers.environment(of: pid).contains("STANDIN_PIDS=" + list) {
+            Leftovers.end(pid, group: true)
+        }
     }
 
     func signin(_ args: String..., env extra: [String: String] = [:], stdin: Data? = nil) throws -> RunResult {

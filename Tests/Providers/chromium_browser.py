@@ -3,7 +3,8 @@ chromium-driver and python3-selenium; run with /usr/bin/python3).
 
 Started by signin as `$BROWSER`, it returns at once and works in a detached child, like a browser launcher. The
 child opens the URL, types the user name into the provider's consent page, presses Authorize, waits until the
-page signin serves after the redirect, and appends {"url", "title", "text"} (or {"error"}) to $STANDIN_LOG.
+page signin serves after the redirect, quits Chromium, and appends {"url", "title", "text"} (or {"error"}) to
+$STANDIN_LOG.
 """
 import json
 import os
@@ -44,11 +45,15 @@ def work(url):
             if shots:
                 os.makedirs(shots, exist_ok=True)
                 driver.save_screenshot(os.path.join(shots, f"result-page-{scheme}.png"))
-        log(entry)
     except Exception as e:  # noqa: BLE001
-        log({"error": repr(e), "url": driver.current_url})
+        entry = {"error": repr(e), "url": driver.current_url}
     finally:
-        driver.quit()
+        # Chromium is gone (and its profile folder with it) before the test reads the outcome and ends.
+        try:
+            driver.quit()
+        except Exception:  # noqa: BLE001
+            pass
+    log(entry)
 
 
 def main() -> None:

@@ -29,9 +29,18 @@ def serve_until_stdin_closes(server) -> None:
 
 
 def launch_detached(work) -> None:
-    """Acts like a browser launcher: returns at once, and runs `work(url)` in a detached child."""
+    """Acts like a browser launcher: returns at once, and runs `work(url)` in a detached child.
+
+    The child leads a session of its own. When `$STANDIN_PIDS` names a file, its pid is appended there before the
+    launcher returns, so the test that owns the file can end the session (the stand-in and anything it started, a
+    Chromium) when the test ends, rather than leave it waiting out a timeout after the run."""
     url = sys.argv[-1]
-    if os.fork() != 0:
+    child = os.fork()
+    if child != 0:
+        pids = os.environ.get("STANDIN_PIDS")
+        if pids:
+            with open(pids, "a") as f:
+                f.write(f"{child}\n")
         return
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)

@@ -5,7 +5,10 @@ preflight), without it, and in no-cors mode. Prints one JSON object: what each a
 Usage (with /usr/bin/python3, which has Debian's selenium): metadata_page_probe.py TOKEN_URL
 """
 import json
+import os
+import shutil
 import sys
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -48,6 +51,10 @@ def main():
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
+    # Chromium leaves a folder of its own (SingletonSocket) in the temporary folder when it quits: give it one
+    # to leave it in, removed afterwards.
+    scratch = tempfile.mkdtemp(prefix="signin-probe-")
+    os.environ["TMPDIR"] = scratch
     server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     options = webdriver.ChromeOptions()
@@ -63,6 +70,7 @@ def main():
     finally:
         driver.quit()
         server.shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
