@@ -64,6 +64,9 @@ protocol SignInCommand {
     /// the store when it can and reads nothing from standard input. Any other run is handed to the dynamic half
     /// at once; these are when they need the network, the Secret Service or a passphrase.
     var startsStatic: Bool { get }
+    /// Why this run is handed to the dynamic half when `startsStatic` is false, as the static half says it when the
+    /// dynamic half is missing.
+    var handOverReason: String { get }
     /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode?
     /// Runs with the configured client.
@@ -79,6 +82,7 @@ extension SignInCommand {
     var acceptsPaste: Bool { false }
     var noBrowser: Bool { false }
     var startsStatic: Bool { false }
+    var handOverReason: String { "\(Self.name) is not on the cached path" }
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
     func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }

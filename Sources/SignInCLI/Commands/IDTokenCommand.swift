@@ -4,6 +4,7 @@
 struct IDTokenCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
     let startsStatic: Bool
+    var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
         details: """

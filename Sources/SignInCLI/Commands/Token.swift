@@ -3,6 +3,7 @@
 /// `signin token`: only the access token on standard output, refreshed first when needed.
 struct Token: SignInCommand {
     let startsStatic: Bool
+    var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
         name: name, summary: "Print a fresh access token (refreshes only when needed)",
         details: """

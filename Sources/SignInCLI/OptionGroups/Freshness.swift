@@ -14,6 +14,9 @@ struct Freshness: Sendable {
     /// dynamic half, which loads libcurl), so it is handed over at once, unless a forwarded agent answers it.
     func startsStatic(_ a: Arguments, _ env: [String: String]) -> Bool { !forceRefresh || ForwardedAgent.socket(a, env) != nil }
 
+    /// Why a run `startsStatic` turns away is handed over.
+    static let handOverReason = "a forced refresh loads libcurl"
+
     init(minTTL: Int, forceRefresh: Bool = false) {
         self.minTTL = minTTL
         self.forceRefresh = forceRefresh
