@@ -135,10 +135,9 @@ enum Leftovers {
     static func end(_ pid: pid_t, group: Bool) {
         if group { kill(-pid, SIGKILL) }
         kill(pid, SIGKILL)
-        for _ in 0..<500 {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let state = stat.split(separator: ")").last?.dropFirst().first, state != "Z" else { return }
-            usleep(10_000)
+        _ = waitFor(seconds: 5) {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            return (stat.split(separator: ")").last?.dropFirst().first ?? "Z") == "Z"
         }
     }
 
