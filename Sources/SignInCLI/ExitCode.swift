@@ -18,9 +18,9 @@ struct ExitCode: Equatable, Sendable {
         case .noPreviousSignIn: self = .notSignedIn
         case .canceled, .scopesNotGranted: self = .canceled
         case .timedOut: self = .timedOut
-        case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed: self = .network
+        case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed, .rateLimited: self = .network
         case .configInvalid, .configNotFound, .unsupported, .accountNotFound, .ambiguousAccount, .passphraseRefused, .passphraseUnavailable: self = .usage
-        case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system: self = .failure
+        case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system, .listenerUnavailable: self = .failure
         }
     }
 

@@ -345,7 +345,7 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
         let held = try SilentServer()
         let r = try box.signin("metadata-server", "--port", "\(held.port)")
         #expect(r.status == 1)
-        #expect(r.stderr.contains("port \(held.port) on the loopback address is in use"), "\(r.stderr)")
+        #expect(r.stderr.contains("Cannot listen on 127.0.0.1:\(held.port): another program of yours listens there"), "\(r.stderr)")
         // Fourth review, part 8: not signed in, the server still holds its port (nobody else can take it) and
         // answers "not signed in"; after a sign-in it serves the token.
         #expect(try box.signin("logout").status == 0)

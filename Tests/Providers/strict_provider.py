@@ -201,7 +201,9 @@ class Handler(BaseHTTPRequestHandler):
         elif f == "empty400":
             self.send(400, b"")
         elif f.isdigit():
-            self.send(int(f), {"error": "server_error" if f.startswith("5") else ("invalid_grant" if f == "400" else "slow_down")})
+            # A 429 may say how long to wait (control "retry_after": seconds, or an HTTP date).
+            extra = {"Retry-After": str(cl.c("retry_after"))} if f == "429" and cl.c("retry_after") is not None else None
+            self.send(int(f), {"error": "server_error" if f.startswith("5") else ("invalid_grant" if f == "400" else "slow_down")}, headers=extra)
         else:
             self.oauth_error(f, description=cl.c("error_description"))
         return True

@@ -6,21 +6,32 @@ import Testing
 /// The AWS pieces that need no STS: the profile file's editing, the command line aws-cli splits, STS's answers
 /// read without an XML library, its refusals as errors that say what to fix, and the request's own checks.
 @Suite struct AWSRulesTests {
-    @Test func aProfileIsAddedOrItsCredentialProcessReplacedAndEverythingElseStays() {
+    @Test func aProfileIsAddedOrItsCredentialProcessReplacedAndEverythingElseStays() throws {
         var f = AWSConfigFile("")
-        f.set("credential_process", "signin x", profile: "default")
+        try f.set("credential_process", "signin x", profile: "default")
         #expect(f.text == "[default]\ncredential_process = signin x\n")
 
         f = AWSConfigFile("# mine\n[profile dev]\nregion = eu-west-1\ncredential_process = old\n\n[profile other]\noutput = json\n")
-        #expect(f.set("credential_process", "new", profile: "dev") == "credential_process = old")
-        f.set("region", "us-east-2", profile: "dev", onlyIfAbsent: true)
-        f.set("credential_process", "p", profile: "other")
+        #expect(try f.set("credential_process", "new", profile: "dev") == "credential_process = old")
+        try f.set("region", "us-east-2", profile: "dev", onlyIfAbsent: true)
+        try f.set("credential_process", "p", profile: "other")
         #expect(f.text == "# mine\n[profile dev]\nregion = eu-west-1\ncredential_process = new\n\n[profile other]\noutput = json\ncredential_process = p\n")
 
         // `[dev]` is not the profile dev (aws-cli reads only `[profile dev]` in this file); a commented key is no key.
         f = AWSConfigFile("[dev]\ncredential_process = x\n[profile dev]\n# credential_process = y\n")
-        f.set("credential_process", "z", profile: "dev")
+        try f.set("credential_process", "z", profile: "dev")
         #expect(f.text == "[dev]\ncredential_process = x\n[profile dev]\n# credential_process = y\ncredential_process = z\n")
+    }
+
+    /// Fifth review, item 3: a value with a line break would add a section of its own (a profile whose
+    /// credential_process runs any command); it is refused and the file is left as it was.
+    @Test func aValueWithALineBreakIsRefusedAndNothingIsWritten() {
+        var f = AWSConfigFile("[profile dev]\nregion = eu-west-1\n")
+        let evil = "/usr/bin/signin -c x\n[profile evil]\ncredential_process = sh -c id"
+        #expect(throws: SignInError.self) { try f.set("credential_process", evil, profile: "dev") }
+        #expect(throws: SignInError.self) { try f.set("region", "us\r", profile: "dev") }
+        #expect(throws: SignInError.self) { try f.set("region", "us", profile: "a\u{2028}b") }
+        #expect(f.text == "[profile dev]\nregion = eu-west-1\n")
     }
 
     @Test func theCommandLineSurvivesAWSShellSplitting() {

@@ -58,6 +58,10 @@ import Glibc
     public func failure(_ a: Answer) -> SignInError {
         let message = a.object[AgentProtocol.Key.message]?.string ?? "HTTP \(a.status)"
         if a.object[AgentProtocol.Key.error]?.string == "unsupported" { return .unsupported(reason: message) }
+        // Asked too often (forced refreshes beyond the session's allowance): signed in still, try later.
+        if a.status == 429 {
+            return .rateLimited(endpoint: "The forwarded agent (\(message))", retryAfterSeconds: a.object[AgentProtocol.Key.retryAfter]?.number.map { Int($0) })
+        }
         return .noPreviousSignIn(reason: .agentRefused(reason: message))
     }
 

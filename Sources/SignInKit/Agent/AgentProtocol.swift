@@ -46,6 +46,8 @@ public enum AgentProtocol {
         /// DPoP (RFC 9449): the request a proof is asked for, and the answer's token type and proof.
         public static let dpopMethod = "dpop_method", dpopURL = "dpop_url", tokenType = "token_type", dpopProof = "dpop_proof"
         public static let error = "error", message = "message", store = "store"
+        /// A 429's seconds until the next forced refresh may go.
+        public static let retryAfter = "retry_after"
         /// The hello's settings of a session's configuration, for the remote side's bridges.
         public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
         public static let googleSTSEndpoint = "google_sts_endpoint", iamCredentialsEndpoint = "iam_credentials_endpoint"

@@ -228,8 +228,9 @@ import Glibc
         let now = MonotonicClock.now()
         if let last = s.lastChosenRefresh, now - last < Self.chosenRefreshSeconds {
             log(s, "refused a forced refresh (another one \(Int(now - last)) s ago)")
-            return Self.json("429 Too Many Requests", ["error": .string("too_many"), "message": .string(
-                "a refresh was forced through this forwarded session \(Int(now - last)) s ago; the next may be forced in \(Int(Self.chosenRefreshSeconds - (now - last)) + 1) s")])
+            let wait = Int(Self.chosenRefreshSeconds - (now - last)) + 1
+            return Self.json("429 Too Many Requests", ["error": .string("too_many"), "retry_after": .int(wait), "message": .string(
+                "a refresh was forced through this forwarded session \(Int(now - last)) s ago; the next may be forced in \(wait) s")])
         }
         s.lastChosenRefresh = now
         return nil

@@ -46,6 +46,13 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     case passphraseUnavailable(path: String)
     /// The grant could not be revoked at the provider (`cause` says why); `disconnect` changed nothing here.
     indirect case revocationFailed(cause: SignInError)
+    /// A loopback address a local server needs (`address`, such as `[::1]:8080`) cannot be had: `reason` says who
+    /// holds it, or why using it would be unsafe. Nothing was sent anywhere.
+    case listenerUnavailable(address: String, reason: String)
+    /// `endpoint` (the provider, or a forwarded session's agent) refused for now because it was asked too often
+    /// (HTTP 429); `retryAfterSeconds` is how long it asked to be left alone (`Retry-After`), when it said.
+    /// Nothing changed locally.
+    case rateLimited(endpoint: String, retryAfterSeconds: Int?)
 
     /// A sentence a person understands, without secrets. Text that came from a provider or a callback is in
     /// it with its control characters removed, so printing it cannot rewrite a terminal.
@@ -82,6 +89,9 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .passphraseUnavailable(let path):
             return "The store key's passphrase: one is needed for the store key (\(path)) and there is no way to ask for it here (no terminal, and no passphrase given)"
         case .revocationFailed(let cause): return "Revoking the grant at the provider failed: \(cause.sentence)"
+        case .listenerUnavailable(let address, let reason): return "Cannot listen on \(address): \(reason)."
+        case .rateLimited(let endpoint, let after):
+            return "\(endpoint) refused: asked too often (HTTP 429); " + (after.map { "it asks to wait \($0) s (Retry-After) before trying again." } ?? "try again later.")
         }
     }
 }

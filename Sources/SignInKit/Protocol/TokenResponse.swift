@@ -57,11 +57,37 @@ enum OAuthError {
     }
 
     static func from(_ r: HTTPResponse, endpoint: String) -> SignInError {
+        if r.status == 429 { return .rateLimited(endpoint: endpoint, retryAfterSeconds: retryAfterSeconds(r.headers["retry-after"])) }
         if let o = JSONValue.object(from: r.body), let code = o["error"]?.string {
             return make(code: code, description: o["error_description"]?.string, endpoint: endpoint)
         }
         let detail = r.body.isEmpty ? "HTTP \(r.status) with an empty body" : "HTTP \(r.status), not an OAuth error response"
         return .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: detail)
+    }
+}
+
+extension OAuthError {
+    /// `Retry-After` (RFC 9110 10.2.3) in seconds from now: a number of seconds, or an HTTP date. Nil when absent or
+    /// unreadable; capped at a day, so a hostile value cannot read as "never".
+    static func retryAfterSeconds(_ value: String?, now: Date = Date()) -> Int? {
+        guard let v = value?.trimmingWhitespace, !v.isEmpty else { return nil }
+        if v.allSatisfy({ $0.isASCII && $0.isNumber }) { return v.count > 6 ? 86_400 : min(Int(v) ?? 0, 86_400) }
+        // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT".
+        let parts = v.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])),
+              let year = Int(parts[3]) else { return nil }
+        let hms = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard hms.count == 3 else { return nil }
+        // Days from the civil date (Howard Hinnant's algorithm), so no calendar is loaded for one header.
+        let y = month < 2 ? year - 1 : year, m = month + 1
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        let at = Double(days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+        return max(0, min(86_400, Int((at - now.timeIntervalSince1970).rounded(.up))))
     }
 }
 

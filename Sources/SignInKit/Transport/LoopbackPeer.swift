@@ -103,5 +103,28 @@ enum LoopbackPeer {
         }
     }
 
+    /// Who listens on the loopback `port` of `family` (the holder of a port signin could not bind), asked of the
+    /// kernel; nil when it cannot tell.
+    static func listenerOwner(family: Int32, port: Int) -> UInt32? {
+        let local: [UInt8] = family == AF_INET ? [127, 0, 0, 1] : Array(repeating: 0, count: 15) + [1]
+        let remote = [UInt8](repeating: 0, count: local.count)
+        var uid: UInt32 = 0
+        var state: UInt8 = 0
+        guard signin_tcp_socket_uid(family, local, UInt16(port), remote, 0, &uid, &state) == 0, state == Self.listening else { return nil }
+        return uid
+    }
+
+    /// TCP_LISTEN.
+    static let listening: UInt8 = 10
+
+    /// The holder of a loopback port, in words: the person's own program or another user's.
+    static func holderText(family: Int32, port: Int) -> String {
+        switch listenerOwner(family: family, port: port) {
+        case geteuid()?: return "another program of yours listens there (a sign-in or local server of yours still running, perhaps)"
+        case let uid?: return "another user (uid \(uid)) listens there"
+        case nil: return "another program holds it"
+        }
+    }
+
     private static func hex(_ v: UInt32, _ width: Int) -> String { String(v, radix: 16, uppercase: true).leftPadded(width) }
 }

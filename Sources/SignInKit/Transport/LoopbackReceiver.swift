@@ -37,7 +37,7 @@ final class LoopbackReceiver {
     init(port: Int, path: String, host: String = "127.0.0.1", sameUserOnly: Bool = true) throws(SignInError) {
         callbackPath = path
         redirectHost = host
-        server = try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"], errorResponse: Self.status)
+        server = try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"], ownBothFamilies: host == "localhost", errorResponse: Self.status)
     }
 
     func close() { server.close() }

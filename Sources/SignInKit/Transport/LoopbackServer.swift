@@ -94,16 +94,44 @@ final class LoopbackServer {
     static let deferredSeconds = 300.0
 
     /// Binds the loopback addresses. Port 0 lets the system choose; [::1] joins on the same port when it can.
+    ///
+    /// With `ownBothFamilies` (a redirect to `localhost`, which a browser may resolve to `[::1]` first) the port is
+    /// one this server holds on both 127.0.0.1 and [::1]: whoever held `[::1]:PORT` would be sent the code. A port
+    /// the system chose is chosen again (a few times) when [::1] is taken there; a port asked for is refused with
+    /// `.listenerUnavailable`. A machine with no IPv6 loopback at all has no [::1] for anyone to hold.
     init(port: Int, sameUserOnly: Bool = true, methods: Set<String> = ["GET", "HEAD"], addressHostOnly: Bool = false,
+         ownBothFamilies: Bool = false,
          errorResponse: @escaping (String) -> LoopbackResponse = { .text($0, $0 + "\n") }) throws(SignInError) {
         self.sameUserOnly = sameUserOnly
         self.methods = methods
         self.addressHostOnly = addressHostOnly
         self.errorResponse = errorResponse
-        let v4 = try LoopbackServer.bind(family: AF_INET, port: port)
-        listeners.append(Listener(fd: v4.fd, tag: "", path: nil))
-        self.port = v4.port
-        if !addressHostOnly, let v6 = try? LoopbackServer.bind(family: AF_INET6, port: v4.port) { listeners.append(Listener(fd: v6.fd, tag: "", path: nil)) }
+        var attempts = 0
+        while true {
+            attempts += 1
+            let v4 = try LoopbackServer.bind(family: AF_INET, port: port)
+            if addressHostOnly {
+                listeners.append(Listener(fd: v4.fd, tag: "", path: nil))
+                self.port = v4.port
+                return
+            }
+            switch LoopbackServer.bindResult(family: AF_INET6, port: v4.port) {
+            case .success(let v6):
+                listeners += [Listener(fd: v4.fd, tag: "", path: nil), Listener(fd: v6.fd, tag: "", path: nil)]
+                self.port = v4.port
+                return
+            case .failure(let e) where e == EADDRINUSE && ownBothFamilies:
+                Glibc.close(v4.fd)
+                guard port == 0, attempts < 8 else {
+                    throw .listenerUnavailable(address: "[::1]:\(v4.port)", reason: "\(LoopbackPeer.holderText(family: AF_INET6, port: v4.port)), and a browser sent to localhost:\(v4.port) may go there first and hand it the sign-in's code; choose another redirect_port, or redirect_host \"127.0.0.1\"")
+                }
+            case .failure:
+                // [::1] missing (no IPv6 loopback) or taken while the redirect names 127.0.0.1 only: IPv4 serves.
+                listeners.append(Listener(fd: v4.fd, tag: "", path: nil))
+                self.port = v4.port
+                return
+            }
+        }
     }
 
     /// A server on a Unix socket at `path` (mode 0600, in a folder the caller made 0700), for local clients that
@@ -183,8 +211,24 @@ final class LoopbackServer {
     var allowedHosts: Set<String> { addressHostOnly ? ["127.0.0.1:\(port)"] : ["127.0.0.1:\(port)", "[::1]:\(port)", "localhost:\(port)"] }
 
     private static func bind(family: Int32, port: Int) throws(SignInError) -> (fd: Int32, port: Int) {
+        switch bindResult(family: family, port: port) {
+        case .success(let bound): return bound
+        case .failure(let e) where e == EADDRINUSE:
+            throw .listenerUnavailable(address: "\(family == AF_INET ? "127.0.0.1" : "[::1]"):\(port)",
+                                       reason: "\(LoopbackPeer.holderText(family: family, port: port)); choose another port (--port, or redirect_port for a sign-in)")
+        case .failure(let e): throw .system(reason: "cannot listen on loopback port \(port): \(FileIO.errnoText(e.code))")
+        }
+    }
+
+    /// An errno, as a `Result`'s failure.
+    struct Errno: Error, Equatable {
+        let code: Int32
+        static func == (a: Errno, b: Int32) -> Bool { a.code == b }
+    }
+
+    private static func bindResult(family: Int32, port: Int) -> Result<(fd: Int32, port: Int), Errno> {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
+        guard fd >= 0 else { return .failure(Errno(code: errno)) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var rc: Int32
@@ -205,8 +249,7 @@ final class LoopbackServer {
         guard rc == 0, listen(fd, 16) == 0 else {
             let e = errno
             Glibc.close(fd)
-            if e == EADDRINUSE { throw .system(reason: "port \(port) on the loopback address is in use; choose another with --port or redirect_port") }
-            throw .system(reason: "cannot listen on loopback port \(port): \(FileIO.errnoText(e))")
+            return .failure(Errno(code: e))
         }
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -216,7 +259,7 @@ final class LoopbackServer {
                 ? p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
                 : p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
         }
-        return (fd, bound)
+        return .success((fd, bound))
     }
 
     // MARK: The loop

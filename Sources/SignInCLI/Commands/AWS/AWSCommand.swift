@@ -25,6 +25,8 @@ struct AWSCommand: SignInCommand {
     /// The options that chose signin's configuration and account, carried into the profile's command line.
     let carried: [String]
     let json: Bool
+    /// `--account`, carried into the profile's command line.
+    let account: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         guard a.positional == ["configure"] else { throw UsageError("usage: signin aws configure --role-arn ARN [--aws-profile NAME]") }
@@ -32,11 +34,14 @@ struct AWSCommand: SignInCommand {
         profile = a.value(Self.awsProfile) ?? "default"
         guard AWSConfigFile.isProfileName(profile) else { throw UsageError("--aws-profile \"\(profile.withoutControlCharacters)\" is not a profile name (letters, digits and _-.@+)") }
         carried = a.selectionArguments
+        account = a.value(.account)
         json = a.has(.json)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try write(environment: c.environment, region: c.client.configuration.awsRegion)
+        // The account the profile will name must be one of this store's (one, not several) before it is written.
+        if let account { _ = try c.client.signedInUser(account: account) }
+        return try write(environment: c.environment, region: c.client.configuration.awsRegion)
     }
 
     /// Over `signin ssh` the profile is written on this machine, where aws-cli runs; the keys come through the agent.
@@ -52,8 +57,8 @@ struct AWSCommand: SignInCommand {
         let command = AWSConfigFile.commandLine(args + carried)
         let path = AWSConfigFile.path(environment)
         var file = AWSConfigFile(try TextFiles.read(path) ?? "")
-        let replaced = file.set("credential_process", command, profile: profile)
-        if let region { file.set("region", region, profile: profile, onlyIfAbsent: true) }
+        let replaced = try file.set("credential_process", command, profile: profile)
+        if let region { try file.set("region", region, profile: profile, onlyIfAbsent: true) }
         var st = stat()
         let mode = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
         try TextFiles.write(file.text, to: path, mode: mode)

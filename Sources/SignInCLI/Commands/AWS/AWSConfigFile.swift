@@ -41,8 +41,12 @@ struct AWSConfigFile {
 
     /// Sets `key` in `profile`'s section (added at the end when there is none), replacing the key's line where it is
     /// there; with `onlyIfAbsent`, a value already there stays. Returns the value it replaced.
+    /// A value with a control character (a newline above all) is refused, not written: it would end the line and
+    /// could add a section or key of its own (a `credential_process` that runs any command).
     @discardableResult
-    mutating func set(_ key: String, _ value: String, profile: String, onlyIfAbsent: Bool = false) -> String? {
+    mutating func set(_ key: String, _ value: String, profile: String, onlyIfAbsent: Bool = false) throws(SignInError) -> String? {
+        try Self.refuseControlCharacters(value, key: key)
+        try Self.refuseControlCharacters(profile, key: "the profile's name")
         let line = "\(key) = \(value)"
         guard let header = lines.firstIndex(where: { Self.sectionName($0) == profile }) else {
             while let last = lines.last, last.trimmingWhitespace.isEmpty { lines.removeLast() }
@@ -62,6 +66,13 @@ struct AWSConfigFile {
         while at > header + 1, lines[at - 1].trimmingWhitespace.isEmpty { at -= 1 }
         lines.insert(line, at: at)
         return nil
+    }
+
+    /// Refuses `value` for `key` when it holds a control character: every value signin writes into another
+    /// program's file is one line of that file.
+    static func refuseControlCharacters(_ value: String, key: String) throws(SignInError) {
+        guard value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) else { return }
+        throw .unsupported(reason: "\(key) for aws-cli's configuration would hold a control character (a line break, say): \"\(value.withoutControlCharacters)\"; nothing was written")
     }
 
     /// `args` as one `credential_process` value: botocore splits it as a POSIX shell would (shlex), so an argument

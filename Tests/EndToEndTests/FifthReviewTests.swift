@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// The fifth review (issue 39): where a new feature meets an old consumer, and what a refresh's save needs. Each test
+/// failed on the main of the day the review was filed.
+@Suite struct FifthReviewTests {
+    /// A TCP listener on [::1] (IPv6 only), bound by this process to a port the system chose: someone else's
+    /// listener where a browser sent to `localhost` may go first.
+    final class IPv6Holder: @unchecked Sendable {
+        let fd: Int32
+        let port: Int
+        init() throws {
+            let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            self.fd = fd
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_addr = in6addr_loopback
+            var len = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            let ok = withUnsafeMutablePointer(to: &a) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &len) == 0 }
+            }
+            guard ok else { throw HarnessError(description: "[::1] listener: errno \(errno)") }
+            port = Int(UInt16(bigEndian: a.sin6_port))
+        }
+        var hasPendingConnection: Bool {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            return poll(&p, 1, 0) == 1
+        }
+        deinit { close(fd) }
+    }
+
+    /// Item 1: with `redirect_host: "localhost"`, a port whose [::1] side another program holds is refused before
+    /// the browser opens, saying why (today: the browser goes to the other listener and signin times out).
+    @Test func aLocalhostRedirectWhoseIPv6SideIsHeldIsRefusedBeforeTheBrowserOpens() throws {
+        let strict = try Shared.strict.get()
+        let holder = try IPv6Holder()
+        let box = try strict.sandbox(["only_localhost": true], extra: ["redirect_host": "localhost", "redirect_port": holder.port])
+        let start = Date()
+        let r = try box.signin("login", "--timeout", "15")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("Cannot listen on [::1]:\(holder.port)") && r.stderr.contains("localhost:\(holder.port)"), "\(r.stderr)")
+        #expect(r.stderr.contains("redirect_host"), "the message says what to change: \(r.stderr)")
+        #expect(Date().timeIntervalSince(start) < 10, "refused at once, not after the browser's timeout")
+        #expect(box.standinSteps().isEmpty, "no browser was opened")
+        #expect(!holder.hasPendingConnection, "nothing reached the other listener")
+        #expect(box.entryFile() == nil)
+
+        // With the port left to the system, a sign-in to localhost works (both sides are signin's).
+        let free = try strict.sandbox(["only_localhost": true], extra: ["redirect_host": "localhost"])
+        let ok = try free.signin("login", "--timeout", "60")
+        #expect(ok.status == 0, "\(ok.stderr)")
+    }
+
+    /// Item 3: `aws configure` writes no line break into aws-cli's file (a profile of the attacker's choosing), and
+    /// an account that is not stored is refused before anything is written.
+    @Test func awsConfigureRefusesLineBreaksAndUnknownAccountsAndWritesNothing() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let configFile = box.root.appendingPathComponent("aws-config").path
+        try "[profile mine]\nregion = eu-west-1\n".write(toFile: configFile, atomically: true, encoding: .utf8)
+        let env = ["AWS_CONFIG_FILE": configFile]
+        let role = "arn:aws:iam::123456789012:role/deployer"
+        let evil = "alice@example.org\n[profile evil]\ncredential_process = sh -c id"
+        let injected = try box.signin(["aws", "configure", "--role-arn", role, "--account", evil], env: env)
+        #expect(injected.status != 0, "\(injected.stderr)")
+        let unknown = try box.signin(["aws", "configure", "--role-arn", role, "--account", "nobody@example.org"], env: env)
+        #expect(unknown.status == 2 && unknown.stderr.contains("nobody@example.org"), "\(unknown.stderr)")
+        // A configuration path with a line break in it.
+        let oddFolder = box.root.appendingPathComponent("a\n[profile evil2]").path
+        try FileManager.default.createDirectory(atPath: oddFolder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: box.configPath, toPath: oddFolder + "/config.json")
+        let oddConfig = try box.signin(["aws", "configure", "--role-arn", role, "-c", oddFolder + "/config.json"], env: env)
+        #expect(oddConfig.status == 2 && oddConfig.stderr.contains("control character"), "\(oddConfig.stderr)")
+        #expect(try String(contentsOfFile: configFile, encoding: .utf8) == "[profile mine]\nregion = eu-west-1\n")
+        // The account by its e-mail is written.
+        let ok = try box.signin(["aws", "configure", "--role-arn", role, "--account", "alice@example.org"], env: env)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(try String(contentsOfFile: configFile, encoding: .utf8).contains("--account alice@example.org\n"))
+    }
+
+    /// Item 18: a provider's 429 says how long it asked to wait (exit 5, nothing changed).
+    @Test func aRateLimitedRefreshSaysRetryAfter() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let before = box.storeSnapshot()
+        try strict.control(box.clientID, ["token_fault": "429", "retry_after": 120])
+        let r = try box.signin("token", "--force-refresh")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("\(strict.issuer)/token") && r.stderr.contains("wait 120 s (Retry-After)"), "\(r.stderr)")
+        #expect(box.storeSnapshot() == before)
+        try strict.control(box.clientID, ["token_fault": NSNull(), "retry_after": NSNull()])
+    }
+}
