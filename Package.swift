@@ -29,8 +29,10 @@ let package = Package(
         .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),
         // README's library tasks, compiled for the same reason.
         .executableTarget(name: "signin-tasks", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/tasks"),
+        // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
+        .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL", "SignInCLI"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "SignInKit", "SignInKitURLSession"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-test-worker", "SignInKit", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]
 )

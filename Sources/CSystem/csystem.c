@@ -12,7 +12,10 @@ static atomic_int pending_signal;
 
 static void deliver(int sig) {
     signal(sig, SIG_DFL);
-    raise(sig);
+    /* To the process, not to this thread (raise): the hold may end on a thread that has the signal blocked (one
+     * started from Swift's cooperative pool, whose threads block every signal), where it would stay pending
+     * until the thread ends, and be lost. Any thread that has it unblocked (the main thread) acts on it now. */
+    kill(getpid(), sig);
 }
 
 static void on_signal(int sig) {

@@ -38,4 +38,29 @@ import Testing
         // --min-ttl beyond the token's life: the sign-in is followed by a refresh, in the same process.
         try signalDuringRefresh(strict, try strict.sandbox(["rotate": true, "access_ttl": 30]), ["exec", "--login", "--min-ttl", "120", "--", "/bin/true"], SIGTERM)
     }
+
+    /// Fifth review, item 11: in an async program (the refresh on a thread started from the cooperative pool, whose
+    /// threads block every signal) `SignalHolding.install()` holds SIGINT until the rotated token is saved, then acts
+    /// on it: the program ends by SIGINT, not by finishing as if nothing had come (before: exit 0, the signal lost).
+    @Test func anAsyncLibraryProgramActsOnAHeldSignalAfterTheSave() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox(["rotate": true])
+        try strict.control(box.clientID, ["refresh_delay": 2.0])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Paths.built("signin-test-worker"))
+        p.environment = box.environment.merging(["WORKER_CLIENT_ID": box.clientID, "WORKER_ISSUER": strict.issuer, "WORKER_STORE": box.storeDir]) { $1 }
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 }, "the refresh reached the provider")
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGINT,
+                "SIGINT acted on after the save: \(p.terminationReason.rawValue) \(p.terminationStatus) \(printed)")
+        try strict.control(box.clientID, ["refresh_delay": 0])
+        let next = try box.signin("token", "--force-refresh")
+        #expect(next.status == 0, "the rotated refresh token was kept: \(next.stderr)")
+    }
 }

@@ -4,11 +4,15 @@ import CSystem
 /// refresh tokens has already spent the old one once the request is sent: a process stopped in between loses
 /// the grant. A program that calls `SignalHolding.install()` (the `signin` command does) has SIGINT, SIGTERM and
 /// SIGHUP held for that span and acted on right after the save; elsewhere this costs two atomic operations.
+///
+/// A task cancelled in that span (`Task.cancel()` of a library caller) does not cut the request either: the
+/// request finishes and its answer is saved, then `.canceled` is thrown (`Canceller.shielded`).
 enum CriticalSection {
     static func run<T>(_ body: () throws(SignInError) -> T) throws(SignInError) -> T {
         signin_signals_hold_begin()
         defer { signin_signals_hold_end() }
-        return try body()
+        guard let canceller = CurrentCanceller.value else { return try body() }
+        return try canceller.shielded(CurrentOperation.name ?? "the request", body)
     }
 }
 

@@ -72,7 +72,7 @@ struct HTTPClient: Sendable {
         guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
         guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }
         let canceller = CurrentCanceller.value
-        if canceller?.isCanceled == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled before contacting the \(endpoint)") }
+        if canceller?.interrupts == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled before contacting the \(endpoint)") }
         let sink = Sink(limit: maxResponseBytes, canceller: canceller)
         let ctx = Unmanaged.passRetained(sink)
         // The handle first: its cleanup closes the connection, which calls back with `ctx`.
@@ -138,7 +138,7 @@ struct HTTPClient: Sendable {
             _ = signin_curl_setopt_string(h, CURLOPT_COPYPOSTFIELDS, form)
         }
         let rc = signin_curl_easy_perform(h)
-        if canceller?.isCanceled == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled while waiting for the \(endpoint)") }
+        if canceller?.interrupts == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled while waiting for the \(endpoint)") }
         if sink.overflow {
             throw .providerError(endpoint: endpoint, code: "response_too_large", detail: "more than \(maxResponseBytes) bytes")
         }

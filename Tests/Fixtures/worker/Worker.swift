@@ -1,0 +1,26 @@
+import SignInKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A long-running program on SignInKit, as an adopter writes one, for the tests: it takes `SignalHolding`, then
+/// forces one refresh and says how it ended. The tests signal it while the refresh is in flight.
+/// Environment: WORKER_CLIENT_ID, WORKER_ISSUER, WORKER_STORE (the store folder).
+@main struct Worker {
+    static func main() async {
+        SignalHolding.install()
+        func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        guard let id = env("WORKER_CLIENT_ID"), let issuer = env("WORKER_ISSUER"), let store = env("WORKER_STORE") else {
+            print("worker: WORKER_CLIENT_ID, WORKER_ISSUER and WORKER_STORE are needed")
+            exit(2)
+        }
+        let client = SignInClient(configuration: SignInConfiguration(clientID: id, issuer: issuer), storeDirectory: store)
+        do throws(SignInError) {
+            _ = try await client.restorePreviousSignIn(forceRefresh: true)
+            print("refreshed")
+        } catch {
+            print("failed: \(error)")
+            exit(1)
+        }
+    }
+}
