@@ -488,8 +488,15 @@ class Handler(BaseHTTPRequestHandler):
                 pushed = PUSHED.pop(q["request_uri"], None)
             if pushed is None or pushed["expires"] < time.time() or pushed["params"].get("client_id") != q.get("client_id"):
                 return self.send(400, "request_uri unknown, used or expired", "text/plain")
-            if set(q) - {"client_id", "request_uri"}:
-                return self.send(400, "with request_uri, only client_id may be in the URL", "text/plain")
+            # As idpyoidc validates the URL before swapping in the pushed request: response_type must be there
+            # (RFC 9101 5 lets a client repeat the OAuth parameters beside request_uri), and what is repeated must
+            # be what was pushed; nothing else of the request may be on the URL.
+            if set(q) - {"client_id", "request_uri", "response_type", "scope"}:
+                return self.send(400, "with request_uri, only client_id, response_type and scope may be in the URL", "text/plain")
+            if q.get("response_type") != "code":
+                return self.send(400, "response_type missing beside request_uri", "text/plain")
+            if "scope" in q and q["scope"] != pushed["params"].get("scope"):
+                return self.send(400, "the URL's scope is not the pushed one", "text/plain")
             url_keys = sorted(q)
             q = pushed["params"]
             st = client(q["client_id"]).stats

@@ -63,7 +63,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noPreviousSignIn(let reason): return "Not signed in: \(reason)"
         case .configNotFound(let file): return "Configuration \(file): file not found"
         case .canceled(let reason): return reason.prefix(1).uppercased() + reason.dropFirst() + "."
-        case .timedOut(let after): return "Timed out after \(after.components.seconds) s waiting for the sign-in in the browser."
+        case .timedOut(let after):
+            return "Timed out after \(after.components.seconds) s waiting for the sign-in in the browser. If the browser shows an error page of the provider's, the provider refused the sign-in request (the page says why)."
         case .providerError(let endpoint, let code, let detail):
             return "The provider's \(endpoint) answered with error \"\(code)\"" + (detail.map { ": \($0)" } ?? ".")
         case .networkUnavailable(let endpoint, let detail):

@@ -3,7 +3,8 @@
 /// Pushed first (RFC 9126) when the configuration's `pushed_authorization` and the provider say so: `auto` where
 /// discovery lists the endpoint, `always` (the endpoint must be there), `never` (refused for a provider that
 /// requires it). Then the parameters go to the provider in a POST with the client's credentials, and the URL the
-/// browser opens carries only `client_id` and the `request_uri` it answered: nothing of the request is on the URL.
+/// browser opens carries `client_id`, the `request_uri` it answered, and the OAuth 2.0 required `response_type` and
+/// `scope` repeated (RFC 9101 5): no state, nonce, challenge or redirect is on the URL.
 struct AuthorizationRequest: Sendable, CustomStringConvertible {
     let state: String
     let nonce: String
@@ -45,7 +46,10 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
             return
         }
         let requestURI = try TokenClient(config: config, endpoints: endpoints).pushAuthorization(params, to: parEndpoint)
-        url = base + separator + FormEncoding.encode([("client_id", config.clientID), ("request_uri", requestURI)])
+        // RFC 9101 5: the OAuth 2.0 required parameters may be repeated beside request_uri (the server uses the
+        // pushed ones); some servers (idpyoidc) check response_type before swapping in the pushed request.
+        url = base + separator + FormEncoding.encode([("client_id", config.clientID), ("request_uri", requestURI),
+                                                      ("response_type", "code"), ("scope", scopes.joined(separator: " "))])
     }
 
     /// Where to push the request, or nil not to.
