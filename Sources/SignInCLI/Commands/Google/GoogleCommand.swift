@@ -42,7 +42,31 @@ struct GoogleCommand: SignInCommand {
         if let sa = serviceAccount, !ServiceAccounts.isEmail(sa) { throw UsageError("--service-account \"\(sa.withoutControlCharacters)\" is not a service account's e-mail") }
         userProject = a.value(Self.userProjectOption)
         if audience.contains("/workforcePools/") && userProject == nil { throw UsageError("a workforce pool needs --workforce-pool-user-project PROJECT (the project that pays for its use)") }
-        carried = a.selectionArguments
+        carried = Self.byName(a.selectionArguments, env)
+    }
+
+    /// `-c PATH` of a file in the configuration folder, as `--profile NAME` (or nothing, for the default one): a
+    /// command line with no path of the configuration's in it.
+    static func byName(_ args: [String], _ env: [String: String]) -> [String] {
+        guard let i = args.firstIndex(of: "-c"), i + 1 < args.count else { return args }
+        let path = args[i + 1]
+        let folder = SignInConfiguration.directory(environment: env) + "/"
+        guard path.hasPrefix(folder), path.hasSuffix(".json") else { return args }
+        let name = String(path.dropFirst(folder.count).dropLast(".json".count))
+        guard SignInConfiguration.isValidProfileName(name) else { return args }
+        var out = args
+        out.replaceSubrange(i...(i + 1), with: name == "config" ? [] : ["--profile", name])
+        return out
+    }
+
+    /// The `command` google-auth, gcloud and Go's golang.org/x/oauth2 all read alike: Python splits it as a shell
+    /// would (shlex), Go on white space with no quoting, so no word may need quotes. A path that would is refused
+    /// with what to do, rather than written into a file one of them cannot run.
+    static func executableCommand(_ args: [String]) throws(SignInError) -> String {
+        if let odd = args.first(where: { AWSConfigFile.commandLine([$0]) != $0 }) {
+            throw .unsupported(reason: "the external_account file's command would hold \"\(odd.withoutControlCharacters)\", which Go's client libraries split on white space (they have no quoting); put signin and its configuration in folders whose names have no space or quote (--profile NAME for a configuration in \(SignInConfiguration.directory(environment: ProcessEnvironment.current)))")
+        }
+        return args.joined(separator: " ")
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
@@ -62,7 +86,7 @@ struct GoogleCommand: SignInCommand {
         var o: [String: JSONValueOut] = [
             "type": .string("external_account"), "audience": .string(audience), "subject_token_type": .string(GoogleExecutableSource.tokenType),
             "token_url": .string(sts),
-            "credential_source": .object(["executable": .object(["command": .string(AWSConfigFile.commandLine([me, GoogleExecutableSource.name] + carried)),
+            "credential_source": .object(["executable": .object(["command": .string(try Self.executableCommand([me, GoogleExecutableSource.name] + carried)),
                                                                  "timeout_millis": .int(30_000)])]),
         ]
         if let serviceAccount {
