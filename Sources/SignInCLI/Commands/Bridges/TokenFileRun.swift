@@ -20,6 +20,8 @@ import Glibc
 ///    atomically: COMMAND never reads a half-written or an expired token. A refresh that fails is said once on
 ///    standard error and tried again in 10 s; the file keeps the last good token meanwhile.
 /// 4. When COMMAND ends, however it ends, the file is removed, and signin exits with COMMAND's status (or signal).
+/// 5. The file's name holds this signin's pid and start time: a signin killed before step 4 (SIGKILL) leaves a file
+///    that the next `--token-file` run removes, since its owner is gone.
 final class TokenFileRun: @unchecked Sendable {
     private let source: any TokenSource
     private let kind: TokenKind
@@ -36,7 +38,7 @@ final class TokenFileRun: @unchecked Sendable {
         self.source = source
         self.kind = kind
         self.minTTL = minTTL
-        path = try AgentProtocol.newRuntimeFile("token-", environment: environment)
+        path = try AgentProtocol.newOwnedRuntimeFile("token-", environment: environment)
     }
 
     /// Writes the first token, runs COMMAND beside the renewing thread, removes the file at the end.
