@@ -20,7 +20,7 @@ struct ExitCode: Equatable, Sendable {
         case .timedOut: self = .timedOut
         case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed, .rateLimited: self = .network
         case .configInvalid, .configNotFound, .unsupported, .accountNotFound, .ambiguousAccount, .passphraseRefused, .passphraseUnavailable: self = .usage
-        case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system, .listenerUnavailable: self = .failure
+        case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system, .listenerUnavailable, .rotatedGrantUnsaved: self = .failure
         }
     }
 

@@ -56,20 +56,42 @@ extension SignInClient {
     /// Refreshes the tokens of `current`; the caller holds the account's lock.
     ///
     /// 1. No refresh token stored: `.noPreviousSignIn` (the provider issued none).
-    /// 2. From sending the request until its answer is saved, SIGINT, SIGTERM and SIGHUP are held (`CriticalSection`).
+    /// 2. Before the request, what its save needs is secured (`CredentialStore.withSecuredSave`: the key read once and
+    ///    kept, room on disk allocated; no room: `.storeUnwritable` and nothing is sent). From sending the request
+    ///    until its answer is saved, SIGINT, SIGTERM and SIGHUP are held and a task's cancellation waits (`CriticalSection`).
     /// 3. The provider refuses the grant (`invalid_grant`): that and its date are saved in the entry (nothing is
     ///    deleted), then `.noPreviousSignIn`. Any other failure changes nothing.
     /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent: at once
     ///    when an ID token is to be verified first (that may fail, or need the network for the keys), else with the
     ///    new tokens in the one save of step 6 (nothing can fail between).
     /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
-    /// 6. The new tokens are saved.
+    /// 6. The new tokens are saved. A save that still fails after the provider rotated is `.rotatedGrantUnsaved`
+    ///    (the old refresh token is spent: "previous credentials are intact" would not be true).
     func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
         guard let refreshToken = current.refreshToken else {
             throw .noPreviousSignIn(reason: .noRefreshToken)
         }
         var tokens = TokenClient(config: configuration, endpoints: current.endpoints)
         tokens.proofKey = try current.proofKey()
+        // Step 2: the save secured before the request (the store's own files: the key read once and kept, room on
+        // disk allocated); another storage saves as it does.
+        guard let store = storage as? CredentialStore else {
+            return try refreshLocked(current, refreshToken, tokens, save: { (c) throws(SignInError) in try storage.save(c) })
+        }
+        return try store.withSecuredSave(of: current) { (secured) throws(SignInError) -> StoredCredentials in
+            try refreshLocked(current, refreshToken, tokens, save: { (c) throws(SignInError) in try store.save(c, secured) })
+        }
+    }
+
+    private func refreshLocked(_ current: StoredCredentials, _ refreshToken: String, _ tokens: TokenClient,
+                               save: (StoredCredentials) throws(SignInError) -> Void) throws(SignInError) -> StoredCredentials {
+        // A save that fails once the provider has rotated says so: the old refresh token is spent.
+        func saveRotated(_ c: StoredCredentials) throws(SignInError) {
+            do throws(SignInError) { try save(c) } catch {
+                guard c.refreshToken != current.refreshToken, case .storeUnwritable(let path, let reason) = error else { throw error }
+                throw .rotatedGrantUnsaved(path: path, reason: reason)
+            }
+        }
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {
@@ -78,13 +100,13 @@ extension SignInClient {
                 // Under the lock we sent the newest refresh token, so the refusal is about the grant itself.
                 var ended = current
                 ended.grantEndedAt = Date()
-                try storage.save(ended)
+                try save(ended)
                 currentUserChanged()
                 throw .noPreviousSignIn(reason: .grantEnded(on: ended.grantEndedAt!))
             }
             var next = current
             next.refreshToken = response.refreshToken ?? current.refreshToken
-            if next.refreshToken != current.refreshToken && response.idToken != nil { try storage.save(next) }
+            if next.refreshToken != current.refreshToken && response.idToken != nil { try saveRotated(next) }
             if let raw = response.idToken {
                 let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
                 guard verified.subject == current.profile.userID else {
@@ -102,7 +124,7 @@ extension SignInClient {
             next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
             if let scope = response.scope { next.grantedScopes = scope }
             next.savedAt = Date()
-            try storage.save(next)
+            try saveRotated(next)
             currentUserChanged()
             return next
         }

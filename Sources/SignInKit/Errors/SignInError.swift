@@ -53,6 +53,9 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (HTTP 429); `retryAfterSeconds` is how long it asked to be left alone (`Retry-After`), when it said.
     /// Nothing changed locally.
     case rateLimited(endpoint: String, retryAfterSeconds: Int?)
+    /// The provider answered a refresh with a new refresh token (the old one is now spent), and it could not be
+    /// saved at `path` (`reason`). The stored sign-in will likely need a new sign-in at its next refresh.
+    case rotatedGrantUnsaved(path: String, reason: String)
 
     /// A sentence a person understands, without secrets. Text that came from a provider or a callback is in
     /// it with its control characters removed, so printing it cannot rewrite a terminal.
@@ -91,6 +94,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
             return "The store key's passphrase: one is needed for the store key (\(path)) and there is no way to ask for it here (no terminal, and no passphrase given)"
         case .revocationFailed(let cause): return "Revoking the grant at the provider failed: \(cause.sentence)"
         case .listenerUnavailable(let address, let reason): return "Cannot listen on \(address): \(reason)."
+        case .rotatedGrantUnsaved(let path, let reason):
+            return "The provider issued a new refresh token, which replaces the stored one, and it could not be saved to \(path): \(reason). The stored sign-in may no longer refresh; if the next command says so, sign in again."
         case .rateLimited(let endpoint, let after):
             return "\(endpoint) refused: asked too often (HTTP 429); " + (after.map { "it asks to wait \($0) s (Retry-After) before trying again." } ?? "try again later.")
         }

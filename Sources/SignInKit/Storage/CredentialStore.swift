@@ -310,8 +310,51 @@ public struct CredentialStore: CredentialStorage {
         removeAbandonedTemporaryFiles()
     }
 
-    /// Writes `creds` under `o`'s key and names to `path` (default: its own entry name).
-    private func write(_ creds: StoredCredentials, _ o: Opened, to path: String? = nil) throws(SignInError) {
+    /// What saving one account's entry needs, secured before a request whose answer must be saved (a refresh at a
+    /// provider that rotates refresh tokens: once sent, the old one is spent): the key, read once now (a TPM that
+    /// drops, or a passphrase cache that expires, after the request cannot lose the answer), and room on disk for two
+    /// writes of the entry (the rotated token alone, then everything), allocated now.
+    final class SecuredSave {
+        fileprivate let opened: Opened
+        fileprivate var reservations: [FileReservation]
+        fileprivate init(opened: Opened, reservations: [FileReservation]) {
+            self.opened = opened
+            self.reservations = reservations
+        }
+    }
+
+    /// Runs `body` with the save of `creds`' account secured (`SecuredSave`), holding the key lock shared throughout
+    /// (no key move can start between the request and its save). Throws before `body` runs when the store has no
+    /// key or no room: then nothing was sent.
+    func withSecuredSave<T>(of creds: StoredCredentials, _ body: (SecuredSave) throws(SignInError) -> T) throws(SignInError) -> T {
+        try checkDirectory(create: true)
+        _ = try key.currentLocation()
+        defer { removeAbandonedTemporaryFiles() }
+        return try FileLock.with(key.lockPath, shared: true) { () throws(SignInError) -> T in
+            guard let o = try open(recover: false) else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
+            let c = o.names.configuration(issuer: creds.issuer, clientID: creds.clientID)
+            let a = o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID)
+            var st = stat()
+            let current = stat(entryPath(configuration: c, account: a), &st) == 0 ? Int(st.st_size) : 0
+            // The new entry differs from the old by a few tokens: twice the old size, at least 16 KiB, is room enough.
+            let bytes = max(16 * 1024, 2 * current)
+            var reservations: [FileReservation] = []
+            for _ in 0..<2 {
+                do throws(FileIO.Failure) { reservations.append(try FileReservation(directory: directory, bytes: bytes)) } catch {
+                    throw .storeUnwritable(path: directory, reason: "no room to save a refreshed sign-in (\(error.reason)), so the refresh was not sent")
+                }
+            }
+            return try body(SecuredSave(opened: o, reservations: reservations))
+        }
+    }
+
+    /// Saves `creds` with what `secured` holds: no key read, no new blocks on disk.
+    func save(_ creds: StoredCredentials, _ secured: SecuredSave) throws(SignInError) {
+        try write(creds, secured.opened, reservation: secured.reservations.isEmpty ? nil : secured.reservations.removeFirst())
+    }
+
+    /// Writes `creds` under `o`'s key and names to `path` (default: its own entry name), into `reservation` when given.
+    private func write(_ creds: StoredCredentials, _ o: Opened, to path: String? = nil, reservation: FileReservation? = nil) throws(SignInError) {
         let c = o.names.configuration(issuer: creds.issuer, clientID: creds.clientID)
         let a = o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID)
         let target = path ?? entryPath(configuration: c, account: a)
@@ -320,7 +363,9 @@ public struct CredentialStore: CredentialStorage {
         let bytes = try Self.sealed(plain, o, configuration: c, account: a)
         let name = PathName(path: target).lastComponent
         kernelEntries.remove(name)
-        do { try FileIO.writeAtomically(bytes, to: target) } catch {
+        do {
+            if let reservation { try reservation.commit(bytes, to: target) } else { try FileIO.writeAtomically(bytes, to: target) }
+        } catch {
             throw .storeUnwritable(path: target, reason: error.reason)
         }
         // The next cached command reads what was just written from the kernel, not by decrypting it.

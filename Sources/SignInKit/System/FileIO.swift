@@ -99,6 +99,67 @@ enum FileIO {
     }
 }
 
+/// Room on disk taken before it is needed: a temporary file in `directory`, its blocks allocated now
+/// (`posix_fallocate`), that `commit` later fills and renames over a file as `FileIO.writeAtomically` does. A write
+/// that must not fail later (the entry that keeps a rotated refresh token) reserves its room before the request that
+/// makes it. Unused, the file is removed when the reservation goes.
+final class FileReservation {
+    private var fd: Int32
+    private let tmp: String
+    let bytes: Int
+
+    /// Reserves `bytes` in `directory`; throws with the system's reason when there is no room (ENOSPC, EFBIG).
+    init(directory: String, bytes: Int, mode: mode_t = 0o600) throws(FileIO.Failure) {
+        let suffix = Hex.encode((try? Crypto.randomBytes(6)) ?? [])
+        tmp = directory + "/reserved.tmp-\(getpid())-\(suffix)"
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        self.bytes = bytes
+        guard fd >= 0 else { throw FileIO.Failure(reason: FileIO.errnoText()) }
+        let rc = posix_fallocate(fd, 0, off_t(bytes))
+        guard rc == 0 else {
+            close(fd)
+            unlink(tmp)
+            fd = -1
+            throw FileIO.Failure(reason: FileIO.errnoText(rc))
+        }
+    }
+
+    /// Writes `data` into the reserved blocks, syncs, and renames the file over `path` (then syncs the folder).
+    /// Data larger than the reservation is written too, and may then meet a full disk.
+    func commit(_ data: [UInt8], to path: String) throws(FileIO.Failure) {
+        guard fd >= 0 else { throw FileIO.Failure(reason: "the reserved file was used already") }
+        var written = 0
+        while written < data.count {
+            let n = SystemCall.retrying { data.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, data.count - written, off_t(written)) } }
+            guard n > 0 else { throw FileIO.Failure(reason: FileIO.errnoText()) }
+            written += n
+        }
+        Failpoint.hit("store-after-temp-write")
+        guard ftruncate(fd, off_t(data.count)) == 0, fsync(fd) == 0 else { throw FileIO.Failure(reason: FileIO.errnoText()) }
+        close(fd)
+        fd = -1
+        Failpoint.hit("store-after-fsync")
+        guard rename(tmp, path) == 0 else {
+            let e = errno
+            unlink(tmp)
+            throw FileIO.Failure(reason: FileIO.errnoText(e))
+        }
+        Failpoint.hit("store-after-rename")
+        let dfd = open(PathName(path: path).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+
+    deinit {
+        if fd >= 0 {
+            close(fd)
+            unlink(tmp)
+        }
+    }
+}
+
 /// Path helpers without NSString.
 @_spi(CLI) public struct PathName {
     let path: String
