@@ -77,6 +77,35 @@ import Testing
         #expect(box.storeSnapshot() == before, "a store copied to another TPM is left as it was")
     }
 
+    /// Fifth review, item 13 (a): with `key_cache_seconds` 0 the key is unsealed before a rotating refresh is sent
+    /// and kept for its save, so a TPM that drops while the provider answers loses nothing (before: the key was
+    /// unsealed again for the save, which failed, and the rotated refresh token was lost).
+    @Test func aTPMThatDropsDuringARotatingRefreshLosesNothing() throws {
+        try #require(Self.available == nil, "\(Self.available ?? "")")
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(["rotate": true], extra: ["key_storage": "tpm", "key_cache_seconds": 0])
+        let stats = "\(strict.issuer)/_stats/\(box.clientID)"
+        let r = try session(box, """
+            tpm_start "$T/a"
+            $S login >/dev/null 2>&1; echo "@login=$?"
+            curl -s -X POST -H 'Content-Type: application/json' -d '{"refresh_delay": 2}' "\(strict.issuer)/_control/\(box.clientID)" >/dev/null
+            $S token --force-refresh </dev/null >/dev/null 2>"$T/err" & pid=$!
+            # Until the provider has the request (a condition polled, as tpm_start polls its socket).
+            for i in $(seq 400); do curl -s "\(stats)" | grep -q '"refreshes": 1' && break; sleep 0.05; done; echo "@seen=$i"
+            tpm_stop "$T/a"
+            wait $pid; echo "@refresh=$?"
+            curl -s -X POST -H 'Content-Type: application/json' -d '{"refresh_delay": 0}' "\(strict.issuer)/_control/\(box.clientID)" >/dev/null
+            tpm_start "$T/a"
+            $S token --force-refresh </dev/null >/dev/null 2>"$T/err2"; echo "@next=$?"
+            tpm_stop "$T/a"
+            """)
+        let l = KeyStorageTests().lines(r)
+        #expect(l["login"] == "0", "\(r.stdout)\n\(r.stderr)")
+        #expect(Int(l["seen"] ?? "") ?? 400 < 400, "the TPM stopped while the provider held the request: \(r.stdout)")
+        #expect(l["refresh"] == "0", "the refresh was saved with the key unsealed before it: \(r.stdout)\n\(r.stderr)\n\((try? String(contentsOfFile: box.root.path + "/tpm/err", encoding: .utf8)) ?? "")")
+        #expect(l["next"] == "0", "the rotated refresh token was kept: \((try? String(contentsOfFile: box.root.path + "/tpm/err2", encoding: .utf8)) ?? "")")
+    }
+
     @Test func autoChoosesTheTPMAndSaysSoAndAPassphraseIsCheckedByTheTPM() throws {
         if let reason = Self.available { print("skipped: \(reason)"); return }
         let strict = try Shared.strict.get()
