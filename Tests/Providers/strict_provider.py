@@ -213,6 +213,10 @@ class Handler(BaseHTTPRequestHandler):
         claims = {"iss": self.issuer, "aud": cl.client_id, "azp": cl.client_id, "sub": sub, "iat": now, "exp": now + int(cl.c("id_ttl", 3600)),
                   "name": "Alice Example" if sub == "alice" else sub.capitalize() + " Example", "email": f"{sub}@example.org",
                   "email_verified": True}
+        if cl.c("id_token_without_profile"):
+            # As providers that give the profile at userinfo only (signin then asks there).
+            for k in ("name", "email", "email_verified"):
+                claims.pop(k, None)
         if nonce is not None:
             claims["nonce"] = nonce
         claims.update(cl.c("id_token_claims", {}))

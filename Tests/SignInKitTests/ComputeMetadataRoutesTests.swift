@@ -9,9 +9,9 @@ import Testing
         var number: Result<String?, SignInError> = .success("42")
         func email() throws(SignInError) -> String { "alice@example.org" }
         func scopes() throws(SignInError) -> [String] { ["openid", "email"] }
-        func accessToken(scopes: [String]?) throws(SignInError) -> SignInToken {
+        func accessToken(scopes: [String]?) throws(SignInError) -> IssuedToken {
             if let scopes, scopes.contains("drive") { throw .unsupported(reason: "not granted: drive") }
-            return SignInToken(value: "at-1", expirationDate: Date(timeIntervalSinceNow: 3600))
+            return IssuedToken(token: SignInToken(value: "at-1", expirationDate: Date(timeIntervalSinceNow: 3600)), kind: .access, subject: "alice", name: "alice@example.org")
         }
         func idToken(audience: String, full: Bool) throws(SignInError) -> SignInToken {
             guard audience == "me" else { throw .unsupported(reason: "an ID token for \(audience) needs a service account") }

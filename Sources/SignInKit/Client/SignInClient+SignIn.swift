@@ -121,7 +121,7 @@ extension SignInClient {
             throw .mismatchWithCurrentUser(expected: requiredName ?? required, actual: verified.profile.displayName)
         }
         var profile = verified.profile
-        if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken) {
+        if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken, tokenType: response.tokenType) {
             profile.fillMissing(from: SignInProfile(claims: info))
         }
         let subject = verified.subject

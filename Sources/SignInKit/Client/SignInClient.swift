@@ -94,9 +94,11 @@ public final class SignInClient: Sendable {
     @_spi(CLI) public var offersDeviceFlow: Bool? { knownEndpoints.map { $0.deviceAuthorization != nil } }
 
     /// The provider's userinfo for an access token at `endpoints` (see `SignInUser.userInfo()`).
-    func userInfo(accessToken: String, endpoints: ProviderEndpoints) async throws(SignInError) -> [String: JSONValue] {
+    func userInfo(accessToken: String, tokenType: String = "Bearer", proofKey: ProofKey? = nil, endpoints: ProviderEndpoints) async throws(SignInError) -> [String: JSONValue] {
         try await offPool("the userinfo request") { (_) throws(SignInError) -> [String: JSONValue] in
-            try TokenClient(config: self.configuration, endpoints: endpoints).userinfo(accessToken: accessToken)
+            var tokens = TokenClient(config: self.configuration, endpoints: endpoints)
+            tokens.proofKey = proofKey
+            return try tokens.userinfo(accessToken: accessToken, tokenType: tokenType)
         }
     }
 

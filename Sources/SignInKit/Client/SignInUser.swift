@@ -118,7 +118,9 @@ public struct SignInUser: Sendable, Equatable {
     /// `claims["email_verified"]?.bool`, nested objects such as `address` as they are).
     public func userInfo() async throws(SignInError) -> [String: JSONValue] {
         let token = try await freshToken()
-        return try await client.userInfo(accessToken: token.value, endpoints: endpoints)
+        // A DPoP-bound token goes with a proof (`Authorization: DPoP`), as the provider requires of it.
+        return try await client.userInfo(accessToken: token.value, tokenType: accessTokenType,
+                                         proofKey: accessTokenType == "DPoP" ? try ProofKey.fromEntry(storedProofKey) : nil, endpoints: endpoints)
     }
 
     /// The ID token, valid for at least `minimumValidity` more (refreshed when needed; a provider that sends no

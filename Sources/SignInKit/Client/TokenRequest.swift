@@ -83,6 +83,16 @@ public struct IssuedToken: Sendable, Equatable {
     /// The proof `TokenRequest.proofFor` asked for, naming this token; nil for a bearer token.
     public internal(set) var dpopProof: String?
 
+    /// The token for a consumer whose protocol can carry only a bearer token (`consumer` names it: "kubectl",
+    /// "git", "docker", "the metadata server"): the value, or, for an access token bound to this machine's DPoP key,
+    /// `.unsupported` saying so. A bound token handed out as a bearer one is refused by every API that checks the
+    /// binding, and useless to one that does not; where the protocol can say DPoP (`signin token --json`'s
+    /// `token_type`, `exec`'s `SIGNIN_TOKEN_TYPE`), it is said instead.
+    public func bearerValue(for consumer: String) throws(SignInError) -> String {
+        guard tokenType == "DPoP" else { return token.value }
+        throw .unsupported(reason: "\(consumer) can carry only a bearer token, and this access token is bound to signin's DPoP key (RFC 9449: each request needs a proof). Use `signin exec` (SIGNIN_TOKEN_TYPE says DPoP) with `signin dpop-proof`, or set \"dpop\": \"never\" in the configuration and sign in again for bearer tokens")
+    }
+
     /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
     public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
         guard tokenType == "DPoP", let proofKey = try ProofKey.fromEntry(storedProofKey) else { return nil }

@@ -7,7 +7,7 @@ protocol ComputeMetadataSource {
     /// The scopes the tokens carry.
     func scopes() throws(SignInError) -> [String]
     /// An access token with `scopes` (nil: the default ones).
-    func accessToken(scopes: [String]?) throws(SignInError) -> SignInToken
+    func accessToken(scopes: [String]?) throws(SignInError) -> IssuedToken
     /// An ID token for `audience`; `full`: with the e-mail claim (the API's `format=full`).
     func idToken(audience: String, full: Bool) throws(SignInError) -> SignInToken
     /// The project's ID, nil when none is configured.
@@ -137,9 +137,11 @@ struct ComputeMetadataHandler {
         case "scopes": return Self.text("200 OK", try source.scopes().joined(separator: "\n") + "\n")
         case "token":
             let asked = query["scopes"].map { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
-            let token = try source.accessToken(scopes: asked)
-            let seconds = max(0, Int((token.expirationDate?.timeIntervalSinceNow ?? 3600).rounded(.down)))
-            return Self.json(JSONValueOut.object(["access_token": .string(token.value), "expires_in": .int(seconds), "token_type": .string("Bearer")]).text)
+            let issued = try source.accessToken(scopes: asked)
+            // Google's libraries send what they are given as `Bearer`: a DPoP-bound token is refused, not leaked.
+            let value = try issued.bearerValue(for: "the metadata server (Google's libraries send its tokens as Bearer)")
+            let seconds = max(0, Int((issued.token.expirationDate?.timeIntervalSinceNow ?? 3600).rounded(.down)))
+            return Self.json(JSONValueOut.object(["access_token": .string(value), "expires_in": .int(seconds), "token_type": .string(issued.tokenType)]).text)
         case "identity":
             guard let audience = query["audience"], !audience.isEmpty else {
                 return Self.jsonError("400 Bad Request", "invalid_request", "identity needs ?audience=")

@@ -117,10 +117,10 @@ public final class MetadataServer: @unchecked Sendable {
             return c.grantedScopes
         }
 
-        func accessToken(scopes asked: [String]?) throws(SignInError) -> SignInToken {
+        func accessToken(scopes asked: [String]?) throws(SignInError) -> IssuedToken {
             var r = TokenRequest(kind: .access, serviceAccountChain: chain, scopes: asked, minimumValidity: Self.margin, account: server.account)
             r.workloadIdentity = federation
-            if !chain.isEmpty || federation != nil { return try client.token(r).token }
+            if !chain.isEmpty || federation != nil { return try client.token(r) }
             // The person's token carries the scopes granted at sign-in: a tool asking for more is told, not handed one
             // that its API will refuse.
             r.scopes = nil
@@ -132,7 +132,7 @@ public final class MetadataServer: @unchecked Sendable {
                 server.onEvent(.scopeMissing(scopes: missing, account: who))
                 throw .unsupported(reason: "the sign-in of \(who) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
             }
-            return try client.token(r).token
+            return try client.token(r)
         }
 
         /// Google grants `email` and `profile` under their long names, and tools may ask for either.

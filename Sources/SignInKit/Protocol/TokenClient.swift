@@ -123,10 +123,26 @@ struct TokenClient: Sendable {
 
     /// The userinfo endpoint's claims (OpenID Core 5.3); an error when the provider has no such endpoint or
     /// does not answer with them.
-    func userinfo(accessToken: String) throws(SignInError) -> [String: JSONValue] {
+    /// A DPoP-bound token (`tokenType` `DPoP`, with `proofKey`) is shown as `Authorization: DPoP` with a proof for
+    /// this GET (RFC 9449 7), and again with the server's nonce when it asks for one; a bearer token as `Bearer`.
+    func userinfo(accessToken: String, tokenType: String = "Bearer") throws(SignInError) -> [String: JSONValue] {
         guard let url = endpoints.userinfo else { throw .unsupported(reason: "The provider \(config.issuer) has no userinfo endpoint.") }
         let name = "userinfo endpoint (\(url))"
-        let r = try http.get(url, endpoint: name, headers: ["Authorization: Bearer \(accessToken)"])
+        let r: HTTPResponse
+        if tokenType == "DPoP", let proofKey {
+            func send(_ nonce: String?) throws(SignInError) -> HTTPResponse {
+                let proof = try DPoP.proof(proofKey, method: "GET", url: url, nonce: nonce, accessToken: accessToken)
+                return try http.get(url, endpoint: name, headers: ["Authorization: DPoP \(accessToken)", "DPoP: " + proof])
+            }
+            let first = try send(nil)
+            if first.status == 401, let nonce = first.headers["dpop-nonce"], TokenResponse.isTokenText(nonce), nonce.utf8.count <= 1024 {
+                r = try send(nonce)
+            } else {
+                r = first
+            }
+        } else {
+            r = try http.get(url, endpoint: name, headers: ["Authorization: Bearer \(accessToken)"])
+        }
         guard r.status == 200, let claims = JSONValue.object(from: r.body) else { throw OAuthError.from(r, endpoint: name) }
         return claims
     }

@@ -70,7 +70,7 @@ struct GitCredential: SignInCommand {
             let issued = try source.token(.access, Freshness(minTTL: minTTL), audience: nil)
             let token = issued.token
             let username = self.username ?? source.gitUsername ?? issued.name
-            var answer = "username=\(username.withoutControlCharacters)\npassword=\(token.value)\n"
+            var answer = "username=\(username.withoutControlCharacters)\npassword=\(try issued.bearerValue(for: "git (a password)"))\n"
             if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
             return BridgeAnswer(output: answer)
         case "erase":

@@ -53,8 +53,10 @@ struct KubectlCredential: SignInCommand {
     /// The ExecCredential for `source`'s token, in the API version `environment`'s `KUBERNETES_EXEC_INFO` asks.
     func answer(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> BridgeAnswer {
         let version = KubectlExecInfo.apiVersion(environment)
-        let token = try source.token(kind, Freshness(minTTL: minTTL), audience: nil).token
-        var status: [String: JSONValueOut] = ["token": .string(token.value)]
+        let issued = try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
+        let token = issued.token
+        // ExecCredential has no token type: kubectl sends `Authorization: Bearer`.
+        var status: [String: JSONValueOut] = ["token": .string(try issued.bearerValue(for: "kubectl (an ExecCredential)"))]
         if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
         return BridgeAnswer(output: JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]) + "\n")
     }

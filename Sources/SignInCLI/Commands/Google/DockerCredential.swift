@@ -86,8 +86,8 @@ struct DockerCredential: SignInCommand {
             guard let registry = DockerRegistries.normalized(input), DockerRegistries.allows(registry, patterns: patterns) else {
                 return BridgeAnswer(code: .failure, output: Self.notFound + "\n")
             }
-            let token = try source.token(.access, Freshness(minTTL: 60), audience: nil).token
-            return BridgeAnswer(output: JSONText.object(["ServerURL": .string(input.trimmingWhitespace), "Username": .string(Self.username), "Secret": .string(token.value)]) + "\n")
+            let secret = try source.token(.access, Freshness(minTTL: 60), audience: nil).bearerValue(for: "docker (a registry password)")
+            return BridgeAnswer(output: JSONText.object(["ServerURL": .string(input.trimmingWhitespace), "Username": .string(Self.username), "Secret": .string(secret)]) + "\n")
         case "list":
             var entries: [String: JSONValueOut] = [:]
             for p in patterns where !p.contains("*") { entries[p] = .string(Self.username) }
