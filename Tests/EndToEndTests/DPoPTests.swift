@@ -104,8 +104,20 @@ import Testing
             signin token --json | grep -q '"token_type":"DPoP"' && echo dpop
             t=$(signin token); pr=$(signin dpop-proof --url \(userinfo))
             code=$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: DPoP $t" -H "DPoP: $pr" \(userinfo)); echo "userinfo=$code"
+            signin dpop-proof --method POST --url \(p.issuer)/token >/dev/null; echo "tokenproof=$?"
+            signin dpop-proof --method POST --url '\(p.issuer.uppercased())/revoke?x=1' >/dev/null; echo "revokeproof=$?"
             """
         let r = try box.signin(["ssh"] + remote.sshArguments + [script])
         #expect(r.stdout.contains("dpop") && r.stdout.contains("userinfo=200"), "\(r.stdout) \(r.stderr)")
+        // Fifth review, item 2: a forwarded session is no proof oracle for the provider's own endpoints (with a copied
+        // refresh token, such proofs would buy tokens), and the laptop's log names each proof's method and URL.
+        #expect(r.stdout.contains("tokenproof=2") && r.stdout.contains("revokeproof=2"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("the provider's own token endpoint") && r.stderr.contains("is never given out"), "\(r.stderr)")
+        let log = SSHAgentTests.log(box)
+        #expect(log.contains("with a DPoP proof for GET \(userinfo)"), "\(log)")
+        #expect(log.contains("could not serve access token with a DPoP proof for POST \(p.issuer)/token"), "\(log)")
+        // The same rule on the laptop itself.
+        let local = try box.signin("dpop-proof", "--method", "POST", "--url", p.issuer + "/token")
+        #expect(local.status == 2 && local.stderr.contains("never given out"), "\(local.stderr)")
     }
 }

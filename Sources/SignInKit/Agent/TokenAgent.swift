@@ -244,7 +244,7 @@ import Glibc
             if let sessionID, var s = sessions[sessionID] {
                 s.served += 1
                 sessions[sessionID] = s
-                log(s, "served \(kindName) for \(issued.name)")
+                log(s, "served \(kindName) for \(issued.name)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? ""))
             }
             var answer: [String: JSONValueOut] = [
                 AgentProtocol.Key.token: .string(issued.token.value),
@@ -254,7 +254,9 @@ import Glibc
             if let proof = issued.dpopProof { answer[AgentProtocol.Key.dpopProof] = .string(proof) }
             return Self.json("200 OK", answer)
         } catch {
-            if let sessionID, let s = sessions[sessionID] { log(s, "could not serve \(kindName): \(error.description)") }
+            if let sessionID, let s = sessions[sessionID] {
+                log(s, "could not serve \(kindName)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? "") + ": \(error.description)")
+            }
             let (status, code): (String, String)
             switch error {
             case .noPreviousSignIn: (status, code) = ("409 Conflict", "not_signed_in")

@@ -138,6 +138,10 @@ extension SignInClient {
                 issued.storedProofKey = user.storedProofKey
                 if let target = request.proofFor {
                     if let problem = target.problem { throw .unsupported(reason: "a DPoP proof: \(problem)") }
+                    // Never for the provider's own endpoints: with a copied refresh token, such a proof buys tokens.
+                    if let own = user.endpoints.ownEndpointName(of: target.url) {
+                        throw .unsupported(reason: "a DPoP proof for the provider's own \(own) endpoint (\(target.url.withoutControlCharacters)) is never given out: signin makes its requests to the provider itself")
+                    }
                     issued.dpopProof = try issued.dpopProof(method: target.method, url: target.url)
                 }
             }

@@ -57,3 +57,27 @@ extension ProviderEndpoints {
                   deviceAuthorization: deviceAuthorizationEndpoint?.absoluteString, issuerParameterSupported: nil)
     }
 }
+
+extension ProviderEndpoints {
+    /// Which of the provider's own endpoints `url` is (token, revocation, pushed authorization, device
+    /// authorization, the authorization endpoint), compared without query or fragment as a DPoP proof's `htu` is
+    /// (RFC 9449 4.3); nil for any other URL. A DPoP proof for one of them would let whoever holds a copied refresh
+    /// token use it, so signin never gives one out: it makes those requests itself.
+    func ownEndpointName(of url: String) -> String? {
+        func bare(_ u: String) -> String {
+            var t = Substring(u)
+            if let i = t.firstIndex(where: { $0 == "?" || $0 == "#" }) { t = t[..<i] }
+            while t.hasSuffix("/") { t = t.dropLast() }
+            // Scheme and host compare without case; the path as it is.
+            guard let schemeEnd = t.firstRange(of: "://") else { return String(t) }
+            let afterScheme = t[schemeEnd.upperBound...]
+            let hostEnd = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
+            return t[..<hostEnd].lowercased() + t[hostEnd...]
+        }
+        let asked = bare(url)
+        let own: [(String, String?)] = [("token", token), ("revocation", revocation), ("pushed authorization", pushedAuthorization),
+                                        ("device authorization", deviceAuthorization), ("authorization", authorization)]
+        return own.first { $0.1.map(bare) == asked }?.0
+    }
+}
+
