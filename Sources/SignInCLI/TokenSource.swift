@@ -100,15 +100,25 @@ final class AgentTokens: TokenSource {
 
     func impersonating(_ given: [String]?) -> AgentTokens {
         chain = given ?? []
+        configuredChain = given == nil
         return self
     }
 
+    /// No chain on this command line: the laptop's configuration decides the principal, as it does there.
+    private(set) var configuredChain = false
+
+    private func request(_ kind: TokenKind, _ freshness: Freshness, audience: String?) -> TokenRequest {
+        var r = freshness.request(kind, audience: audience, chain: chain, account: account)
+        r.appliesConfiguredChain = configuredChain
+        return r
+    }
+
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        try agent.token(freshness.request(kind, audience: audience, chain: chain, account: account))
+        try agent.token(request(kind, freshness, audience: audience))
     }
 
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
-        var r = freshness.request(.access, audience: nil, chain: chain, account: account)
+        var r = request(.access, freshness, audience: nil)
         r.proofFor = target
         return try agent.token(r)
     }
@@ -135,9 +145,9 @@ final class AgentTokens: TokenSource {
         guard let endpoint = try hello()[AgentProtocol.Key.awsSTSEndpoint]?.string else {
             throw .unsupported(reason: "the agent at \(agent.socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
         }
-        let saved = chain
-        chain = []
-        defer { chain = saved }
+        let saved = (chain, configuredChain)
+        (chain, configuredChain) = ([], false)
+        defer { (chain, configuredChain) = saved }
         let sts = try AWSSecurityTokenService(endpoint: endpoint)
         func attempt(force: Bool) throws(SignInError) -> AWSCredentials {
             let id = try token(.id, Freshness(minTTL: 60, forceRefresh: force), audience: nil)

@@ -31,6 +31,11 @@ public struct TokenRequest: Sendable, Equatable {
     /// `IssuedToken.dpopProof` with the token it names. Crosses the agent like the rest, so a forwarded session
     /// gets proofs without the key. Ignored for bearer tokens.
     public var proofFor: DPoPTarget? = nil
+    /// With no `serviceAccountChain`: whether the configuration's `impersonate_service_account` chain applies (the
+    /// person's own token only when it names none), as the `signin` command's token commands do. The one token path
+    /// then decides the principal wherever the request comes from, a forwarded session's agent included; false
+    /// (the default): an empty chain is the person.
+    public var appliesConfiguredChain: Bool = false
 
     /// One request a DPoP proof is for: its HTTP method and URL.
     public struct DPoPTarget: Sendable, Equatable {
@@ -110,6 +115,7 @@ public struct IssuedToken: Sendable, Equatable {
 extension SignInClient {
     /// The one token path: a token as `request` asks, with no browser.
     ///
+    /// 0. The principal: the request's chain, else (with `appliesConfiguredChain`) the configuration's, else the person.
     /// 1. An ID token for an audience other than this client, without a service account: `.unsupported` (the
     ///    signed-in person's ID tokens are for this client only; another audience needs a service account).
     ///    A service account's ID token without an audience: `.unsupported` too.
@@ -122,6 +128,10 @@ extension SignInClient {
     ///    with the person's ID token (`federatedAccessToken`), cached the same way; the person's own ID token is
     ///    still the provider's.
     public func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
+        var request = request
+        if request.serviceAccountChain.isEmpty && request.appliesConfiguredChain {
+            request.serviceAccountChain = configuration.impersonateServiceAccount
+        }
         let chain = request.serviceAccountChain
         if let federation = request.workloadIdentity, request.kind == .access || !chain.isEmpty {
             return try federatedToken(request, federation)
