@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 
 /* The TPM 2.0 through the TSS libraries Debian ships (libtss2-esys, -tctildr, -mu), loaded (dlopen) only when a
  * store keeps its key in the TPM, as libcurl is loaded only for the network. Built without the headers
@@ -41,6 +43,10 @@ static struct {
     TSS2_RC (*priv_marshal)(TPM2B_PRIVATE const *, uint8_t[], size_t, size_t *);
     TSS2_RC (*priv_unmarshal)(uint8_t const[], size_t, size_t *, TPM2B_PRIVATE *);
     const char *(*decode)(TSS2_RC);
+    TSS2_RC (*get_capability)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, TPM2_CAP, UINT32, UINT32, TPMI_YES_NO *, TPMS_CAPABILITY_DATA **);
+    TSS2_RC (*tr_from_public)(ESYS_CONTEXT *, TPM2_HANDLE, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR *);
+    TSS2_RC (*read_public)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, TPM2B_PUBLIC **, TPM2B_NAME **, TPM2B_NAME **);
+    TSS2_RC (*tr_close)(ESYS_CONTEXT *, ESYS_TR *);
 } api;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -84,6 +90,11 @@ static void load(void) {
     *(void **)&api.priv_marshal = dlsym(mu, "Tss2_MU_TPM2B_PRIVATE_Marshal");
     *(void **)&api.priv_unmarshal = dlsym(mu, "Tss2_MU_TPM2B_PRIVATE_Unmarshal");
     if (rc) *(void **)&api.decode = dlsym(rc, "Tss2_RC_Decode");
+    /* For recovering from a TPM left full by a killed signin; optional (without them, the shortage is only named). */
+    *(void **)&api.get_capability = dlsym(esys, "Esys_GetCapability");
+    *(void **)&api.tr_from_public = dlsym(esys, "Esys_TR_FromTPMPublic");
+    *(void **)&api.read_public = dlsym(esys, "Esys_ReadPublic");
+    *(void **)&api.tr_close = dlsym(esys, "Esys_TR_Close");
     if (!api.tctildr_init || !api.initialize || !api.create_primary || !api.create || !api.load || !api.unseal || !api.set_auth
         || !api.flush || !api.get_random || !api.sign || !api.start_auth_session || !api.session_set_attributes || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
         || !api.priv_unmarshal || !api.finalize || !api.tctildr_finalize) {
@@ -114,6 +125,71 @@ static void close_session(Session *s) {
     if (s->tcti) api.tctildr_finalize(&s->tcti);
 }
 
+/* Out of room for objects or sessions (TPM_RC_OBJECT_MEMORY, SESSION_MEMORY, MEMORY, SESSION_HANDLES,
+ * OBJECT_HANDLES): a warning, not a verdict on the blob. On a TPM without a resource manager (swtpm over its socket,
+ * /dev/tpm0) a process killed while using it leaves its objects and sessions loaded until they are flushed. */
+static int is_shortage(TSS2_RC rc) {
+    TSS2_RC b = base_code(rc);
+    return b == TPM2_RC_OBJECT_MEMORY || b == TPM2_RC_SESSION_MEMORY || b == TPM2_RC_MEMORY || b == TPM2_RC_SESSION_HANDLES
+        || b == TPM2_RC_OBJECT_HANDLES;
+}
+
+/* The storage key's template (open_session) and the attributes of a sealed key (signin_tpm_seal): what signin loads. */
+#define SIGNIN_PRIMARY_ATTRIBUTES (TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM \
+    | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_NODA)
+
+/* Whether a loaded object is one signin left: a storage key of signin's template, or the very object `mine` (the
+ * public area of the blob being loaded). */
+static int is_signins(const TPM2B_PUBLIC *p, const TPM2B_PUBLIC *mine) {
+    const TPMT_PUBLIC *a = &p->publicArea;
+    if (a->type == TPM2_ALG_ECC && a->nameAlg == TPM2_ALG_SHA256 && a->objectAttributes == SIGNIN_PRIMARY_ATTRIBUTES
+        && a->parameters.eccDetail.curveID == TPM2_ECC_NIST_P256 && a->parameters.eccDetail.symmetric.algorithm == TPM2_ALG_AES)
+        return 1;
+    if (!mine || a->type != mine->publicArea.type || a->objectAttributes != mine->publicArea.objectAttributes) return 0;
+    if (a->type == TPM2_ALG_KEYEDHASH)
+        return a->unique.keyedHash.size == mine->publicArea.unique.keyedHash.size
+            && memcmp(a->unique.keyedHash.buffer, mine->publicArea.unique.keyedHash.buffer, a->unique.keyedHash.size) == 0;
+    if (a->type == TPM2_ALG_ECC)
+        return a->unique.ecc.x.size == mine->publicArea.unique.ecc.x.size
+            && memcmp(a->unique.ecc.x.buffer, mine->publicArea.unique.ecc.x.buffer, a->unique.ecc.x.size) == 0;
+    return 0;
+}
+
+/* Flushes the transient objects signin left loaded (is_signins), keeping `keep`; with `sessions`, also the loaded
+ * sessions (whose owner the TPM cannot tell: only done when sessions are what ran out). Returns how many went. */
+static int flush_leftovers(ESYS_CONTEXT *esys, ESYS_TR keep, const TPM2B_PUBLIC *mine, int sessions) {
+    if (!api.get_capability || !api.tr_from_public || !api.read_public || !api.tr_close) return 0;
+    int flushed = 0;
+    TPM2_HANDLE firsts[2] = {TPM2_TRANSIENT_FIRST, TPM2_LOADED_SESSION_FIRST};
+    for (int kind = 0; kind < (sessions ? 2 : 1); kind++) {
+        TPMI_YES_NO more = 0;
+        TPMS_CAPABILITY_DATA *cap = NULL;
+        if (api.get_capability(esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES, firsts[kind], TPM2_MAX_CAP_HANDLES, &more, &cap) || !cap)
+            continue;
+        for (UINT32 i = 0; i < cap->data.handles.count; i++) {
+            ESYS_TR tr = ESYS_TR_NONE;
+            if (api.tr_from_public(esys, cap->data.handles.handle[i], ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &tr)) continue;
+            if (tr == keep) continue;
+            int flush = kind == 1;
+            if (kind == 0) {
+                TPM2B_PUBLIC *pub = NULL;
+                if (!api.read_public(esys, tr, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &pub, NULL, NULL) && pub) {
+                    flush = is_signins(pub, mine);
+                    api.esys_free(pub);
+                }
+            }
+            if (flush && !api.flush(esys, tr)) flushed++;
+            else api.tr_close(esys, &tr);
+        }
+        api.esys_free(cap);
+    }
+    return flushed;
+}
+
+static int shortage(char **error, TSS2_RC rc) {
+    return fail(error, SIGNIN_TPM_FULL, "the TPM is out of room for objects or sessions, and what signin could flush of its own was not enough (another program holds them; on a TPM without a resource manager, `tpm2_flushcontext --transient-object --loaded-session` frees them, or use /dev/tpmrm0)", rc);
+}
+
 /* Connects and recreates the owner hierarchy's storage key: the same template under the same seed gives the same
  * key, so nothing of it is stored; another TPM (another seed) gives another key, under which a blob will not load. */
 static int open_session(const char *tcti, Session *s, char **error) {
@@ -140,6 +216,14 @@ static int open_session(const char *tcti, Session *s, char **error) {
     TPML_PCR_SELECTION pcrs = {0};
     rc = api.create_primary(s->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
                             &outside, &pcrs, &s->primary, NULL, NULL, NULL, NULL);
+    if (rc && is_shortage(rc) && flush_leftovers(s->esys, ESYS_TR_NONE, NULL, base_code(rc) != TPM2_RC_OBJECT_MEMORY) > 0)
+        rc = api.create_primary(s->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
+                                &outside, &pcrs, &s->primary, NULL, NULL, NULL, NULL);
+    if (rc && is_shortage(rc)) {
+        s->primary = ESYS_TR_NONE;
+        close_session(s);
+        return shortage(error, rc);
+    }
     if (rc) {
         s->primary = ESYS_TR_NONE;
         close_session(s);
@@ -253,6 +337,12 @@ static int load_object(const char *tcti, const uint8_t *blob, size_t blob_len, c
     int r = open_session(tcti, s, error);
     if (r) return r;
     TSS2_RC rc = api.load(s->esys, s->primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, object);
+    if (rc && is_shortage(rc) && flush_leftovers(s->esys, s->primary, &pub, base_code(rc) != TPM2_RC_OBJECT_MEMORY) > 0)
+        rc = api.load(s->esys, s->primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, object);
+    if (rc && is_shortage(rc)) {
+        close_session(s);
+        return shortage(error, rc);
+    }
     if (rc) {
         close_session(s);
         char text[160];
@@ -270,6 +360,9 @@ int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, co
     ESYS_TR object;
     int r = load_object(tcti, blob, blob_len, "sealed key", &s, &object, error);
     if (r) return r;
+    /* The fault tests' crash point (SIGNIN_FAILPOINT, as Failpoint.swift): killed with the objects loaded. */
+    const char *failpoint = getenv("SIGNIN_FAILPOINT");
+    if (failpoint && strcmp(failpoint, "tpm-after-load") == 0) kill(getpid(), SIGKILL);
     TSS2_RC rc;
     TPM2B_AUTH a = {.size = (UINT16)auth_len};
     if (auth_len) memcpy(a.buffer, auth, auth_len);
@@ -286,7 +379,7 @@ int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, co
     close_session(&s);
     if (rc) {
         TSS2_RC b = base_code(rc);
-        if (b == TPM2_RC_LOCKOUT) return fail(error, SIGNIN_TPM_LOCKED_OUT, "the TPM is in dictionary-attack lockout after wrong passphrases; wait and try again", rc);
+        if (b == TPM2_RC_LOCKOUT) return fail(error, SIGNIN_TPM_LOCKED_OUT, "the TPM is in dictionary-attack lockout after wrong passphrases (from any user who can use it): it allows one more try after its lockout interval (`tpm2_getcap properties-variable` shows TPM2_PT_LOCKOUT_INTERVAL: 1000 s on swtpm, often hours on a hardware TPM), or its owner clears it now with `tpm2_dictionarylockout --clear-lockout`", rc);
         if (b == TPM2_RC_AUTH_FAIL || b == TPM2_RC_BAD_AUTH) return fail(error, SIGNIN_TPM_WRONG_AUTH, "wrong passphrase", rc);
         return fail(error, SIGNIN_TPM_FAILED, "the TPM refused to unseal the key", rc);
     }

@@ -106,6 +106,30 @@ import Testing
         #expect(l["next"] == "0", "the rotated refresh token was kept: \((try? String(contentsOfFile: box.root.path + "/tpm/err2", encoding: .utf8)) ?? "")")
     }
 
+    /// Fifth review, item 14: signins killed with their objects loaded (a TPM without a resource manager keeps them)
+    /// fill the TPM; the next signin flushes what signin left and works, and never calls a full TPM "another TPM"
+    /// (whose advice, a sign-out, would destroy the grant).
+    @Test func aTPMFilledByKilledSigninsIsFlushedAndNeverCalledAnotherTPM() throws {
+        try #require(Self.available == nil, "\(Self.available ?? "")")
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(extra: ["key_storage": "tpm", "key_cache_seconds": 0])
+        let r = try session(box, """
+            tpm_start "$T/a"
+            $S login >/dev/null 2>&1; echo "@login=$?"
+            for i in 1 2 3; do SIGNIN_FAILPOINT=tpm-after-load $S token </dev/null >/dev/null 2>&1; done
+            echo "@left=$(TPM2TOOLS_TCTI="$TSS2_TCTI" tpm2_getcap handles-transient | grep -c 0x)"
+            $S token </dev/null >/dev/null 2>"$T/err"; echo "@token=$?"
+            grep -q "another TPM" "$T/err" && echo "@othertpm=said"
+            echo "@after=$(TPM2TOOLS_TCTI="$TSS2_TCTI" tpm2_getcap handles-transient | grep -c 0x)"
+            tpm_stop "$T/a"
+            """)
+        let l = KeyStorageTests().lines(r)
+        #expect(l["login"] == "0", "\(r.stdout)\n\(r.stderr)")
+        #expect(Int(l["left"] ?? "") ?? 0 >= 2, "the killed signins left objects loaded: \(r.stdout)")
+        #expect(l["token"] == "0" && l["othertpm"] == nil, "\(r.stdout)\n\((try? String(contentsOfFile: box.root.path + "/tpm/err", encoding: .utf8)) ?? "")")
+        #expect(l["after"] == "0", "nothing of signin's is left loaded: \(r.stdout)")
+    }
+
     @Test func autoChoosesTheTPMAndSaysSoAndAPassphraseIsCheckedByTheTPM() throws {
         if let reason = Self.available { print("skipped: \(reason)"); return }
         let strict = try Shared.strict.get()

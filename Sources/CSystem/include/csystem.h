@@ -123,6 +123,7 @@ enum {
     SIGNIN_TPM_OTHER_TPM = 4,    /* the blob was sealed by another TPM (or this one was cleared) */
     SIGNIN_TPM_WRONG_AUTH = 5,   /* `auth` is not the sealed object's password */
     SIGNIN_TPM_LOCKED_OUT = 6,   /* dictionary-attack lockout */
+    SIGNIN_TPM_FULL = 7,         /* out of room for objects or sessions, after flushing what signin left */
 };
 int signin_tpm_probe(const char *tcti, char **error);
 int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, const uint8_t *auth, size_t auth_len,

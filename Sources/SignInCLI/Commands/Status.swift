@@ -25,8 +25,23 @@ struct Status: SignInCommand {
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let client = c.client
-        let user = try client.storedUser(account: c.account)
         let store = client.fileStore.directory
+        let user: SignInUser?
+        do throws(SignInError) {
+            user = try client.storedUser(account: c.account)
+        } catch .storeUnreadable(let path, let reason) {
+            // The store cannot be opened now (a TPM in lockout, unreachable or full; a passphrase not given): what
+            // can be told without opening it is still told, and the reason, with exit 1 as any unreadable store.
+            if c.json {
+                let key = client.fileStore.keyLocation
+                out(JSONText.object(["signed_in": .null, "issuer": .string(client.configuration.issuer), "client_id": .string(client.configuration.clientID),
+                                     "store": .string(store), "key_storage": .string(key.storage), "key_path": key.path.map { .string($0) } ?? .null,
+                                     "configuration": .string(client.configuration.sourcePath), "error": .string(SignInError.storeUnreadable(path: path, reason: reason).description)]))
+            } else {
+                out(["Store: \(store) (cannot be opened now)", "Key: \(client.fileStore.keyDescription)", "Configuration: \(client.configuration.sourcePath)"].joined(separator: "\n"))
+            }
+            throw .storeUnreadable(path: path, reason: reason)
+        }
         if c.json {
             var obj: [String: JSONValueOut] = user.map { JSONText.user($0) } ?? [
                 "signed_in": .bool(false), "issuer": .string(client.configuration.issuer),

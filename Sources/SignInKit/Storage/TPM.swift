@@ -9,7 +9,7 @@ import Glibc
 enum TPM {
     /// Why the TPM did not give what was asked.
     struct Failure: Error {
-        enum Kind { case unavailable, failed, damaged, otherTPM, wrongPassphrase, lockedOut }
+        enum Kind { case unavailable, failed, damaged, otherTPM, wrongPassphrase, lockedOut, full }
         let kind: Kind
         let message: String
     }
@@ -78,6 +78,7 @@ enum TPM {
         case Int32(SIGNIN_TPM_OTHER_TPM): kind = .otherTPM
         case Int32(SIGNIN_TPM_WRONG_AUTH): kind = .wrongPassphrase
         case Int32(SIGNIN_TPM_LOCKED_OUT): kind = .lockedOut
+        case Int32(SIGNIN_TPM_FULL): kind = .full
         default: kind = .failed
         }
         return Failure(kind: kind, message: text(error))
