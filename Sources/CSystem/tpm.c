@@ -47,6 +47,7 @@ static struct {
     TSS2_RC (*tr_from_public)(ESYS_CONTEXT *, TPM2_HANDLE, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR *);
     TSS2_RC (*read_public)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, TPM2B_PUBLIC **, TPM2B_NAME **, TPM2B_NAME **);
     TSS2_RC (*tr_close)(ESYS_CONTEXT *, ESYS_TR *);
+    TSS2_RC (*set_timeout)(ESYS_CONTEXT *, int32_t);
 } api;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -95,6 +96,7 @@ static void load(void) {
     *(void **)&api.tr_from_public = dlsym(esys, "Esys_TR_FromTPMPublic");
     *(void **)&api.read_public = dlsym(esys, "Esys_ReadPublic");
     *(void **)&api.tr_close = dlsym(esys, "Esys_TR_Close");
+    *(void **)&api.set_timeout = dlsym(esys, "Esys_SetTimeout");
     if (!api.tctildr_init || !api.initialize || !api.create_primary || !api.create || !api.load || !api.unseal || !api.set_auth
         || !api.flush || !api.get_random || !api.sign || !api.start_auth_session || !api.session_set_attributes || !api.esys_free || !api.pub_marshal || !api.pub_unmarshal || !api.priv_marshal
         || !api.priv_unmarshal || !api.finalize || !api.tctildr_finalize) {
@@ -200,6 +202,15 @@ static int open_session(const char *tcti, Session *s, char **error) {
     if (rc) return fail(error, SIGNIN_TPM_UNAVAILABLE, "no TPM answers", rc);
     rc = api.initialize(&s->esys, s->tcti, NULL);
     if (rc) { close_session(s); return fail(error, SIGNIN_TPM_UNAVAILABLE, "the TPM could not be opened", rc); }
+    /* A TPM that never answers (a dead socket, a trickling device) must not hold signin forever: each command's
+     * answer is waited for at most this long (SIGNIN_TPM_TIMEOUT_SECONDS, default 20 s; a TPM answers in
+     * milliseconds, an RSA key generation in seconds). */
+    if (api.set_timeout) {
+        const char *t = getenv("SIGNIN_TPM_TIMEOUT_SECONDS");
+        long seconds = t && *t ? strtol(t, NULL, 10) : 20;
+        if (seconds < 1 || seconds > 3600) seconds = 20;
+        api.set_timeout(s->esys, (int32_t)(seconds * 1000));
+    }
     TPM2B_SENSITIVE_CREATE sensitive = {0};
     TPM2B_PUBLIC template = {
         .publicArea = {

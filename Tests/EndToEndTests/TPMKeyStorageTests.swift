@@ -130,6 +130,32 @@ import Testing
         #expect(l["after"] == "0", "nothing of signin's is left loaded: \(r.stdout)")
     }
 
+    /// Fifth review, item 15: a TPM socket that accepts and never answers holds no command: each TPM operation has a
+    /// deadline (`SIGNIN_TPM_TIMEOUT_SECONDS`), then a clear error, and `auto` falls back as for a missing TPM.
+    @Test func aTPMThatNeverAnswersHoldsNoCommand() throws {
+        try #require(Self.available == nil, "\(Self.available ?? "")")
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(extra: ["key_storage": "tpm"])
+        let folder = try box.shortFolder()
+        let r = try session(box, """
+            \(Paths.python) -c '
+            import socket, sys, threading
+            def serve(path):
+                s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(8); held = []
+                while True: held.append(s.accept()[0])
+            threading.Thread(target=serve, args=(sys.argv[1] + ".ctrl",), daemon=True).start()
+            serve(sys.argv[1])' "\(folder)/silent" & silent=$!
+            for i in $(seq 200); do [ -S "\(folder)/silent" ] && break; sleep 0.05; done
+            export TSS2_TCTI=swtpm:path="\(folder)/silent" SIGNIN_TPM_TIMEOUT_SECONDS=2
+            start=$(date +%s); $S login </dev/null >/dev/null 2>"$T.err"; echo "@login=$?"; echo "@took=$(( $(date +%s) - start ))"
+            grep -q "did not answer within 2 s" "$T.err" && echo "@said=ok"
+            kill $silent
+            """)
+        let l = KeyStorageTests().lines(r)
+        #expect(l["login"] == "1" && l["said"] == "ok", "\(r.stdout)\n\(r.stderr)\n\((try? String(contentsOfFile: box.root.path + "/tpm.err", encoding: .utf8)) ?? "")")
+        #expect(Int(l["took"] ?? "") ?? 99 < 15, "bounded by the deadline: \(r.stdout)")
+    }
+
     @Test func autoChoosesTheTPMAndSaysSoAndAPassphraseIsCheckedByTheTPM() throws {
         if let reason = Self.available { print("skipped: \(reason)"); return }
         let strict = try Shared.strict.get()

@@ -1,4 +1,5 @@
 import CSystem
+import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -25,36 +26,74 @@ enum TPM {
 
     /// Nil when the TPM at `device` answers and makes its storage key; else why not.
     static func problem(device: String) -> String? {
-        var error: UnsafeMutablePointer<CChar>?
-        defer { free(error) }
-        return signin_tpm_probe(device, &error) == 0 ? nil : text(error)
+        do throws(Failure) {
+            return try withDeadline(device) { () -> Result<String?, Failure> in
+                var error: UnsafeMutablePointer<CChar>?
+                defer { free(error) }
+                return .success(signin_tpm_probe(device, &error) == 0 ? nil : text(error))
+            }
+        } catch {
+            return error.message
+        }
     }
 
     /// `secret` sealed to the TPM at `device`, under `auth` (a password the TPM checks, with its lockout) when not empty.
     static func seal(_ secret: [UInt8], auth: [UInt8], device: String) throws(Failure) -> [UInt8] {
-        try bytes { signin_tpm_seal(device, secret, secret.count, auth, auth.count, &$0, &$1, &$2) }
+        try withDeadline(device) { Result { () throws(Failure) in try bytes { signin_tpm_seal(device, secret, secret.count, auth, auth.count, &$0, &$1, &$2) } } }
     }
 
     /// What `seal` sealed, from the same TPM and with the same `auth`.
     static func unseal(_ blob: [UInt8], auth: [UInt8], device: String) throws(Failure) -> [UInt8] {
-        try bytes { signin_tpm_unseal(device, blob, blob.count, auth, auth.count, &$0, &$1, &$2) }
+        try withDeadline(device) { Result { () throws(Failure) in try bytes { signin_tpm_unseal(device, blob, blob.count, auth, auth.count, &$0, &$1, &$2) } } }
     }
 
     /// A new ECDSA P-256 key made inside the TPM at `device`: the TPM's wrapped blob and the public point.
     static func createSigningKey(device: String) throws(Failure) -> (blob: [UInt8], x: [UInt8], y: [UInt8]) {
-        var x = [UInt8](repeating: 0, count: 32), y = [UInt8](repeating: 0, count: 32)
-        let blob = try bytes { signin_tpm_create_signing_key(device, &$0, &$1, &x, &y, &$2) }
-        return (blob, x, y)
+        let made = try withDeadline(device) { () -> Result<[[UInt8]], Failure> in
+            var x = [UInt8](repeating: 0, count: 32), y = [UInt8](repeating: 0, count: 32)
+            return Result { () throws(Failure) in
+                let blob = try bytes { signin_tpm_create_signing_key(device, &$0, &$1, &x, &y, &$2) }
+                return [blob, x, y]
+            }
+        }
+        return (made[0], made[1], made[2])
     }
 
     /// The ES256 signature (r||s) of `digest` (SHA-256) by the key `createSigningKey` made, signed in the TPM.
     static func sign(digest: [UInt8], blob: [UInt8], device: String) throws(Failure) -> [UInt8] {
-        var r = [UInt8](repeating: 0, count: 32), s = [UInt8](repeating: 0, count: 32)
-        var error: UnsafeMutablePointer<CChar>?
-        defer { free(error) }
-        let rc = signin_tpm_sign(device, blob, blob.count, digest, &r, &s, &error)
-        guard rc == 0 else { throw failure(rc, error) }
-        return r + s
+        try withDeadline(device) { () -> Result<[UInt8], Failure> in
+            var r = [UInt8](repeating: 0, count: 32), s = [UInt8](repeating: 0, count: 32)
+            var error: UnsafeMutablePointer<CChar>?
+            defer { free(error) }
+            let rc = signin_tpm_sign(device, blob, blob.count, digest, &r, &s, &error)
+            guard rc == 0 else { return .failure(failure(rc, error)) }
+            return .success(r + s)
+        }
+    }
+
+    /// How long one TPM operation may take (`SIGNIN_TPM_TIMEOUT_SECONDS`, default 20 s): a TPM answers in
+    /// milliseconds, a key's creation in seconds.
+    static var timeoutSeconds: Int {
+        guard let t = getenv("SIGNIN_TPM_TIMEOUT_SECONDS").flatMap({ Int(String(cString: $0)) }), (1...3600).contains(t) else { return 20 }
+        return t
+    }
+
+    /// Runs one TPM operation on a thread of its own and waits for it at most `timeoutSeconds`: a TPM (or a TCTI
+    /// socket) that never answers, or trickles, cannot hold signin (its connection and its descriptor go with the
+    /// process). A late answer is dropped.
+    private static func withDeadline<T: Sendable>(_ device: String, _ work: @escaping @Sendable () -> Result<T, Failure>) throws(Failure) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = Locked<Result<T, Failure>?>(nil)
+        DedicatedThread.start {
+            let result = work()
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        let seconds = timeoutSeconds
+        guard done.wait(timeout: .now() + .seconds(seconds)) == .success, let result = box.withLock({ $0 }) else {
+            throw Failure(kind: .unavailable, message: "the TPM (\(device)) did not answer within \(seconds) s (SIGNIN_TPM_TIMEOUT_SECONDS)")
+        }
+        return try result.get()
     }
 
     /// The bytes a shim call hands back (freed and wiped here), or its failure.
