@@ -8,6 +8,9 @@ let package = Package(
     targets: [
         .executableTarget(name: "FuzzListener", dependencies: [.product(name: "SignInKit", package: "signin")]),
         .executableTarget(name: "FuzzProvider", dependencies: [.product(name: "SignInKit", package: "signin")]),
+        .executableTarget(name: "FuzzCloud", dependencies: [.product(name: "SignInKit", package: "signin")]),
+        .executableTarget(name: "FuzzAgent", dependencies: [.product(name: "SignInKit", package: "signin")]),
+        .executableTarget(name: "FuzzStored", dependencies: [.product(name: "SignInKit", package: "signin")]),
     ],
     swiftLanguageModes: [.v6]
 )

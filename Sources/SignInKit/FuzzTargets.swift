@@ -26,4 +26,43 @@ import FoundationEssentials
         _ = try? IDToken.verify(text, jwks: jwks ?? JWKS(keys: []), refetch: { () throws(SignInError) -> JWKS in JWKS(keys: []) }, expect: expect)
         if let t = try? IDToken.decode(text) { _ = try? t.checkClaims(expect) }
     }
+
+    /// Bytes as a cloud or an extension of OAuth might answer: AWS STS's XML (credentials or a refusal), Google STS's
+    /// and IAM's JSON, a pushed authorization request's answer, a DPoP nonce challenge, `Retry-After`.
+    public static func cloudAnswer(_ bytes: [UInt8]) {
+        let data = Data(bytes)
+        let status = bytes.first.map { [200, 201, 400, 401, 403, 429][Int($0) % 6] } ?? 200
+        let text = String(decoding: bytes, as: UTF8.self)
+        let headers = ["dpop-nonce": String(text.prefix(64)), "www-authenticate": "DPoP error=\"use_dpop_nonce\"", "retry-after": String(text.prefix(40))]
+        let r = HTTPResponse(status: status, body: data, headers: headers)
+        _ = try? AWSSecurityTokenService.credentials(from: r, role: "arn:aws:iam::1:role/fuzz")
+        _ = XMLElements(text)["Expiration"].flatMap(IAMCredentialsClient.rfc3339)
+        _ = try? TokenResponse.parse(r, endpoint: "fuzz")
+        _ = try? TokenClient.requestURI(from: r, endpoint: "fuzz")
+        _ = TokenClient.nonceChallenge(r)
+        _ = OAuthError.retryAfterSeconds(String(text.prefix(40)))
+        _ = OAuthError.from(r, endpoint: "fuzz")
+    }
+
+    /// Bytes as the agent's socket might carry them: an answer to the client, a token request's query to the agent.
+    public static func agentMessage(_ bytes: [UInt8]) {
+        let client = AgentClient(socketPath: "/nonexistent")
+        if let a = try? client.parse(bytes) { _ = client.failure(a) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let q = FormEncoding.decode(Substring(text)) { _ = AgentProtocol.tokenRequest(q) }
+        if case .request(let head) = HTTPRequestHead.parse(bytes), let q = FormEncoding.decode(Substring(head.query)) { _ = AgentProtocol.tokenRequest(q) }
+    }
+
+    /// Bytes as signin's own files might hold them after damage or tampering: `key.json`, an entry, a decrypted
+    /// entry's JSON, a key move's journal.
+    public static func storedFile(_ bytes: [UInt8]) {
+        let data = Data(bytes)
+        if let o = JSONValue.object(from: data) {
+            _ = StoreKey.Descriptor(json: o)
+            _ = StoredCredentials(json: o)
+            _ = KeyMoveJournal(json: o)
+        }
+        _ = try? EntryFile.parse(bytes)
+    }
 }
+

@@ -31,7 +31,11 @@ public struct AWSSecurityTokenService: Sendable {
     public func assumeRole(_ roleARN: String, idToken: String, sessionName: String, duration: Duration) throws(SignInError) -> AWSCredentials {
         let form = [("Action", "AssumeRoleWithWebIdentity"), ("Version", "2011-06-15"), ("RoleArn", roleARN), ("RoleSessionName", sessionName),
                     ("DurationSeconds", String(duration.components.seconds)), ("WebIdentityToken", idToken)]
-        let r = try http.postForm(endpoint, endpoint: Self.endpointName, form: form)
+        return try Self.credentials(from: try http.postForm(endpoint, endpoint: Self.endpointName, form: form), role: roleARN)
+    }
+
+    /// STS's answer to `AssumeRoleWithWebIdentity` for `roleARN`: the credentials, or the refusal as an error.
+    static func credentials(from r: HTTPResponse, role roleARN: String) throws(SignInError) -> AWSCredentials {
         let xml = XMLElements(String(decoding: r.body, as: UTF8.self))
         guard r.status == 200 else { throw Self.failure(status: r.status, xml, role: roleARN) }
         guard let id = xml["AccessKeyId"], let secret = xml["SecretAccessKey"], let session = xml["SessionToken"],

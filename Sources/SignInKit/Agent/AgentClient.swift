@@ -114,7 +114,7 @@ import Glibc
         return try parse(response)
     }
 
-    private func parse(_ bytes: [UInt8]) throws(SignInError) -> Answer {
+    func parse(_ bytes: [UInt8]) throws(SignInError) -> Answer {
         // ssh accepts on the remote side, then finds the laptop's end gone: the connection closes with nothing said.
         if bytes.isEmpty { throw unavailable(Self.ended) }
         guard let end = HTTPRequestHead.headEnd(bytes), let head = String(validating: bytes[..<end], as: UTF8.self) else {

@@ -81,10 +81,17 @@ struct TokenClient: Sendable {
             return try http.postForm(url, endpoint: endpoint, form: form, headers: headers + ["DPoP: " + proof])
         }
         let first = try send(nil)
-        guard first.status == 400 || first.status == 401, let nonce = first.headers["dpop-nonce"], TokenResponse.isTokenText(nonce), nonce.utf8.count <= 1024,
-              JSONValue.object(from: first.body)?["error"]?.string == DPoP.useNonceError || first.headers["www-authenticate"]?.contains(DPoP.useNonceError) == true
-        else { return first }
+        guard let nonce = Self.nonceChallenge(first) else { return first }
         return try send(nonce)
+    }
+
+    /// The nonce a server asks the next proof to carry (RFC 9449 8: 400 or 401 with `use_dpop_nonce` and a
+    /// `DPoP-Nonce` header of visible ASCII, at most 1 KiB), or nil.
+    static func nonceChallenge(_ r: HTTPResponse) -> String? {
+        guard r.status == 400 || r.status == 401, let nonce = r.headers["dpop-nonce"], TokenResponse.isTokenText(nonce), nonce.utf8.count <= 1024,
+              JSONValue.object(from: r.body)?["error"]?.string == DPoP.useNonceError || r.headers["www-authenticate"]?.contains(DPoP.useNonceError) == true
+        else { return nil }
+        return nonce
     }
 
     /// Pushes an authorization request's parameters (RFC 9126 2.1), with the client's credentials as the token
@@ -96,7 +103,11 @@ struct TokenClient: Sendable {
         // The request names its client in the body whatever the authentication (RFC 9126 2.1).
         if !form.contains(where: { $0.0 == "client_id" }) { form.append(("client_id", config.clientID)) }
         let name = "pushed authorization request endpoint (\(url))"
-        let r = try http.postForm(url, endpoint: name, form: form, headers: headers)
+        return try Self.requestURI(from: try http.postForm(url, endpoint: name, form: form, headers: headers), endpoint: name)
+    }
+
+    /// The `request_uri` of a pushed authorization request's answer (RFC 9126 2.2), or the refusal as an error.
+    static func requestURI(from r: HTTPResponse, endpoint name: String) throws(SignInError) -> String {
         guard r.status == 201 || r.status == 200 else { throw OAuthError.from(r, endpoint: name) }
         guard let o = JSONValue.object(from: r.body), let uri = o["request_uri"]?.string, !uri.isEmpty, TokenResponse.isTokenText(uri), uri.utf8.count <= 2048 else {
             throw .providerError(endpoint: name, code: "invalid_response", detail: "the answer has no usable request_uri")
