@@ -87,9 +87,9 @@ import SignInKitURLSession
 // everything above is on them; a stand-in implements the core (restore, sign in, sign out, disconnect,
 // currentUser, hasPreviousSignIn; profile, grantedScopes, freshToken, userInfo) and gets the rest by default.
 func greeting(_ client: some SignInClientProtocol) async throws(SignInError) -> String {
-    let user = try await client.restorePreviousSignIn()
+    let user = try await client.restorePreviousSignIn().refreshTokensIfNeeded()
     let (_, response) = try await user.perform(URLRequest(url: URL(string: "https://example.org/api/me")!))
-    return "Hello, \(user.profile.fullName ?? "you") (\(response.statusCode))"
+    return "Hello, \(user.profile.fullName ?? "you") (\(response.statusCode)) at \(client.configuration.issuer)"
 }
 
 struct StandInUser: SignInUserProtocol {

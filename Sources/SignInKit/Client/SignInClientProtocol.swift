@@ -36,6 +36,8 @@ public protocol SignInClientProtocol: Sendable {
     func currentUserUpdates() -> AsyncStream<User?>
     /// An API refused `token`: the next fresh token comes from a refresh (default: nothing to do).
     func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError)
+    /// The configuration the client signs in with (default, for a stand-in: a client ID `stand-in` at Google).
+    var configuration: SignInConfiguration { get }
 }
 
 extension SignInClientProtocol {
@@ -106,6 +108,8 @@ extension SignInClientProtocol {
     }
 
     public func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError) {}
+
+    public var configuration: SignInConfiguration { SignInConfiguration(clientID: "stand-in") }
 }
 
 /// What a program's code needs of a signed-in user (`SignInUser` conforms), so that its tests can stand in for one.
@@ -136,6 +140,8 @@ public protocol SignInUserProtocol: Sendable {
     /// A DPoP proof (RFC 9449) for one request presenting `accessToken`, or nil for bearer tokens. A requirement
     /// with a default (nil): stand-ins need not change.
     func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String?
+    /// `Bearer`, or `DPoP` for an access token bound to a key (default: `Bearer`).
+    var accessTokenType: String { get }
 }
 
 extension SignInUserProtocol {
@@ -158,6 +164,13 @@ extension SignInUserProtocol {
         return self
     }
 
+    /// This user with tokens valid for at least a minute more (`refreshTokensIfNeeded(minimumValidity:)`).
+    public func refreshTokensIfNeeded() async throws(SignInError) -> Self {
+        try await refreshTokensIfNeeded(minimumValidity: .seconds(60))
+    }
+
+    public var accessTokenType: String { "Bearer" }
+
     /// No proof: a user whose tokens are bearer tokens (stand-ins included).
     public func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String? { nil }
 
@@ -178,8 +191,13 @@ extension SignInUserProtocol {
     /// The value of an `Authorization` header for the provider's APIs (`Bearer <token>`), with a token valid for
     /// at least `minimumValidity` more (refreshed only when needed); set it on a `URLRequest` or any HTTP client's
     /// request. With URLSession, `SignInKitURLSession`'s `perform` also retries once when the token is refused.
+    /// A DPoP-bound user (`accessTokenType` `DPoP`) needs a proof per request, which one header cannot carry:
+    /// `.unsupported`, naming `authorizationHeaders(method:url:)`, which gives both headers.
     public func authorizationHeaderValue(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> String {
-        "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
+        guard accessTokenType != "DPoP" else {
+            throw .unsupported(reason: "this user's access token is bound to a key (DPoP): each request needs `Authorization: DPoP` and a proof; use authorizationHeaders(method:url:)")
+        }
+        return "Bearer " + (try await freshToken(minimumValidity: minimumValidity)).value
     }
 
     /// Whether `account` names this user: its `sub`, or its e-mail (case-insensitive).

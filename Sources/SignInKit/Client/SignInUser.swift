@@ -138,8 +138,16 @@ public struct SignInUser: Sendable, Equatable {
     }
 
     /// This user with tokens refreshed if the access token expires within `minimumValidity`.
+    /// This user signed out meanwhile (by another client or process: its account is no longer stored) is
+    /// `.noPreviousSignIn(.signedOutMeanwhile)`, as a sign-out during a refresh is, not `.accountNotFound`.
     public func refreshTokensIfNeeded(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInUser {
-        try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity)
+        do throws(SignInError) {
+            return try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity)
+        } catch .accountNotFound {
+            throw .noPreviousSignIn(reason: .signedOutMeanwhile)
+        } catch .noPreviousSignIn(.nothingStored), .noPreviousSignIn(.noStore) {
+            throw .noPreviousSignIn(reason: .signedOutMeanwhile)
+        }
     }
 
     /// Incremental consent: a new browser sign-in for these scopes plus the granted ones, hinted at this account.
