@@ -36,4 +36,40 @@ import Testing
         #expect(waitFor { (try? Subprocess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "2", issuer + "/.well-known/openid-configuration"]).status) != 0 },
                 "the provider ended with the script")
     }
+
+    /// Item 2: the strict provider's switches are documented (`--help`) and do what they say: DPoP and PAR offered by
+    /// discovery, a short token lifetime; a misspelt switch is exit 2.
+    @Test func theProviderScriptsSwitchesOfferTheNewerFeatures() throws {
+        let script = Paths.repo.appendingPathComponent("scripts/provider").path
+        let help = try Subprocess.run(script, ["--help"])
+        #expect(help.status == 0 && help.stdout.contains("--dpop") && help.stdout.contains("try-locally.md"), "\(help.stdout)")
+        #expect(try Subprocess.run(script, ["strict", "--dpopp"]).status == 2)
+        let out = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("provider-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: out) }
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                       script, "strict", "--dpop", "--par", "--token-ttl", "20"]
+        p.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer { kill(p.processIdentifier, SIGTERM); p.waitUntilExit() }
+        var text = ""
+        #expect(waitFor(seconds: 120) { text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""; return text.contains("Stop it with") }, "\(text)")
+        let issuer = text.split(separator: "\n").first { $0.hasPrefix("issuer: ") }.map { String($0.dropFirst(8)) } ?? ""
+        let discovery = try Subprocess.run("/usr/bin/curl", ["-s", issuer + "/.well-known/openid-configuration"]).stdout
+        #expect(discovery.contains("dpop_signing_alg_values_supported") && discovery.contains("pushed_authorization_request_endpoint"), "\(discovery)")
+        let config = text.split(separator: "\n").first { $0.hasPrefix("configuration: ") }.map { String($0.dropFirst(15)) } ?? ""
+        let box = try Sandbox(issuer: issuer, clientID: "try-it")
+        box.environment["SIGNIN_CONFIG"] = config
+        #expect(try box.signin("login").status == 0)
+        let json = try box.signin("token", "--json").stdout
+        #expect(json.contains(#""token_type":"DPoP""#), "\(json)")
+        let expiry = ((try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any])?["expires_at"] as? String ?? ""
+        let at = ISO8601DateFormatter().date(from: expiry) ?? .distantFuture
+        #expect(at.timeIntervalSinceNow < 25, "the token lives --token-ttl: \(expiry)")
+    }
 }
