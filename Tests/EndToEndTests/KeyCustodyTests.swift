@@ -13,7 +13,7 @@ import Testing
     /// the new one, never both (no plaintext key left beside `key.json`), with every token intact.
     @Test(arguments: ["key-move-after-write", "key-move-before-commit", "key-move-after-commit"])
     func aMoveInterruptedAnywhereEndsInOneArrangement(failpoint: String) throws {
-        if let reason = KeyStorageTests.available { print("skipped: \(reason)"); return }
+        if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "file"])
         let r = try keys.session(box, keyring: false, """
@@ -39,7 +39,7 @@ import Testing
     /// Moving from the Secret Service and crashing after the commit: the old keyring item goes when the move is
     /// finished, and `logout --all` leaves no item of this store anywhere.
     @Test func aMoveFromTheSecretServiceLeavesNoItemBehind() throws {
-        if let reason = KeyStorageTests.available { print("skipped: \(reason)"); return }
+        if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "secret-service"])
         let r = try keys.session(box, """
@@ -64,7 +64,7 @@ import Testing
     /// A copy of the old key file (a backup, a snapshot) opens nothing written after the move: every entry, those
     /// refreshed afterwards and accounts added afterwards included, is under a new key with new names.
     @Test func theOldKeyOpensNothingWrittenAfterAMove() throws {
-        if let reason = KeyStorageTests.available { print("skipped: \(reason)"); return }
+        if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "file"])
         let backup = box.root.appendingPathComponent("key.backup").path
@@ -141,7 +141,7 @@ import Testing
     /// is refused with what to do, never silently given the file; `key_cache_seconds: 0` never takes the key
     /// from the kernel; `auto` falling back to a file says so, and `status` shows it.
     @Test func eachConfigurationsKeySettingsHoldOrAreRefused() throws {
-        if let reason = KeyStorageTests.available { print("skipped: \(reason)"); return }
+        if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()
         let dir = box.environment["XDG_CONFIG_HOME"]! + "/signin"
@@ -174,8 +174,8 @@ import Testing
     /// session keyring of its own, as sshd and su leave), unreadable by another uid sharing the session keyring,
     /// and a key another uid plants under its name is ignored, not taken for a tampered store.
     @Test func theKernelCopyIsTheUsersAloneAndOutlivesTheSession() throws {
-        if let reason = KeyStorageTests.available { print("skipped: \(reason)"); return }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { print("skipped: no setpriv"); return }
+        if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { Issue.record("not run, so failed: no setpriv"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "passphrase"])
         let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups"

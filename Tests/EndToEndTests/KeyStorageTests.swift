@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func secretServiceKeepsTheKeyOffTheDisk() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(["access_ttl": 30, "rotate": true])
         let r = try session(box, """
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func aCopiedFolderDoesNotDecryptElsewhereAndALockedOrAbsentKeyringIsExit1() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()
         // The unlocked key stays in the user's kernel keyring across sessions of the same uid; `lock` ends that,
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func aPassphraseKeyIsAskedOnceAndCachedInTheKernelUntilLock() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "passphrase", "key_cache_seconds": 3600])
         let r = try session(box, keyring: false, """
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func theKernelCacheExpires() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "passphrase", "key_cache_seconds": 4])
         let r = try session(box, keyring: false, """
@@ -146,7 +146,7 @@ import Testing
     /// A cached command reads its entry decrypted from the kernel, beside the key: readable by this uid alone, gone
     /// with `signin lock`, never there with `key_cache_seconds` 0, and never an answer once the file changed.
     @Test func decryptedEntriesAreHeldBesideTheKeyAndGoWithIt() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(["access_ttl": 3600], extra: ["key_storage": "passphrase", "key_cache_seconds": 3600])
         let r = try session(box, keyring: false, """
@@ -176,7 +176,7 @@ import Testing
 
     /// `signin key move` between all three, with a crash after the new material is written: nothing is lost.
     @Test(arguments: ["", "key-move-after-write"]) func movingTheKeyLosesNothing(failpoint: String) throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "file"])
         let fp = failpoint.isEmpty ? "" : "SIGNIN_FAILPOINT=\(failpoint) "

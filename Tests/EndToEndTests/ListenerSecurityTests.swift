@@ -8,7 +8,7 @@ import Testing
     /// connection unanswered, says so once, and the real sign-in completes as the person at the keyboard.
     @Test func aCallbackFromAnotherLocalUserIsRefusedAndTheRealSignInCompletes() throws {
         guard geteuid() == 0 else {
-            print("skipped: acting as another user needs root here (setpriv to uid 65534)")
+            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
             return
         }
         let strict = try Shared.strict.get()
@@ -27,7 +27,7 @@ import Testing
     /// another user) and shows the check above is what stops it.
     @Test func withTheCheckOffTheOtherUsersCodeWins() throws {
         guard geteuid() == 0 else {
-            print("skipped: acting as another user needs root here (setpriv to uid 65534)")
+            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
             return
         }
         let strict = try Shared.strict.get()

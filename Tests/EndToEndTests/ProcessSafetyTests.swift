@@ -37,7 +37,7 @@ import Testing
     /// `/proc/PID/mem`): the kernel shows such a process's `/proc` files as root's. Run as another uid, waiting at
     /// `init`'s first question.
     @Test func signinIsNotDumpableSoTheSameUserCannotReadItsMemory() throws {
-        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { print("skipped: needs root and setpriv"); return }
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { Issue.record("not run, so failed: needs root and setpriv"); return }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", Paths.signin, "init", "-c", "/nonexistent/x.json"]

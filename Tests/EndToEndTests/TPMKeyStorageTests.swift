@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func aKeySealedToTheTPMOpensAfterARestartAndNowhereElse() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "tpm", "key_cache_seconds": 3600])
         let r = try session(box, """
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test func autoChoosesTheTPMAndSaysSoAndAPassphraseIsCheckedByTheTPM() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()
         let r = try session(box, """
@@ -182,7 +182,7 @@ import Testing
     /// `signin key move` to and from the TPM, with a crash after the new material is written and one just before the
     /// commit: nothing is lost, and the TPM's key opens the same grant.
     @Test(arguments: ["", "key-move-after-write", "key-move-before-commit"]) func movingTheKeyToAndFromTheTPMLosesNothing(failpoint: String) throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "file"])
         let fp = failpoint.isEmpty ? "" : "SIGNIN_FAILPOINT=\(failpoint) "
@@ -207,7 +207,7 @@ import Testing
     /// With the store key in the TPM, the grant's DPoP key is made inside the TPM too: proofs need the TPM, and
     /// nothing in the folder can sign one elsewhere.
     @Test func theDPoPKeyOfATPMStoreIsMadeInsideTheTPM() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let p = try DPoPTests.offered.get()
         let box = try p.sandbox(["rotate": true], extra: ["key_storage": "tpm", "key_cache_seconds": 3600])
         let userinfo = p.issuer + "/userinfo"
@@ -233,7 +233,7 @@ import Testing
     /// of every command and answer (the TSS's pcap TCTI, as a probe on the bus would see them) holds neither the
     /// store key, which goes in to be sealed and comes back unsealed, nor the passphrase's key.
     @Test func aProbeOnTheTPMsBusLearnsNeitherTheKeyNorThePassphrase() throws {
-        if let reason = Self.available { print("skipped: \(reason)"); return }
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["key_storage": "tpm+passphrase", "key_cache_seconds": 3600])
         let r = try session(box, """
