@@ -17,9 +17,12 @@ struct AccountsCommand: SignInCommand {
     let all: Bool
     let json: Bool
     let configurationNamed: Bool
+    /// The configuration in use (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default file).
+    let inUse: String
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         all = a.has(Self.allOption)
+        inUse = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         json = a.has(.json)
         configurationNamed = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
         try noPositional(a, Self.spec)
@@ -29,7 +32,7 @@ struct AccountsCommand: SignInCommand {
     /// answer either way: "no configurations yet" is not an error).
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
         if all || (!configurationNamed && access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
-            return Self.everywhere(json: json, env)
+            return Self.everywhere(json: json, env, inUse: inUse)
         }
         return nil
     }
@@ -70,13 +73,17 @@ struct AccountsCommand: SignInCommand {
     }
 
     /// `signin accounts --all`: every named configuration and its accounts.
-    static func everywhere(json asJSON: Bool, _ env: [String: String]) -> ExitCode {
+    /// The configuration in use (`inUse`) is listed too when it lives outside the configuration folder
+    /// (`-c FILE`, `$SIGNIN_CONFIG`), by its path.
+    static func everywhere(json asJSON: Bool, _ env: [String: String], inUse: String? = nil) -> ExitCode {
         var sections: [String] = []
         var json: [JSONValueOut] = []
-        for name in SignInConfiguration.profileNames(environment: env) {
-            let path = SignInConfiguration.directory(environment: env) + "/\(name).json"
+        let folder = SignInConfiguration.directory(environment: env)
+        var listed = SignInConfiguration.profileNames(environment: env).map { (name: $0, path: folder + "/\($0).json") }
+        if let inUse, !listed.contains(where: { $0.path == inUse }), access(inUse, F_OK) == 0 { listed.insert((inUse, inUse), at: 0) }
+        for (name, path) in listed {
             guard let config = try? SignInConfiguration.load(path: path) else {
-                sections.append("\(name) (\(path)): cannot be read; `signin status --profile \(name)` says why")
+                sections.append("\(name) (\(path)): cannot be read; `signin status \(name == path ? "-c" : "--profile") \(name)` says why")
                 continue
             }
             let client = SignInClient(configuration: config, environment: env)
@@ -84,7 +91,7 @@ struct AccountsCommand: SignInCommand {
             sections.append("\(name) (\(config.issuer)):\n" + (users.isEmpty ? "  no accounts" : accountLines(users).map { "  " + $0 }.joined(separator: "\n")))
             for u in users {
                 var o = JSONText.user(u)
-                o["profile_name"] = .string(name)
+                if name == path { o["configuration"] = .string(path) } else { o["profile_name"] = .string(name) }
                 json.append(.object(o))
             }
         }
