@@ -1,3 +1,5 @@
+@_spi(CLI) import SignInKit
+
 /// One option a command accepts: its spelling, its value (if it takes one) and its help line.
 struct OptionSpec: Sendable, Equatable {
     let long: String
@@ -124,25 +126,3 @@ struct UsageError: Error {
 }
 
 /// "Did you mean": the closest spelling within a small edit distance.
-enum Suggest {
-    static func nearest(_ word: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= max(2, word.count / 3) }
-        return scored.min { $0.1 < $1.1 }?.0 ?? candidates.first { $0.hasPrefix(word) && word.count >= 3 }
-    }
-
-    static func distance(_ a: String, _ b: String) -> Int {
-        let x = Array(a), y = Array(b)
-        if x.isEmpty { return y.count }
-        var row = Array(0...y.count)
-        for i in 1...x.count {
-            var prev = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: y.count, by: 1) {
-                let cur = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (x[i - 1] == y[j - 1] ? 0 : 1))
-                prev = cur
-            }
-        }
-        return row[y.count]
-    }
-}

@@ -18,6 +18,16 @@ import Testing
         }
     }
 
+    /// Issue 41, item 5: a misspelt key is named with the one it is close to, as commands and options are.
+    @Test func aMisspeltKeySaysWhatItMayMean() {
+        do {
+            _ = try SignInConfiguration.parse(Data(#"{"client_id": "c", "redirect_prot": 8080}"#.utf8), sourcePath: "c.json")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.contains("redirect_prot") && error.description.contains("did you mean \"redirect_port\""), "\(error)")
+        }
+    }
+
     @Test func defaultsAreGoogle() throws {
         let c = try parse(#"{"client_id": "123.apps.googleusercontent.com"}"#)
         #expect(c.issuer == "https://accounts.google.com")

@@ -313,7 +313,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             throw fail(nil, "not a JSON object (expected {\"client_id\": ...})")
         }
         for key in obj.keys.sorted() where !knownFields.contains(key) {
-            throw fail(key, "unknown field (known: \(knownFields.filter { $0 != "$comment" }.sorted().joined(separator: ", ")))")
+            let known = knownFields.filter { $0 != "$comment" }.sorted()
+            if let near = Suggest.nearest(key, among: known) { throw fail(key, "unknown field (did you mean \"\(near)\"?)") }
+            throw fail(key, "unknown field (known: \(known.joined(separator: ", ")))")
         }
         func string(_ key: String) throws(SignInError) -> String? {
             guard let v = obj[key], v != .null else { return nil }
