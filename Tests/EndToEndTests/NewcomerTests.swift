@@ -72,4 +72,17 @@ import Testing
         let at = ISO8601DateFormatter().date(from: expiry) ?? .distantFuture
         #expect(at.timeIntervalSinceNow < 25, "the token lives --token-ttl: \(expiry)")
     }
+
+    /// Item 5: a `$BROWSER` that names nothing runnable is said to be that, not "set $BROWSER"; a taken port says whose
+    /// it is, not "System error".
+    @Test func aWrongBrowserAndATakenPortSayWhatIsWrong() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let r = try box.signin(["login", "--timeout", "2"], env: ["BROWSER": "/nonexistent/browser"], stdin: Data())
+        #expect(r.stderr.contains("$BROWSER names /nonexistent/browser, which is not a program that can be run") && !r.stderr.contains("set $BROWSER"), "\(r.stderr)")
+        let held = try SilentServer()
+        let taken = try box.signin("login", "--port", "\(held.port)")
+        #expect(taken.status == 1 && taken.stderr.contains("another program of yours listens there") && !taken.stderr.contains("System error"), "\(taken.stderr)")
+    }
 }
+

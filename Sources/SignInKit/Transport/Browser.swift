@@ -49,7 +49,14 @@ import Glibc
     /// Starts the browser and returns at once; its output goes to /dev/null and it is reaped in the background.
     /// `onFailure` is called (on another thread) if the browser command exits unsuccessfully.
     public static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void = { _ in }) -> Outcome {
-        guard let argv = command(for: url, environment: environment), let exe = findExecutable(argv[0], environment: environment) else {
+        guard let argv = command(for: url, environment: environment) else {
+            return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
+        }
+        guard let exe = findExecutable(argv[0], environment: environment) else {
+            // $BROWSER is set, but names nothing that can run: say so, rather than ask for it to be set.
+            if let b = environment["BROWSER"], !b.isEmpty {
+                return .unavailable(reason: "$BROWSER names \(argv[0].withoutControlCharacters), which is not a program that can be run (not found, or not executable)")
+            }
             return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
         }
         // Nothing of ours reaches the browser (the key prefetch's sockets included); it stays in our session, so that
