@@ -16,6 +16,18 @@ enum Completion {
     /// provider may hold backquotes or `$(...)`, every character of which is valid in an address).
     static let hiddenCommand = "__complete"
 
+    /// Options whose value is one of fixed words (`key move --to`), as bash `case` lines that offer those words.
+    static var choiceCases: String {
+        var seen: Set<String> = []
+        var lines: [String] = []
+        for c in Commands.specs {
+            for o in c.options where !o.choices.isEmpty && seen.insert(o.long).inserted {
+                lines.append("        \(o.long)) COMPREPLY=($(compgen -W \"\(o.choices.joined(separator: " "))\" -- \"$cur\")); return ;;")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
     static var bash: String {
         let names = Commands.specs.map(\.name).joined(separator: " ")
         let cases = Commands.specs.map { c in
@@ -32,6 +44,7 @@ enum Completion {
                     i=$((i+1))
                 done
                 case "$prev" in
+            \(choiceCases)
                     --account) _signin_literal accounts "$cur"; return ;;
                     --profile) _signin_literal profiles "$cur"; return ;;
                     -c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -78,6 +91,7 @@ enum Completion {
                 if o == .account { line += " -a \(q("(signin \(hiddenCommand) accounts '' -- (commandline -opc))"))" }
                 if o == .profile { line += " -a \(q("(signin \(hiddenCommand) profiles '' -- (commandline -opc))"))" }
                 if o == .config { line += " -F" }
+                if !o.choices.isEmpty { line += " -a \(q(o.choices.joined(separator: " ")))" }
                 lines.append(line + " -d \(q(o.help))")
             }
             if !extraWords(c).isEmpty { lines.append("complete -c signin -n '__fish_seen_subcommand_from \(c.name)' -a \(q(extraWords(c)))") }

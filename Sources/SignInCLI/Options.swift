@@ -7,11 +7,14 @@ struct OptionSpec: Sendable, Equatable {
     /// The value's placeholder (`PATH`, `SECONDS`), or nil for a flag.
     let value: String?
     let help: String
+    /// The words the value may be (`key move --to`), which the completions offer; empty for a free value.
+    let choices: [String]
 
-    init(_ long: String, short: String? = nil, value: String? = nil, _ help: String) {
+    init(_ long: String, short: String? = nil, value: String? = nil, choices: [String] = [], _ help: String) {
         self.long = long
         self.short = short
         self.value = value
+        self.choices = choices
         self.help = help
     }
 

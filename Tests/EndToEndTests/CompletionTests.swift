@@ -31,6 +31,17 @@ import Testing
 
     var emails: [String] { Self.hostile.map { $0 + "@example.org" } }
 
+    /// Issue 41, item 5: `key move --to <TAB>` offers the key storages, in bash and fish.
+    @Test func keyMoveToCompletesTheStorages() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let bash = try script(box, "bash")
+        let r = try Subprocess.run("/bin/bash", ["-c", "source \(bash); COMP_WORDS=(signin key move --to 'tp'); COMP_CWORD=4; _signin; printf '%s\\n' \"${COMPREPLY[@]}\""], env: box.environment)
+        #expect(Set(r.stdout.split(separator: "\n").map(String.init)) == ["tpm", "tpm+passphrase"], "\(r.stdout) \(r.stderr)")
+        let fish = try box.signin("completion", "fish").stdout
+        #expect(fish.contains("-l to -x -a 'secret-service passphrase file tpm tpm+passphrase'"), "\(fish)")
+    }
+
     @Test func bashOffersHostileAccountsAsLiteralQuotedWords() throws {
         let (box, sentinel, _) = try sandboxWithHostileAccounts()
         let s = try script(box, "bash")

@@ -6,7 +6,7 @@ import Glibc
 
 /// `signin key move --to STORAGE`: a new store key, kept where STORAGE says.
 struct KeyCommand: SignInCommand {
-    static let toOption = OptionSpec("--to", value: "STORAGE", "Where the key goes: secret-service, passphrase, file, tpm or tpm+passphrase")
+    static let toOption = OptionSpec("--to", value: "STORAGE", choices: ["secret-service", "passphrase", "file", "tpm", "tpm+passphrase"], "Where the key goes: secret-service, passphrase, file, tpm or tpm+passphrase")
     static let spec = CommandSpec(
         name: name, summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase`",
         details: """
