@@ -460,7 +460,7 @@ int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, cons
 
 #else
 static int unavailable(char **error) {
-    if (error) *error = strdup("this signin was built without TPM support (libtss2-dev was not installed when it was built)");
+    if (error) *error = strdup("this signin was built without TPM support (libtss2-dev was not installed when it was built): install libtss2-dev, then rebuild from clean (`rm -rf .build && scripts/install`; an incremental build keeps the stubs)");
     return SIGNIN_TPM_UNAVAILABLE;
 }
 int signin_tpm_probe(const char *tcti, char **error) { (void)tcti; return unavailable(error); }

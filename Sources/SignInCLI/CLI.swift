@@ -66,6 +66,10 @@ public enum CLI {
         if let answered = try command.runWithoutConfiguration(env) { return answered }
 
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
+        // $SIGNIN_CONFIG wins over $SIGNIN_PROFILE: a person who set both hears which one counts.
+        if a.value(.config) == nil, a.value(.profile) == nil, let p = env["SIGNIN_PROFILE"], !p.isEmpty, let c = env["SIGNIN_CONFIG"], !c.isEmpty {
+            err("signin: $SIGNIN_PROFILE (\(p.withoutControlCharacters)) is ignored: $SIGNIN_CONFIG names the configuration (\(c.withoutControlCharacters)); unset one of them")
+        }
         let json = a.has(.json)
         // Only commands that may sign in ask whether a browser can open here (which may read /proc).
         let browsing = command.signsIn ? Browsing(noBrowser: command.noBrowser, paste: command.acceptsPaste, env) : .none

@@ -84,5 +84,14 @@ import Testing
         let taken = try box.signin("login", "--port", "\(held.port)")
         #expect(taken.status == 1 && taken.stderr.contains("another program of yours listens there") && !taken.stderr.contains("System error"), "\(taken.stderr)")
     }
+
+    /// Item 5: `$SIGNIN_PROFILE` is not silently ignored while `$SIGNIN_CONFIG` is set.
+    @Test func aProfileIgnoredForSigninConfigIsSaid() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let r = try box.signin(["whoami"], env: ["SIGNIN_PROFILE": "work"])
+        #expect(r.status == 0 && r.stderr.contains("$SIGNIN_PROFILE (work) is ignored: $SIGNIN_CONFIG names the configuration"), "\(r.stderr)")
+        #expect(try box.signin("whoami").stderr.isEmpty)
+    }
 }
 
