@@ -3,9 +3,9 @@ import Testing
 
 /// What a newcomer trips on (issue 41), through the shipped scripts where they can be.
 @Suite struct NewcomerTests {
-    /// Item 1 and 5: `scripts/provider strict &` (in the background, as a person starts it to keep the terminal)
-    /// keeps running rather than stopping on terminal input, prints commands that name a signin this shell can run
-    /// when none is on PATH, and ends with its provider on SIGTERM.
+    /// Item 1 and 5: `scripts/provider strict` never reads a terminal (so `scripts/provider strict &` keeps running
+    /// rather than stopping on terminal input; here its standard input is a pipe held open), prints commands that name
+    /// a signin this shell can run when none is on PATH, and ends with its provider on SIGTERM.
     @Test func theProviderScriptRunsInTheBackgroundAndNamesARunnableSignin() throws {
         let out = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("provider-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: out) }
@@ -18,7 +18,8 @@ import Testing
         p.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "SIGNIN_TEST_BINARY": ""]
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
+        let held = Pipe()
+        p.standardInput = held
         try p.run()
         var text = ""
         #expect(waitFor(seconds: 120) {
@@ -28,7 +29,7 @@ import Testing
         let login = text.split(separator: "\n").first { $0.contains(" login && ") }.map(String.init) ?? ""
         let named = login.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""
         #expect(named.hasPrefix("/") && FileManager.default.isExecutableFile(atPath: named), "a signin this shell can run: \(login)")
-        #expect(p.isRunning, "still running with its standard input closed")
+        #expect(p.isRunning, "still running while its standard input is open")
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
@@ -54,7 +55,8 @@ import Testing
         p.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
+        let held = Pipe()
+        p.standardInput = held
         try p.run()
         defer { kill(p.processIdentifier, SIGTERM); p.waitUntilExit() }
         var text = ""
