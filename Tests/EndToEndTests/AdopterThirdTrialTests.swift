@@ -61,4 +61,15 @@ import Testing
         let box = try strict.sandbox()
         #expect(issuer(client(box, strict)) == strict.issuer)
     }
+
+    /// Item 10: a configuration made in code can name its program (`appName`), whose store is its own.
+    @Test func aConfigurationMadeInCodeKeepsItsOwnStore() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let mine = SignInClient(configuration: SignInConfiguration(clientID: box.clientID, issuer: strict.issuer, appName: "my-worker"), environment: box.environment)
+        _ = try await mine.signIn()
+        #expect(FileManager.default.fileExists(atPath: box.environment["XDG_DATA_HOME"]! + "/my-worker"))
+        #expect(!FileManager.default.fileExists(atPath: box.environment["XDG_DATA_HOME"]! + "/signin"), "the signin command's store is untouched")
+    }
 }
+

@@ -184,9 +184,11 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         case never
     }
 
-    /// A configuration built in code.
+    /// A configuration built in code. `appName` keeps the program's credentials apart from the `signin` command's
+    /// (in `$XDG_DATA_HOME/<appName>`); nil shares the command's store.
     public init(clientID: String, clientSecret: String? = nil, scopes: [String] = ["openid", "email", "profile"],
-                issuer: String = SignInConfiguration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback") {
+                issuer: String = SignInConfiguration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback",
+                appName: String? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.scopes = scopes
@@ -215,7 +217,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.googleSTSEndpoint = WorkloadIdentityFederation.defaultSTSEndpoint
         self.awsSTSEndpointOverride = nil
         self.dockerRegistries = nil
-        self.appName = nil
+        self.appName = appName
         self.sourcePath = "(in code)"
     }
 

@@ -203,7 +203,11 @@ struct StoreKey {
         let key = try Crypto.randomBytes(32)
         let (storage, reason) = resolvedStorage()
         if let reason {
-            FileIO.writeStandardError("signin: the store key is a file beside the credentials (\(filePath)): \(reason). `signin key move --to passphrase` protects it.\n")
+            // `signin key move` acts on the signin command's store only; a program's own store (its `appName`) is
+            // protected by its configuration's key_storage instead.
+            let fix = PathName(path: directory).lastComponent == "signin" ? "`signin key move --to passphrase` protects it"
+                : "a configuration's key_storage (passphrase, secret-service or tpm) keeps it elsewhere"
+            FileIO.writeStandardError("signin: the store key is a file beside the credentials (\(filePath)): \(reason). \(fix).\n")
         } else if custody.storage == .auto, storage == .tpm {
             FileIO.writeStandardError("signin: the store key is sealed to this machine's TPM (\(custody.tpmDevice ?? "")); a copy of the folder opens nowhere else.\n")
         }
