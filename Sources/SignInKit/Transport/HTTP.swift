@@ -29,6 +29,13 @@ extension SignInConfiguration {
 }
 
 struct HTTPClient: Sendable {
+    /// Loads libcurl now (in the release build's static half: hands the run to the dynamic half now), so that a
+    /// caller about to take resources a hand-over would leave behind (a refresh's reserved room on disk) takes them
+    /// in the process that will send the request.
+    static func loadLibrary() throws(SignInError) {
+        guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
+    }
+
     var settings: HTTPSettings
     var connectTimeout: Int { settings.connectTimeout }
     var totalTimeout: Int { settings.totalTimeout }
