@@ -140,23 +140,11 @@ public enum AgentProtocol {
     /// file: a token file nobody renews would otherwise stay, with a live token, until logout).
     public static func newOwnedRuntimeFile(_ prefix: String, environment: [String: String]) throws(SignInError) -> String {
         let folder = try usableFolder(environment: environment)
-        removeOrphans(prefix, in: folder)
+        ProcessIdentity.removeOrphanedFiles(prefix, in: folder)
         guard let me = ProcessIdentity.current else { return try newRuntimeFile(prefix, environment: environment) }
         return folder + "/" + prefix + me.tag + "-" + Hex.encode(try Crypto.randomBytes(8))
     }
 
-    /// Removes the files of `prefix` in `folder` whose owning process (named in the file's name) is no longer running.
-    /// Files without an owner in their name, or another user's, are left alone.
-    static func removeOrphans(_ prefix: String, in folder: String) {
-        for name in Directory.fileNames(folder) where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let owner = ProcessIdentity(tag: rest[..<dash]), !owner.isRunning else { continue }
-            var st = stat()
-            let path = folder + "/" + name
-            guard lstat(path, &st) == 0, st.st_uid == geteuid(), (st.st_mode & S_IFMT) == S_IFREG else { continue }
-            unlink(path)
-        }
-    }
 
     /// The runtime folder, made when missing and made 0700 when it is this user's, for signin to put sockets and
     /// files in; `.system` with `folderProblem`'s reason when it cannot be trusted.

@@ -334,8 +334,7 @@ public struct CredentialStore: CredentialStorage {
             guard let o = try open(recover: false) else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
             let c = o.names.configuration(issuer: creds.issuer, clientID: creds.clientID)
             let a = o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID)
-            var st = stat()
-            let current = stat(entryPath(configuration: c, account: a), &st) == 0 ? Int(st.st_size) : 0
+            let current = FileIO.size(entryPath(configuration: c, account: a)) ?? 0
             // The new entry differs from the old by a few tokens: twice the old size, at least 16 KiB, is room enough.
             let bytes = max(16 * 1024, 2 * current)
             var reservations: [FileReservation] = []

@@ -74,7 +74,7 @@ enum TPM {
     /// How long one TPM operation may take (`SIGNIN_TPM_TIMEOUT_SECONDS`, default 20 s): a TPM answers in
     /// milliseconds, a key's creation in seconds.
     static var timeoutSeconds: Int {
-        guard let t = getenv("SIGNIN_TPM_TIMEOUT_SECONDS").flatMap({ Int(String(cString: $0)) }), (1...3600).contains(t) else { return 20 }
+        guard let t = ProcessEnvironment.value("SIGNIN_TPM_TIMEOUT_SECONDS").flatMap({ Int($0) }), (1...3600).contains(t) else { return 20 }
         return t
     }
 

@@ -43,6 +43,12 @@ enum FileIO {
         return data.prefix(got)
     }
 
+    /// The size of the file at `path` in bytes, or nil when there is none.
+    static func size(_ path: String) -> Int? {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : nil
+    }
+
     /// Reads a file whose size is not known in advance (`/proc`), up to `limit` bytes.
     static func readStream(path: String, limit: Int) throws(Failure) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

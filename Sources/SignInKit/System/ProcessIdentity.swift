@@ -42,4 +42,18 @@ import Glibc
 
     /// Whether this process is still the one running under its pid.
     public var isRunning: Bool { Self.of(pid) == self }
+
+    /// Removes the files named `PREFIX` `PID.START` `-...` in `folder` whose owning process is no longer running.
+    /// Files without an owner in their name, and another user's, are left alone.
+    static func removeOrphanedFiles(_ prefix: String, in folder: String) {
+        for name in Directory.fileNames(folder) where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let owner = ProcessIdentity(tag: rest[..<dash]), !owner.isRunning else { continue }
+            var st = stat()
+            let path = folder + "/" + name
+            guard lstat(path, &st) == 0, st.st_uid == geteuid(), (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            unlink(path)
+        }
+    }
 }
+
