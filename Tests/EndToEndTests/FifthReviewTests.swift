@@ -4,38 +4,11 @@ import Testing
 /// The fifth review (issue 39): where a new feature meets an old consumer, and what a refresh's save needs. Each test
 /// failed on the main of the day the review was filed.
 @Suite struct FifthReviewTests {
-    /// A TCP listener on [::1] (IPv6 only), bound by this process to a port the system chose: someone else's
-    /// listener where a browser sent to `localhost` may go first.
-    final class IPv6Holder: @unchecked Sendable {
-        let fd: Int32
-        let port: Int
-        init() throws {
-            let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
-            self.fd = fd
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
-            var a = sockaddr_in6()
-            a.sin6_family = sa_family_t(AF_INET6)
-            a.sin6_addr = in6addr_loopback
-            var len = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            let ok = withUnsafeMutablePointer(to: &a) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &len) == 0 }
-            }
-            guard ok else { throw HarnessError(description: "[::1] listener: errno \(errno)") }
-            port = Int(UInt16(bigEndian: a.sin6_port))
-        }
-        var hasPendingConnection: Bool {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            return poll(&p, 1, 0) == 1
-        }
-        deinit { close(fd) }
-    }
-
     /// Item 1: with `redirect_host: "localhost"`, a port whose [::1] side another program holds is refused before
     /// the browser opens, saying why (today: the browser goes to the other listener and signin times out).
     @Test func aLocalhostRedirectWhoseIPv6SideIsHeldIsRefusedBeforeTheBrowserOpens() throws {
         let strict = try Shared.strict.get()
-        let holder = try IPv6Holder()
+        let holder = try SilentServer(ipv6Only: true)
         let box = try strict.sandbox(["only_localhost": true], extra: ["redirect_host": "localhost", "redirect_port": holder.port])
         let start = Date()
         let r = try box.signin("login", "--timeout", "15")

@@ -7,33 +7,15 @@ import Testing
     /// rather than stopping on terminal input; here its standard input is a pipe held open), prints commands that name
     /// a signin this shell can run when none is on PATH, and ends with its provider on SIGTERM.
     @Test func theProviderScriptRunsInTheBackgroundAndNamesARunnableSignin() throws {
-        let out = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("provider-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: out) }
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        let p = Process()
-        // As a shell starts it: an empty signal mask (the test runner's children may start with signals blocked).
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-                       Paths.repo.appendingPathComponent("scripts/provider").path, "strict"]
-        p.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "SIGNIN_TEST_BINARY": ""]
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = FileHandle.nullDevice
-        let held = Pipe()
-        p.standardInput = held
-        try p.run()
-        var text = ""
-        #expect(waitFor(seconds: 120) {
-            text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            return text.contains("Stop it with")
-        }, "the script printed its commands: \(text)")
+        let script = try ProviderScript(["strict"])
+        let text = script.printed()
+        #expect(text.contains("Stop it with"), "the script printed its commands: \(text)")
         let login = text.split(separator: "\n").first { $0.contains(" login && ") }.map(String.init) ?? ""
         let named = login.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""
         #expect(named.hasPrefix("/") && FileManager.default.isExecutableFile(atPath: named), "a signin this shell can run: \(login)")
-        #expect(p.isRunning, "still running while its standard input is open")
-        kill(p.processIdentifier, SIGTERM)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
-        let issuer = text.split(separator: "\n").first { $0.hasPrefix("issuer: ") }.map { String($0.dropFirst(8)) } ?? ""
+        #expect(script.process.isRunning, "still running while its standard input is open")
+        #expect(script.stop() == 0)
+        let issuer = script.line("issuer: ")
         #expect(waitFor { (try? Subprocess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "2", issuer + "/.well-known/openid-configuration"]).status) != 0 },
                 "the provider ended with the script")
     }
@@ -45,26 +27,13 @@ import Testing
         let help = try Subprocess.run(script, ["--help"])
         #expect(help.status == 0 && help.stdout.contains("--dpop") && help.stdout.contains("try-locally.md"), "\(help.stdout)")
         #expect(try Subprocess.run(script, ["strict", "--dpopp"]).status == 2)
-        let out = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("provider-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: out) }
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-                       script, "strict", "--dpop", "--par", "--token-ttl", "20"]
-        p.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = FileHandle.nullDevice
-        let held = Pipe()
-        p.standardInput = held
-        try p.run()
-        defer { kill(p.processIdentifier, SIGTERM); p.waitUntilExit() }
-        var text = ""
-        #expect(waitFor(seconds: 120) { text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""; return text.contains("Stop it with") }, "\(text)")
-        let issuer = text.split(separator: "\n").first { $0.hasPrefix("issuer: ") }.map { String($0.dropFirst(8)) } ?? ""
+        let provider = try ProviderScript(["strict", "--dpop", "--par", "--token-ttl", "20"])
+        let text = provider.printed()
+        #expect(text.contains("Stop it with"), "\(text)")
+        let issuer = provider.line("issuer: ")
         let discovery = try Subprocess.run("/usr/bin/curl", ["-s", issuer + "/.well-known/openid-configuration"]).stdout
         #expect(discovery.contains("dpop_signing_alg_values_supported") && discovery.contains("pushed_authorization_request_endpoint"), "\(discovery)")
-        let config = text.split(separator: "\n").first { $0.hasPrefix("configuration: ") }.map { String($0.dropFirst(15)) } ?? ""
+        let config = provider.line("configuration: ")
         let box = try Sandbox(issuer: issuer, clientID: "try-it")
         box.environment["SIGNIN_CONFIG"] = config
         #expect(try box.signin("login").status == 0)
@@ -94,6 +63,51 @@ import Testing
         let r = try box.signin(["whoami"], env: ["SIGNIN_PROFILE": "work"])
         #expect(r.status == 0 && r.stderr.contains("$SIGNIN_PROFILE (work) is ignored: $SIGNIN_CONFIG names the configuration"), "\(r.stderr)")
         #expect(try box.signin("whoami").stderr.isEmpty)
+    }
+}
+
+/// `scripts/provider ARGS` started as a shell starts it (an empty signal mask: the test runner's children may start
+/// with signals blocked), its standard input a pipe held open and its output in a file; SIGTERM ends it.
+final class ProviderScript {
+    let process = Process()
+    private let out = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("provider-\(UUID().uuidString).out")
+    private let input = Pipe()
+
+    init(_ arguments: [String]) throws {
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                             Paths.repo.appendingPathComponent("scripts/provider").path] + arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = input
+        try process.run()
+    }
+
+    /// What it printed once it printed its commands (up to two minutes), or what it printed by then.
+    func printed() -> String {
+        var text = ""
+        _ = waitFor(seconds: 120) { text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""; return text.contains("Stop it with") }
+        return text
+    }
+
+    /// The rest of the printed line that starts with `prefix` (`issuer: `, `configuration: `).
+    func line(_ prefix: String) -> String {
+        printed().split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } ?? ""
+    }
+
+    /// SIGTERM, then its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: out)
     }
 }
 
