@@ -73,10 +73,10 @@ extension SignInClient {
         }
         var tokens = TokenClient(config: configuration, endpoints: current.endpoints)
         tokens.proofKey = try current.proofKey()
-        // Step 2: the save secured before the request (the store's own files: the key read once and kept, room on
-        // disk allocated); another storage saves as it does.
         // The network first: in the static half this hands the run over before anything is reserved on disk.
         try HTTPClient.loadLibrary()
+        // Step 2: the save secured before the request (the store's own files: the key read once and kept, room on
+        // disk allocated); another storage saves as it does.
         guard let store = storage as? CredentialStore else {
             return try refreshLocked(current, refreshToken, tokens, save: { (c) throws(SignInError) in try storage.save(c) })
         }

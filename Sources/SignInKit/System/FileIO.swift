@@ -97,11 +97,7 @@ enum FileIO {
         guard rename(tmp, path) == 0 else { throw Failure(reason: errnoText()) }
         ok = true
         Failpoint.hit("store-after-rename")
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
-        }
+        Directory.sync(dir)
     }
 }
 
@@ -151,11 +147,7 @@ final class FileReservation {
             throw FileIO.Failure(reason: FileIO.errnoText(e))
         }
         Failpoint.hit("store-after-rename")
-        let dfd = open(PathName(path: path).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
-        }
+        Directory.sync(PathName(path: path).deletingLastPathComponent)
     }
 
     deinit {

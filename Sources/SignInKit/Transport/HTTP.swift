@@ -76,7 +76,7 @@ struct HTTPClient: Sendable {
     private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
         // SignInConfiguration and discovery checked every URL already; this is the last line, for stored endpoints.
         if let problem = EndpointURL.problem(url) { throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: problem) }
-        guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
+        try Self.loadLibrary()
         guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }
         let canceller = CurrentCanceller.value
         if canceller?.interrupts == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled before contacting the \(endpoint)") }
