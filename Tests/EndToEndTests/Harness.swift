@@ -248,6 +248,9 @@ final class Sandbox: @unchecked Sendable {
         for case let file as String in FileManager.default.enumerator(atPath: root.path)?.allObjects ?? [] where file.hasSuffix(".cred") {
             CredentialStore(directory: root.appendingPathComponent(file).deletingLastPathComponent().path).lock()
         }
+        // The default store's entries go even when its files went first (a test that mounted a small disk over the
+        // data folder unmounts it before the sandbox ends): the kernel names them by the folder's path alone.
+        CredentialStore(directory: storeDir).lock()
         // An agent (`signin ssh` starts one on demand) ends with the sandbox.
         if let run = environment["XDG_RUNTIME_DIR"], FileManager.default.fileExists(atPath: run + "/signin/agent.sock") { _ = try? signin("agent", "--stop") }
         // A browser stand-in works on after signin exits, as a browser does; it ends with the sandbox, rather than
