@@ -107,6 +107,14 @@ void signin_signals_reset_for_exec(void) {
     pthread_sigmask(SIG_SETMASK, &empty, NULL);
 }
 
+#include <errno.h>
+#include <unistd.h>
+int signin_exec(const char *path, char *const argv[], int search) {
+    signin_signals_reset_for_exec();
+    if (search) execvp(path, argv); else execv(path, argv);
+    return errno;
+}
+
 int signin_process_harden(void) {
     struct rlimit none = {0, 0};
     int rc = setrlimit(RLIMIT_CORE, &none);

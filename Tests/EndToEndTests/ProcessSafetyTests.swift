@@ -104,6 +104,46 @@ import Testing
         }
     }
 
+    /// The fifth review's item 7, as reported: a parent that blocks SIGCHLD, `setpriv` to another uid, a passphrase
+    /// store, `exec --min-ttl 86400 --passphrase-fd 3 -- COMMAND &` under `timeout` (a refresh on every run, so the
+    /// network, the passphrase and any thread that held the work are all on the path). COMMAND's mask is empty and
+    /// its dispositions are those of a shell started directly, on every run.
+    @Test func execsCommandStartsWithAnEmptyMaskUnderABlockingParentAndAnotherUid() throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { Issue.record("not run, so failed: needs root and setpriv"); return }
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(extra: ["key_storage": "passphrase", "key_cache_seconds": 0])
+        let pw = box.root.appendingPathComponent("pw").path
+        try "a-long-passphrase\n".write(toFile: pw, atomically: true, encoding: .utf8)
+        let login = try Subprocess.run("/bin/bash", ["-c", "exec 3<\(pw); exec \(Paths.signin) login --passphrase-fd 3"], env: box.environment.filter { !$0.value.isEmpty })
+        try #require(login.status == 0, "\(login.stderr)")
+        let states = box.root.appendingPathComponent("states").path
+        try FileManager.default.createDirectory(atPath: states, withIntermediateDirectories: true)
+        _ = try Subprocess.run("/bin/chown", ["-R", "65534:65534", box.root.path])
+        let probe = "grep -E '^Sig(Blk|Ign):' /proc/self/status"
+        // The parent: SIGCHLD blocked, then a shell that starts the run in the background under timeout, and waits
+        // for the probe's file rather than for its child (a shell's `wait` never returns with SIGCHLD blocked).
+        // (Python ignores SIGPIPE and SIGXFSZ, which its children inherit: the baseline is a shell it started.)
+        let runs = 6
+        let script = """
+            import os, signal, sys
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+            os.execv("/bin/sh", ["sh", "-c", sys.argv[1]])
+            """
+        var baseline = signalState(try Subprocess.run(Paths.python, ["-c", script, probe]).stdout)
+        baseline = baseline.map { $0.hasPrefix("SigBlk") ? "SigBlk: 0" : $0 }
+        for i in 0..<runs {
+            let line = "timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups \(Paths.signin) exec --min-ttl 86400 --passphrase-fd 3 -- /bin/sh -c \"\(probe) > \(states)/tmp.\(i); mv \(states)/tmp.\(i) \(states)/exec.\(i)\" 3<\(pw) >/dev/null 2>\(states)/err.\(i) &"
+            _ = try Subprocess.run(Paths.python, ["-c", script, line], env: box.environment.filter { !$0.value.isEmpty })
+        }
+        #expect(waitFor { ((try? FileManager.default.contentsOfDirectory(atPath: states)) ?? []).filter { $0.hasPrefix("exec.") }.count == runs },
+                "every run reached COMMAND: \((try? FileManager.default.contentsOfDirectory(atPath: states)) ?? [])")
+        for i in 0..<runs {
+            guard let text = try? String(contentsOfFile: "\(states)/exec.\(i)", encoding: .utf8) else { continue }
+            #expect(signalState(text) == baseline, "run \(i): \(signalState(text)) where a directly started shell has \(baseline)")
+        }
+        #expect(try strict.stats(box.clientID)["refreshes"] as? Int ?? 0 >= runs, "each run refreshed")
+    }
+
     /// `exec --passphrase-fd N`: the passphrase's descriptor is closed before COMMAND starts.
     @Test func execClosesThePassphraseDescriptor() throws {
         let strict = try Shared.strict.get()

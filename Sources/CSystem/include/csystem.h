@@ -71,6 +71,9 @@ int signin_tcp_socket_uid(int family, const void *local_addr, unsigned short loc
 void signin_signals_record_inherited(void);
 int signin_spawnattr_clean_signals(posix_spawnattr_t *attr);
 void signin_signals_reset_for_exec(void);
+/* Replaces this process with `path` (searched in $PATH when `search`): the signal state reset on the calling thread,
+ * whichever it is, with nothing between the reset and the exec. Returns only on failure, with errno's value. */
+int signin_exec(const char *path, char *const argv[], int search);
 
 /* No core file and no ptrace by processes of the same user (RLIMIT_CORE 0, PR_SET_DUMPABLE 0): signin's memory
  * holds tokens. Returns 0, or -1 when either was refused. `dumpable` is PR_GET_DUMPABLE. */

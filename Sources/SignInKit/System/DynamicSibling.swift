@@ -34,11 +34,8 @@ import Glibc
             FileIO.writeStandardError("signin: this command needs \(fileName) (\(why)), the half of signin that loads shared libraries, and it is not at \(candidates.joined(separator: " or ")); reinstall signin.\n")
             exit(1)
         }
-        ProcessHardening.resetSignalsForExec()
-        let args = CommandLine.arguments
-        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        execv(target, &argv)
-        let e = FileIO.errnoText()
+        let failure = ProcessHardening.replaceImage(path: target, arguments: CommandLine.arguments, searchPath: false)
+        let e = FileIO.errnoText(failure)
         FileIO.writeStandardError("signin: cannot run \(target) (\(why)): \(e)\n")
         exit(1)
     }

@@ -1,4 +1,7 @@
 import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the `signin` command does to itself before anything else, and what every child it starts gets back.
 @_spi(CLI) public enum ProcessHardening {
@@ -13,6 +16,13 @@ import CSystem
     /// Notes the signals our parent had us ignore (call first thing in main), so children get them ignored too.
     public static func recordInheritedSignals() { signin_signals_record_inherited() }
 
-    /// Just before `execvp`: an empty signal mask and default dispositions (but those the parent ignored).
-    public static func resetSignalsForExec() { signin_signals_reset_for_exec() }
+    /// Replaces this process with `arguments[0]` (`path`, or searched in `$PATH` when `searchPath`), which starts
+    /// with an empty signal mask and default dispositions (but those the parent ignored) whichever thread calls
+    /// this: the reset and the exec are one C call, so nothing runs between them. Returns only when the exec
+    /// failed, with its errno.
+    public static func replaceImage(path: String, arguments: [String], searchPath: Bool) -> Int32 {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        return signin_exec(path, &argv, searchPath ? 1 : 0)
+    }
 }

@@ -114,9 +114,6 @@ struct Exec: SignInCommand {
         // A DPoP-bound token is useless without proofs: COMMAND learns it must send `Authorization: DPoP` with one
         // from `signin dpop-proof` (the key stays with signin).
         setenv("SIGNIN_TOKEN_TYPE", issued.tokenType, 1)
-        // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
-        // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
-        ProcessHardening.resetSignalsForExec()
         // The passphrase's descriptor was for signin: COMMAND must not read it again through /proc/self/fd.
         if let fd = passphraseFD, fd > 2 { close(fd) }
         let argv = command
@@ -125,9 +122,9 @@ struct Exec: SignInCommand {
             unsetenv(name)
             return ExecCommand.notFound
         }
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        execvp(argv[0], &cargs)
-        let e = errno
+        // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
+        // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
+        let e = ProcessHardening.replaceImage(path: argv[0], arguments: argv, searchPath: true)
         unsetenv(name)
         return ExecCommand.cannotRun(argv, errno: e)
     }
