@@ -2,6 +2,10 @@
 #define SIGNIN_COPENSSL_SHIM_H
 #define OPENSSL_API_COMPAT 30000
 #define OPENSSL_NO_DEPRECATED
+/* OPENSSL_free and friends pass __FILE__ (this header's absolute path) to the allocator: a build path in the binary
+ * would make two builds of one commit in two folders differ (docs/packaging.md, reproducible builds). */
+#define OPENSSL_FILE "signin"
+#define OPENSSL_LINE 0
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/err.h>
