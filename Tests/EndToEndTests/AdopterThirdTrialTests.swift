@@ -10,6 +10,64 @@ import Testing
         return SignInClient(configuration: c, storeDirectory: box.storeDir, environment: box.environment)
     }
 
+    /// Item 10: a long-running program asking for its token before every request pays no thread and no system call
+    /// while nothing changed: the system calls of 20 and of 2,000 cached `freshToken()` calls (the worker fixture,
+    /// under strace) are the same in number, and no thread is started for them.
+    @Test func aCachedFreshTokenStartsNoThreadAndOpensNoFile() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else { Issue.record("not run, so failed: needs strace"); return }
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        func traced(_ calls: Int) throws -> [String: Int] {
+            let log = box.root.appendingPathComponent("strace.\(calls)").path
+            let env = box.environment.merging(["WORKER_CLIENT_ID": box.clientID, "WORKER_ISSUER": strict.issuer, "WORKER_STORE": box.storeDir,
+                                               "WORKER_CACHED_CALLS": "\(calls)"]) { $1 }
+            let r = try Subprocess.run("/usr/bin/strace", ["-f", "-qq", "-c", "-o", log, Paths.built("signin-test-worker")], env: env.filter { !$0.value.isEmpty })
+            #expect(r.status == 0 && r.stdout.hasPrefix("cached \(calls) "), "\(r.stdout) \(r.stderr)")
+            var counts: [String: Int] = [:]
+            for line in (try String(contentsOfFile: log, encoding: .utf8)).split(separator: "\n") {
+                let f = line.split(separator: " ", omittingEmptySubsequences: true)
+                // "% time  seconds  usecs/call  calls  [errors]  syscall"
+                if f.count >= 5, let n = Int(f[3]), let name = f.last, !name.hasPrefix("-"), name != "total" { counts[String(name)] = n }
+            }
+            return counts
+        }
+        let few = try traced(20), many = try traced(2000)
+        let threads = ["clone", "clone3"].map { (many[$0] ?? 0) - (few[$0] ?? 0) }.reduce(0, +)
+        #expect(threads == 0, "threads started for 1,980 more cached calls: \(threads)")
+        let total = many.values.reduce(0, +) - few.values.reduce(0, +)
+        #expect(total < 40, "system calls for 1,980 more cached calls: \(total) (\(many.filter { few[$0.key] != $0.value }))")
+    }
+
+    /// Item 10: what a long-running program keeps in memory follows the store: a refresh by another process is seen
+    /// (a new token, without a refresh of its own), so is a sign-out by another process, and its own sign-out at once.
+    @Test func aKeptTokenFollowsOtherProcessesAndItsOwnSignOut() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let c = client(box, strict)
+        let user = try await c.restorePreviousSignIn()
+        let first = try await user.freshToken().value
+        #expect(try await user.freshToken().value == first)
+        #expect(try box.signin("token", "--force-refresh").status == 0)
+        let refreshes = try strict.stats(box.clientID)["refreshes"] as? Int
+        // Polls the condition, as `eventually` does: the watcher's thread tells the client a moment after the save.
+        var seen = first
+        let deadline = Date().addingTimeInterval(20)
+        while seen == first && Date() < deadline {
+            seen = try await user.freshToken().value
+            if seen == first { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(seen != first, "the token another process refreshed is the one handed out")
+        #expect(try strict.stats(box.clientID)["refreshes"] as? Int == refreshes, "and no refresh of its own")
+        // Its own sign-out: at once.
+        _ = try c.signOut()
+        do {
+            _ = try await user.freshToken()
+            Issue.record("a token after this client signed out")
+        } catch {
+            guard case .noPreviousSignIn = error else { Issue.record("\(error)"); return }
+        }
+    }
+
     /// Item 7: a user signed out by another process is `.noPreviousSignIn(.signedOutMeanwhile)` from `freshToken()`,
     /// the answer docs/library.md lists, not `.accountNotFound`.
     @Test func aSignOutByAnotherProcessIsSignedOutMeanwhile() async throws {

@@ -52,6 +52,7 @@ extension SignInClient {
             tokens.append(.init(key: key, value: minted.value, expiry: expiry))
             next.serviceAccountTokens = Array(tokens.suffix(32))
             try storage.save(next)
+            resident?.changed()
             return minted
         }
     }

@@ -9,11 +9,20 @@ extension SignInClient {
 
     /// Restores the previous sign-in without a browser, refreshing the tokens when the access token expires
     /// within `minimumValidity` (or always when `forceRefresh`). See `restore(minimumValidity:forceRefresh:)`.
-    public func restorePreviousSignIn(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
+    nonisolated(nonsending) public func restorePreviousSignIn(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
                                       token: TokenKind = .access) async throws(SignInError) -> SignInUser {
-        try await offPool("the refresh") { (_) throws(SignInError) -> SignInUser in
-            try self.restore(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+        // A long-running program's cached call: answered from memory while the store's folder is unchanged
+        // (`ResidentCredentials`): no thread, no file, no system call.
+        if !forceRefresh, let (kept, isCurrent) = resident?.lookup(account), kept.grantEndedAt == nil,
+           isFresh(kept, minimumValidity: minimumValidity, token: token) {
+            return SignInUser(kept, client: self, isCurrent: isCurrent)
         }
+        let generation = resident?.beginRead()
+        let (entry, isCurrent) = try await offPool("the refresh") { (_) throws(SignInError) -> (StoredCredentials, Bool) in
+            try self.restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+        }
+        if let generation { resident?.keep(account, entry, isCurrent: isCurrent, generation: generation) }
+        return SignInUser(entry, client: self, isCurrent: isCurrent)
     }
 
     /// The synchronous body of `restorePreviousSignIn`, for callers that are not async (the CLI's cached path).
@@ -30,26 +39,32 @@ extension SignInClient {
     ///    (`.noPreviousSignIn`: only a new sign-in gives one), after the refreshed tokens are saved.
     public func restore(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
                         token: TokenKind = .access) throws(SignInError) -> SignInUser {
+        let (entry, isCurrent) = try restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+        return SignInUser(entry, client: self, isCurrent: isCurrent)
+    }
+
+    /// `restore`'s decision, answering the entry and whether its account is the current one.
+    func restoreEntry(account: String?, minimumValidity: Duration, forceRefresh: Bool, token: TokenKind) throws(SignInError) -> (StoredCredentials, Bool) {
         guard let cached = try credentials(account: account) else { throw noAccount() }
         let isCurrent = account == nil || cached.profile.userID == (try? currentSubject())
         if let ended = cached.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
-        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return SignInUser(cached, client: self, isCurrent: isCurrent) }
+        if !forceRefresh && isFresh(cached, minimumValidity: minimumValidity, token: token) { return (cached, isCurrent) }
         let seen = cached.accessToken
         let subject = cached.profile.userID
-        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> SignInUser in
+        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> (StoredCredentials, Bool) in
             guard let current = try storage.credentials(for: identity, subject: subject) else {
                 throw .noPreviousSignIn(reason: .signedOutMeanwhile)
             }
             if let ended = current.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
             let someoneElseRefreshed = current.accessToken != seen
             if isFresh(current, minimumValidity: minimumValidity, token: token) && (!forceRefresh || someoneElseRefreshed) {
-                return SignInUser(current, client: self, isCurrent: isCurrent)
+                return (current, isCurrent)
             }
             let next = try refreshLocked(current)
             if token == .id && next.idToken == current.idToken {
                 throw .noPreviousSignIn(reason: .noNewIDToken(storedExpiry: next.idTokenExpiry))
             }
-            return SignInUser(next, client: self, isCurrent: isCurrent)
+            return (next, isCurrent)
         }
     }
 

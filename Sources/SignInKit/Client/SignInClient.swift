@@ -19,6 +19,8 @@ public final class SignInClient: Sendable {
     let environment: [String: String]
     let onEvent: @Sendable (SignInEvent) -> Void
     let observers = CurrentUserObservers()
+    /// The entries read last, while the file store's folder is unchanged (nil for another storage).
+    let resident: ResidentCredentials?
 
     /// - Parameters:
     ///   - storeDirectory: defaults to `$XDG_DATA_HOME/signin` (`~/.local/share/signin`).
@@ -38,6 +40,7 @@ public final class SignInClient: Sendable {
         custody.configurationPath = configuration.sourcePath
         let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? configuration.appName ?? "signin")
         self.storage = CredentialStore(directory: directory, custody: custody)
+        resident = ResidentCredentials(directory: directory)
         self.onEvent = onEvent
     }
 
@@ -48,6 +51,7 @@ public final class SignInClient: Sendable {
         self.configuration = configuration
         self.environment = environment ?? ProcessEnvironment.current
         self.storage = storage
+        resident = (storage as? CredentialStore).map { ResidentCredentials(directory: $0.directory) }
         self.onEvent = onEvent
     }
 
@@ -152,6 +156,8 @@ public final class SignInClient: Sendable {
     /// Tells the observers, if there are any (reading the current user costs a store read, which the command line's
     /// refresh path has no use for).
     func currentUserChanged() {
+        // What this client changed is never answered from memory, even before the folder's watcher wakes.
+        resident?.changed()
         guard observers.isWatched else { return }
         observers.send(currentUser)
     }

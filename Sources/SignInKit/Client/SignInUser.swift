@@ -99,7 +99,7 @@ public struct SignInUser: Sendable, Equatable {
     /// The access token with its expiry, valid for at least `minimumValidity` more, refreshing (once, across
     /// processes and callers) only when the stored one is about to expire or was marked rejected. The one to
     /// use; `accessToken` is the token as stored, which may have expired.
-    public func freshToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInToken {
+    nonisolated(nonsending) public func freshToken(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInToken {
         let user = try await refreshTokensIfNeeded(minimumValidity: minimumValidity)
         guard let token = user.accessToken else { throw .noPreviousSignIn(reason: .noToken(.access)) }
         return token
@@ -140,7 +140,7 @@ public struct SignInUser: Sendable, Equatable {
     /// This user with tokens refreshed if the access token expires within `minimumValidity`.
     /// This user signed out meanwhile (by another client or process: its account is no longer stored) is
     /// `.noPreviousSignIn(.signedOutMeanwhile)`, as a sign-out during a refresh is, not `.accountNotFound`.
-    public func refreshTokensIfNeeded(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInUser {
+    nonisolated(nonsending) public func refreshTokensIfNeeded(minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> SignInUser {
         do throws(SignInError) {
             return try await client.restorePreviousSignIn(account: userID, minimumValidity: minimumValidity)
         } catch .accountNotFound {

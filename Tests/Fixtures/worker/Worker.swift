@@ -15,6 +15,22 @@ import Glibc
             exit(2)
         }
         let client = SignInClient(configuration: SignInConfiguration(clientID: id, issuer: issuer), storeDirectory: store)
+        // WORKER_CACHED_CALLS=N: restore, then N cached `freshToken()` calls (what a program asking for its token
+        // before every request does), then says the token's last characters and how long the calls took.
+        if let calls = env("WORKER_CACHED_CALLS").flatMap({ Int($0) }) {
+            do throws(SignInError) {
+                let user = try await client.restorePreviousSignIn()
+                var last = ""
+                let start = ContinuousClock.now
+                for _ in 0..<calls { last = try await user.freshToken().value }
+                let took = ContinuousClock.now - start
+                print("cached \(calls) \(String(last.suffix(6))) \(took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000) us")
+            } catch {
+                print("failed: \(error)")
+                exit(1)
+            }
+            return
+        }
         do throws(SignInError) {
             _ = try await client.restorePreviousSignIn(forceRefresh: true)
             print("refreshed")
