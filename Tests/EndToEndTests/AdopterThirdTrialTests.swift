@@ -10,6 +10,70 @@ import Testing
         return SignInClient(configuration: c, storeDirectory: box.storeDir, environment: box.environment)
     }
 
+    /// Item 8: AWS and Google federation are async and cancellable, and on the protocol: a task cancelled while
+    /// STS (here a server that never answers) has the request is `.canceled`, not a timeout a minute later; the
+    /// same call through the real STS stand-in answers credentials; a stand-in for the client answers them too.
+    @Test func awsAndFederationAreAsyncCancellableAndOnTheProtocol() async throws {
+        let (box, sts) = try AWSTests.setUp()
+        defer { sts.stop() }
+        let strict = try Shared.strict.get()
+        var config = SignInConfiguration(clientID: box.clientID, issuer: strict.issuer)
+        config.awsSTSEndpointOverride = sts.issuer
+        let real = SignInClient(configuration: config, storeDirectory: box.storeDir, environment: box.environment)
+        let credentials = try await roleCredentials(real)
+        #expect(credentials.accessKeyID.hasPrefix("ASIA") || !credentials.accessKeyID.isEmpty)
+
+        let silent = try SilentServer()
+        for call in ["aws", "federation"] {
+            var c = SignInConfiguration(clientID: box.clientID, issuer: strict.issuer)
+            c.httpTimeout = .seconds(120)
+            c.awsSTSEndpointOverride = silent.url
+            let client = SignInClient(configuration: c, storeDirectory: box.storeDir, environment: box.environment)
+            let federation = WorkloadIdentityFederation(audience: "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q", stsEndpoint: silent.url + "/v1/token")
+            let task = Task { () async throws -> Void in
+                if call == "aws" {
+                    _ = try await client.awsRoleCredentials(AWSRoleRequest(roleARN: AWSTests.role, forceRefresh: true))
+                } else {
+                    _ = try await client.federatedGoogleAccessToken(federation, forceRefresh: true)
+                }
+            }
+            // The request is on its way: a connection waits at the server.
+            #expect(await eventually { silent.hasPendingConnection }, "\(call): the request reached the server")
+            task.cancel()
+            do {
+                try await task.value
+                Issue.record("\(call): an answer from a server that never answers")
+            } catch let e as SignInError {
+                guard case .canceled = e else { Issue.record("\(call): \(e)"); continue }
+            }
+        }
+        let stand = StandInClient()
+        #expect(try await roleCredentials(stand).accessKeyID == "AKIASTANDIN")
+    }
+
+    /// Generic code over the protocol, as library.md shows it.
+    func roleCredentials(_ client: some SignInClientProtocol) async throws(SignInError) -> AWSCredentials {
+        try await client.awsRoleCredentials(AWSRoleRequest(roleARN: AWSTests.role))
+    }
+
+    struct StandInClient: SignInClientProtocol {
+        struct User: SignInUserProtocol {
+            var profile: SignInProfile { SignInProfile(userID: "u") }
+            var grantedScopes: [String] { [] }
+            func freshToken(minimumValidity: Duration) async throws(SignInError) -> SignInToken { SignInToken(value: "t", expirationDate: nil) }
+            func userInfo() async throws(SignInError) -> [String: JSONValue] { [:] }
+        }
+        var hasPreviousSignIn: Bool { true }
+        var currentUser: User? { User() }
+        func restorePreviousSignIn(account: String?, minimumValidity: Duration, forceRefresh: Bool, token: TokenKind) async throws(SignInError) -> User { User() }
+        func signIn(hint: String?, additionalScopes: [String], options: SignInOptions) async throws(SignInError) -> User { User() }
+        func signOut() throws(SignInError) -> Bool { true }
+        func disconnect(account: String?) async throws(SignInError) {}
+        func awsRoleCredentials(_ request: AWSRoleRequest) async throws(SignInError) -> AWSCredentials {
+            AWSCredentials(accessKeyID: "AKIASTANDIN", secretAccessKey: "s", sessionToken: "t", expiration: Date().addingTimeInterval(3600))
+        }
+    }
+
     /// Item 10: a long-running program asking for its token before every request pays no thread and no system call
     /// while nothing changed: the system calls of 20 and of 2,000 cached `freshToken()` calls (the worker fixture,
     /// under strace) are the same in number, and no thread is started for them.

@@ -38,6 +38,16 @@ public protocol SignInClientProtocol: Sendable {
     func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError)
     /// The configuration the client signs in with (default, for a stand-in: a client ID `stand-in` at Google).
     var configuration: SignInConfiguration { get }
+    /// A token through the one token path (default, for a stand-in: `.unsupported`).
+    func token(for request: TokenRequest) async throws(SignInError) -> IssuedToken
+    /// An AWS role's temporary credentials (default, for a stand-in: `.unsupported`).
+    func awsRoleCredentials(_ request: AWSRoleRequest) async throws(SignInError) -> AWSCredentials
+    /// A Google Cloud access token through federation (default, for a stand-in: `.unsupported`).
+    func federatedGoogleAccessToken(_ federation: WorkloadIdentityFederation, scopes: [String], chain: [String], account: String?,
+                                    minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken
+    /// A service account's ID token through federation (default, for a stand-in: `.unsupported`).
+    func federatedGoogleIDToken(_ federation: WorkloadIdentityFederation, chain: [String], audience: String, includeEmail: Bool, account: String?,
+                                minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken
 }
 
 extension SignInClientProtocol {
@@ -110,6 +120,24 @@ extension SignInClientProtocol {
     public func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError) {}
 
     public var configuration: SignInConfiguration { SignInConfiguration(clientID: "stand-in") }
+
+    public func token(for request: TokenRequest) async throws(SignInError) -> IssuedToken {
+        throw .unsupported(reason: "this stand-in for SignInClient gives no token through token(for:); implement it")
+    }
+
+    public func awsRoleCredentials(_ request: AWSRoleRequest) async throws(SignInError) -> AWSCredentials {
+        throw .unsupported(reason: "this stand-in for SignInClient gives no AWS credentials; implement awsRoleCredentials(_:)")
+    }
+
+    public func federatedGoogleAccessToken(_ federation: WorkloadIdentityFederation, scopes: [String], chain: [String], account: String?,
+                                           minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken {
+        throw .unsupported(reason: "this stand-in for SignInClient gives no federated token; implement federatedGoogleAccessToken")
+    }
+
+    public func federatedGoogleIDToken(_ federation: WorkloadIdentityFederation, chain: [String], audience: String, includeEmail: Bool, account: String?,
+                                       minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken {
+        throw .unsupported(reason: "this stand-in for SignInClient gives no federated ID token; implement federatedGoogleIDToken")
+    }
 }
 
 /// What a program's code needs of a signed-in user (`SignInUser` conforms), so that its tests can stand in for one.
