@@ -11,6 +11,7 @@ struct ExitCode: Equatable, Sendable {
     static let canceled = ExitCode(rawValue: 4)
     static let network = ExitCode(rawValue: 5)
     static let timedOut = ExitCode(rawValue: 6)
+    static let targetRefused = ExitCode(rawValue: 7)
 
     /// What each `SignInError` means for a script.
     init(_ e: SignInError) {
@@ -18,6 +19,7 @@ struct ExitCode: Equatable, Sendable {
         case .noPreviousSignIn: self = .notSignedIn
         case .canceled, .scopesNotGranted: self = .canceled
         case .timedOut: self = .timedOut
+        case .targetRefused: self = .targetRefused
         case .providerError, .networkUnavailable, .callbackRejected, .invalidIDToken, .revocationFailed, .rateLimited: self = .network
         case .configInvalid, .configNotFound, .unsupported, .accountNotFound, .ambiguousAccount, .passphraseRefused, .passphraseUnavailable: self = .usage
         case .mismatchWithCurrentUser, .scopesAlreadyGranted, .storeUnreadable, .storeUnwritable, .system, .listenerUnavailable, .rotatedGrantUnsaved: self = .failure
@@ -35,6 +37,7 @@ struct ExitCode: Equatable, Sendable {
           4  canceled (denied in the browser, Ctrl-C)
           5  network or provider error (nothing changed locally)
           6  timed out waiting for the browser
+          7  the provider will not issue a token for that resource or audience (--resource, --audience)
         `signin exec` exits with its command's status once the command runs.
         """
 }

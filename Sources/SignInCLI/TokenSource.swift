@@ -7,6 +7,8 @@ protocol TokenSource {
     /// The token `kind`, as fresh as `freshness` asks; `audience` for an ID token (nil: this client). The
     /// source adds its account and service-account chain.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken
+    /// The access token for one API (`target`: a resource, or an audience to exchange for).
+    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken
     /// The access token with a DPoP proof for `target` when the grant is bound to a key (`IssuedToken.dpopProof`;
     /// nil for a bearer token).
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken
@@ -28,12 +30,23 @@ extension TokenSource {
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
         try token(.access, freshness, audience: nil)
     }
+
+    /// A source that cannot ask for one API's token (a stand-in): says so.
+    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        throw .unsupported(reason: "this token source gives no token for one API (--resource, --audience)")
+    }
 }
 
 extension Freshness {
     /// The request of `kind` for `account` and `chain` with this freshness.
     func request(_ kind: TokenKind, audience: String?, chain: [String], account: String?) -> TokenRequest {
         TokenRequest(kind: kind, serviceAccountChain: chain, audience: audience, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh, account: account)
+    }
+
+    func request(_ target: TokenTarget, chain: [String], account: String?) -> TokenRequest {
+        var r = request(.access, audience: target.audience, chain: chain, account: account)
+        r.resource = target.resource
+        return r
     }
 }
 
@@ -49,7 +62,14 @@ struct LocalTokens: TokenSource {
     ///    again (no refresh forced: the sign-in's tokens are new); otherwise throw, so a script is never stopped by
     ///    a browser.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        let r = freshness.request(kind, audience: audience, chain: chain, account: c.account)
+        try answer(freshness.request(kind, audience: audience, chain: chain, account: c.account))
+    }
+
+    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        try answer(freshness.request(target, chain: chain, account: c.account))
+    }
+
+    private func answer(_ r: TokenRequest) throws(SignInError) -> IssuedToken {
         do {
             return try c.client.token(r)
         } catch .noPreviousSignIn(let reason) {
@@ -115,6 +135,12 @@ final class AgentTokens: TokenSource {
 
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
         try agent.token(request(kind, freshness, audience: audience))
+    }
+
+    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        var r = request(.access, freshness, audience: target.audience)
+        r.resource = target.resource
+        return try agent.token(r)
     }
 
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {

@@ -100,6 +100,7 @@ class Client:
         self.refresh: dict = {}      # refresh token -> info (valid)
         self.access: dict = {}       # access token -> sub
         self.access_jkt: dict = {}   # access token -> the DPoP key thumbprint it is bound to
+        self.access_aud: dict = {}   # access token -> the resource or audience it is for alone (RFC 8707, 8693)
         self.devices: dict = {}      # device_code -> state
         self.stats = {"token_requests": 0, "refreshes": 0, "code_exchanges": 0, "revocations": 0, "device_polls": 0,
                       "authorize_requests": 0, "last_refresh_auth": None, "refreshes_by_sub": {},
@@ -280,11 +281,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(400, {"error": "use_dpop_nonce", "error_description": "a nonce is required"}, headers={"DPoP-Nonce": DPOP_NONCE})
         return self.send(400, error)
 
-    def issue(self, cl: Client, sub: str, nonce: str | None, scope: str, with_id_token: bool, family: str, jkt: str | None = None) -> dict:
+    def issue(self, cl: Client, sub: str, nonce: str | None, scope: str, with_id_token: bool, family: str, jkt: str | None = None,
+              resources: list | None = None, audience: str | None = None) -> dict:
         at = "at-" + secrets.token_urlsafe(24)
         rt = "rt-" + secrets.token_urlsafe(24)
         cl.access[at] = sub
-        cl.refresh[rt] = {"sub": sub, "scope": scope, "family": family, "jkt": jkt}
+        if audience:
+            cl.access_aud[at] = audience
+        cl.refresh[rt] = {"sub": sub, "scope": scope, "family": family, "jkt": jkt, "resources": resources or []}
         if jkt:
             cl.access_jkt[at] = jkt
             # What an attacker who copied the grant would hold (the DPoP tests try it without the key).
@@ -306,7 +310,9 @@ class Handler(BaseHTTPRequestHandler):
                 "revocation_endpoint": self.issuer + "/revoke", "userinfo_endpoint": self.issuer + "/userinfo",
                 "device_authorization_endpoint": self.issuer + "/device",
                 "code_challenge_methods_supported": ["S256"], "response_types_supported": ["code"],
-                "id_token_signing_alg_values_supported": ["RS256", "ES256"]}
+                "id_token_signing_alg_values_supported": ["RS256", "ES256"],
+                "grant_types_supported": ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code",
+                                          "urn:ietf:params:oauth:grant-type:token-exchange"]}
             for k, v in json.loads(os.environ.get("STRICT_DISCOVERY", "{}")).items():
                 if v is None:
                     doc.pop(k, None)
@@ -324,7 +330,16 @@ class Handler(BaseHTTPRequestHandler):
         if u.path.startswith("/_stats/"):
             return self.send(200, client(u.path[8:]).stats)
         if u.path == "/authorize":
+            if "resource" in q:
+                q["resource"] = urllib.parse.parse_qs(u.query)["resource"]
             return self.authorize(q, {})
+        if u.path == "/_introspect":
+            # For the tests (RFC 7662's answer, without its authentication): whom an access token is for.
+            for cl in list(CLIENTS.values()):
+                if q.get("token") in cl.access:
+                    t = q["token"]
+                    return self.send(200, {"active": True, "sub": cl.access[t], "aud": cl.access_aud.get(t, cl.client_id)})
+            return self.send(200, {"active": False})
         if u.path.startswith("/v1/projects/") and "/" not in u.path[len("/v1/projects/"):]:
             return self.resource_manager(u.path[len("/v1/projects/"):])
         if u.path == "/userinfo":
@@ -355,6 +370,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, {"ok": True})
         if u.path == "/authorize":
             q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
+            if "resource" in q:
+                q["resource"] = urllib.parse.parse_qs(u.query)["resource"]
             return self.authorize(q, self.form())
         if u.path.startswith("/v1/projects/-/serviceAccounts/"):
             return self.iam_credentials(u.path[len("/v1/projects/-/serviceAccounts/"):])
@@ -535,8 +552,10 @@ class Handler(BaseHTTPRequestHandler):
         else:
             sub = form.get("sub") or cl.c("sub", "alice")
             code = "code-" + secrets.token_urlsafe(24)
+            resources = q.get("resource") if isinstance(q.get("resource"), list) else ([q["resource"]] if q.get("resource") else [])
+            cl.stats["authorize_resources"] = resources
             cl.codes[code] = {"sub": sub, "redirect_uri": redirect, "challenge": q.get("code_challenge"), "nonce": q.get("nonce"),
-                              "scope": q.get("scope", "openid"), "used": False, "family": code}
+                              "scope": q.get("scope", "openid"), "used": False, "family": code, "resources": resources}
             params["code"] = code
         location = cl.c("redirect_override", redirect) + "?" + urllib.parse.urlencode(params)
         self.send(302, b"", "text/plain", {"Location": location})
@@ -581,7 +600,7 @@ class Handler(BaseHTTPRequestHandler):
                 cl.stats["verifier_matched"] = 43 <= len(verifier) <= 128 and expected == g["challenge"]
                 if not cl.c("ignore_pkce") and not cl.stats["verifier_matched"]:
                     return self.send(403, {"error": "invalid_code"})
-                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"], jkt))
+                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"], jkt, g.get("resources")))
             if grant == "refresh_token":
                 rt = f.get("refresh_token", "")
                 info = cl.refresh.get(rt)
@@ -591,10 +610,17 @@ class Handler(BaseHTTPRequestHandler):
                     # A refresh token bound to a key is worth nothing without a proof of that key (RFC 9449 5).
                     cl.stats["dpop_unbound_refreshes"] = cl.stats.get("dpop_unbound_refreshes", 0) + 1
                     return self.send(400, {"error": "invalid_dpop_proof", "error_description": "the refresh token is bound to another key"})
+                resource = f.get("resource")
+                if resource is not None and resource not in info.get("resources", []):
+                    # RFC 8707 2: a resource the grant was not asked for (glewlwyd's rule too).
+                    cl.stats["refused_resources"] = cl.stats.get("refused_resources", 0) + 1
+                    return self.oauth_error("invalid_target", description="the resource was not asked for at sign-in")
+                if resource is not None:
+                    cl.stats["resource_refreshes"] = cl.stats.get("resource_refreshes", 0) + 1
                 if cl.c("rotate", True):
                     del cl.refresh[rt]
                 body = self.issue(cl, cl.c("refresh_sub", info["sub"]), None, info["scope"], bool(cl.c("id_token_on_refresh", False)), info["family"],
-                                  info.get("jkt"))
+                                  info.get("jkt"), info.get("resources"), resource)
                 if not cl.c("rotate", True):
                     del cl.refresh[body["refresh_token"]]
                     body.pop("refresh_token")
@@ -603,6 +629,25 @@ class Handler(BaseHTTPRequestHandler):
                 by_sub[info["sub"]] = by_sub.get(info["sub"], 0) + 1
                 cl.stats["refreshes_in_flight"] += 1
                 cl.stats["max_refreshes_in_flight"] = max(cl.stats["max_refreshes_in_flight"], cl.stats["refreshes_in_flight"])
+            if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
+                # RFC 8693, as idpyoidc's helper answers it: an access token for the audience, no refresh token.
+                cl.stats["exchanges"] = cl.stats.get("exchanges", 0) + 1
+                subject = f.get("subject_token", "")
+                if f.get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token" or subject not in cl.access:
+                    return self.oauth_error("invalid_request", description="subject_token is not an access token issued here")
+                if cl.access_jkt.get(subject) and cl.access_jkt[subject] != jkt:
+                    return self.send(400, {"error": "invalid_dpop_proof", "error_description": "the subject token is bound to another key"})
+                audience = f.get("audience") or f.get("resource")
+                if not audience or audience in cl.c("refused_audiences", []) or "refused" in audience:
+                    cl.stats["refused_exchanges"] = cl.stats.get("refused_exchanges", 0) + 1
+                    return self.oauth_error("invalid_target", description="this audience is not served to this client")
+                xt = "xt-" + secrets.token_urlsafe(24)
+                cl.access[xt] = cl.access[subject]
+                cl.access_aud[xt] = audience
+                if jkt:
+                    cl.access_jkt[xt] = jkt
+                return self.send(200, {"access_token": xt, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                                       "token_type": "DPoP" if jkt else "Bearer", "expires_in": int(cl.c("exchange_ttl", 1800))})
             if grant == "urn:ietf:params:oauth:grant-type:device_code":
                 cl.stats["device_polls"] += 1
                 d = cl.devices.get(f.get("device_code", ""))

@@ -11,18 +11,23 @@ struct Token: SignInCommand {
             seconds. No network when the stored one is fresh enough. Parallel calls share one refresh. With
             --impersonate-service-account (or impersonate_service_account), the service account's token instead,
             minted with yours through the IAM Service Account Credentials API and kept encrypted until it expires.
+            With --resource, a token for that API alone (RFC 8707: one of the configuration's resources, asked for
+            at sign-in); with --audience, your token exchanged for one meant for that audience (RFC 8693). Each is
+            kept encrypted until it expires; a resource or audience the provider refuses exits 7.
             """,
-        ownOptions: [.minTTL, .forceRefresh, Impersonation.option], takesAccount: true)
+        ownOptions: [.minTTL, .forceRefresh, Impersonation.option] + TokenTarget.options, takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?
     let json: Bool
+    let target: TokenTarget
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
         startsStatic = freshness.startsStatic(a, env)
         chain = try Impersonation.chain(a)
         json = a.has(.json)
+        target = try TokenTarget(a)
         try noPositional(a, Self.spec)
     }
 
@@ -36,10 +41,13 @@ struct Token: SignInCommand {
 
     /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
-        let issued = try source.token(.access, freshness, audience: nil)
+        let issued = target.isSet ? try source.accessToken(freshness, for: target) : try source.token(.access, freshness, audience: nil)
         let token = issued.token
         guard json else { return BridgeAnswer(output: token.value + "\n") }
-        return BridgeAnswer(output: JSONText.object(["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
-                                                     "token_type": .string(issued.tokenType), "sub": .string(issued.subject)]) + "\n")
+        var fields: [String: JSONValueOut] = ["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
+                                              "token_type": .string(issued.tokenType), "sub": .string(issued.subject)]
+        if let r = issued.resource { fields["resource"] = .string(r) }
+        if let a = issued.audience { fields["audience"] = .string(a) }
+        return BridgeAnswer(output: JSONText.object(fields) + "\n")
     }
 }

@@ -44,6 +44,10 @@ import Glibc
                                  subject: a.object[AgentProtocol.Key.subject]?.string ?? name, name: name)
         if a.object[AgentProtocol.Key.tokenType]?.string == "DPoP" { issued.tokenType = "DPoP" }
         issued.dpopProof = a.object[AgentProtocol.Key.dpopProof]?.string.flatMap { TokenResponse.isTokenText($0) ? $0 : nil }
+        if request.kind == .access {
+            issued.resource = request.resource
+            issued.audience = request.audience
+        }
         return issued
     }
 
@@ -58,6 +62,9 @@ import Glibc
     public func failure(_ a: Answer) -> SignInError {
         let message = a.object[AgentProtocol.Key.message]?.string ?? "HTTP \(a.status)"
         if a.object[AgentProtocol.Key.error]?.string == "unsupported" { return .unsupported(reason: message) }
+        if a.object[AgentProtocol.Key.error]?.string == AgentProtocol.ErrorCode.targetRefused {
+            return .targetRefused(endpoint: "The forwarded agent", target: a.object[AgentProtocol.Key.target]?.string?.withoutControlCharacters ?? "that target", detail: message)
+        }
         // Asked too often (forced refreshes beyond the session's allowance): signed in still, try later.
         if a.status == 429 {
             return .rateLimited(endpoint: "The forwarded agent (\(message))", retryAfterSeconds: a.object[AgentProtocol.Key.retryAfter]?.number.map { Int($0) })

@@ -11,11 +11,12 @@ import Glibc
 /// On any socket (the agent's own and each forwarded session's):
 /// - `GET /v1/hello` → `{"protocol": 1, "session": {...} | null, "git_hosts": [...], "docker_registries": [...]}`
 ///   (on the agent's own socket also `"store"`: the configuration and data folders it serves)
-/// - `GET /v1/token?kind=access|id&account=A&min_ttl=S&force=1&audience=AUD&chain=SA,SA&email=0&profile=P&dpop_method=M&dpop_url=U` →
+/// - `GET /v1/token?kind=access|id&account=A&min_ttl=S&force=1&audience=AUD&resource=URI&chain=SA,SA&email=0&profile=P&dpop_method=M&dpop_url=U` →
 ///   `{"token", "expires_at" (seconds since 1970, or null), "account", "subject", "kind", "token_type" (Bearer or DPoP),
 ///   "dpop_proof" (for a DPoP token when `dpop_url` asked; the key stays with the agent)}`; refused: 403
 ///   `{"error": "refused", "message"}`; too many forced refreshes: 429; not signed in: 409
-///   `{"error": "not_signed_in"}`; a malformed request: 400
+///   `{"error": "not_signed_in"}`; a resource or audience the provider refused: 403 `{"error": "target_refused",
+///   "target", "message"}`; a malformed request: 400
 /// - `POST /v1/rejected` with the refused token in `X-Signin-Token` → 204 (the next token comes from a refresh)
 ///
 /// On the agent's own socket only:
@@ -41,6 +42,8 @@ public enum AgentProtocol {
     /// The query and answer keys.
     public enum Key {
         public static let kind = "kind", account = "account", minTTL = "min_ttl", force = "force", audience = "audience"
+        /// An access token for one API alone (RFC 8707), or exchanged with `audience` (RFC 8693).
+        public static let resource = "resource"
         public static let chain = "chain", email = "email", profile = "profile"
         /// `1`: no chain given, so the agent's configuration's `impersonate_service_account` applies.
         public static let configuredChain = "configured_chain"
@@ -54,6 +57,14 @@ public enum AgentProtocol {
         public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
         public static let googleSTSEndpoint = "google_sts_endpoint", iamCredentialsEndpoint = "iam_credentials_endpoint"
         public static let rejectedToken = "X-Signin-Token"
+        /// A `target_refused` answer's resource or audience.
+        public static let target = "target"
+    }
+
+    /// The `error` codes of a refused token request that the remote side acts on.
+    public enum ErrorCode {
+        /// The provider will not issue a token for the request's resource or audience (exit 7, as locally).
+        public static let targetRefused = "target_refused"
     }
 
     /// The query of a token request (`profile`: a configuration name, on the agent's own socket).
@@ -62,6 +73,7 @@ public enum AgentProtocol {
         if r.forceRefresh { q.append((Key.force, "1")) }
         if let a = r.account { q.append((Key.account, a)) }
         if let a = r.audience { q.append((Key.audience, a)) }
+        if let a = r.resource { q.append((Key.resource, a)) }
         if !r.serviceAccountChain.isEmpty { q.append((Key.chain, r.serviceAccountChain.joined(separator: ","))) }
         if r.serviceAccountChain.isEmpty && r.appliesConfiguredChain { q.append((Key.configuredChain, "1")) }
         if !r.includeEmail { q.append((Key.email, "0")) }
@@ -89,6 +101,10 @@ public enum AgentProtocol {
         r.forceRefresh = q[Key.force] == "1"
         r.account = q[Key.account].flatMap { $0.isEmpty ? nil : $0 }
         r.audience = q[Key.audience].flatMap { $0.isEmpty ? nil : $0 }
+        if let resource = q[Key.resource], !resource.isEmpty {
+            guard SignInConfiguration.isValidResource(resource) else { return .failure(.init("resource must be an absolute URI without a fragment")) }
+            r.resource = resource
+        }
         r.includeEmail = q[Key.email] != "0"
         if let chain = q[Key.chain], !chain.isEmpty {
             let items = chain.split(separator: ",").map(String.init)

@@ -215,7 +215,7 @@ import Glibc
         }
         if let refusal = throttle(r, &s) { return refusal }
         sessions[sessionID] = s
-        let approval = "\(r.kind)|\(r.account ?? "")|\(chain)|\(r.audience ?? "")"
+        let approval = "\(r.kind)|\(r.account ?? "")|\(chain)|\(r.audience ?? "")|\(r.resource ?? "")"
         if s.confirm && !s.approved.contains(approval) { return ask(approval, r, session: s) }
         return serve(r, profile: s.profile, sessionID: sessionID)
     }
@@ -262,10 +262,13 @@ import Glibc
             case .noPreviousSignIn: (status, code) = ("409 Conflict", "not_signed_in")
             case .accountNotFound, .ambiguousAccount: (status, code) = ("409 Conflict", "no_such_account")
             case .unsupported: (status, code) = ("400 Bad Request", "unsupported")
+            case .targetRefused: (status, code) = ("403 Forbidden", AgentProtocol.ErrorCode.targetRefused)
             default: (status, code) = ("502 Bad Gateway", "failed")
             }
             let message = code == "unsupported" ? error.description : "on the machine the agent runs on: " + error.description
-            return Self.json(status, ["error": .string(code), "message": .string(message)])
+            var body: [String: JSONValueOut] = ["error": .string(code), "message": .string(message)]
+            if case .targetRefused(_, let target, _) = error { body[AgentProtocol.Key.target] = .string(target) }
+            return Self.json(status, body)
         }
     }
 
@@ -298,7 +301,7 @@ import Glibc
         let name = s.subjects.firstIndex(of: r.account ?? "").map { s.names[$0] } ?? r.account ?? "the account"
         let kind = r.kind == .id ? "an ID token" : "an access token"
         let what = r.serviceAccountChain.last.map { "\(kind) of service account \($0) (with \(name)'s grant)" } ?? "\(kind) of \(name)"
-        let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + "?"
+        let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + (r.resource.map { " for the API \($0)" } ?? "") + "?"
         guard let askpass = s.askpass,
               case .success(let child) = ChildProcess.spawn(path: askpass, argv: [askpass, "signin: " + question], environment: environment) else {
             log(s, "refused \(Self.kindName(r)) for \(name) (no askpass program to ask with)")

@@ -82,7 +82,9 @@ extension SignInClient {
     /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
     /// 6. The new tokens are saved. A save that still fails after the provider rotated is `.rotatedGrantUnsaved`
     ///    (the old refresh token is spent: "previous credentials are intact" would not be true).
-    func refreshLocked(_ current: StoredCredentials) throws(SignInError) -> StoredCredentials {
+    /// With `resource`: the refresh asks for an access token for that resource alone (RFC 8707); it is kept in the
+    /// entry's cache under `SignInClient.resourceKey` and the person's own access token is left as it was.
+    func refreshLocked(_ current: StoredCredentials, resource: String? = nil) throws(SignInError) -> StoredCredentials {
         guard let refreshToken = current.refreshToken else {
             throw .noPreviousSignIn(reason: .noRefreshToken)
         }
@@ -93,14 +95,14 @@ extension SignInClient {
         // Step 2: the save secured before the request (the store's own files: the key read once and kept, room on
         // disk allocated); another storage saves as it does.
         guard let store = storage as? CredentialStore else {
-            return try refreshLocked(current, refreshToken, tokens, save: { (c) throws(SignInError) in try storage.save(c) })
+            return try refreshLocked(current, refreshToken, tokens, resource: resource, save: { (c) throws(SignInError) in try storage.save(c) })
         }
         return try store.withSecuredSave(of: current) { (secured) throws(SignInError) -> StoredCredentials in
-            try refreshLocked(current, refreshToken, tokens, save: { (c) throws(SignInError) in try store.save(c, secured) })
+            try refreshLocked(current, refreshToken, tokens, resource: resource, save: { (c) throws(SignInError) in try store.save(c, secured) })
         }
     }
 
-    private func refreshLocked(_ current: StoredCredentials, _ refreshToken: String, _ tokens: TokenClient,
+    private func refreshLocked(_ current: StoredCredentials, _ refreshToken: String, _ tokens: TokenClient, resource: String?,
                                save: (StoredCredentials) throws(SignInError) -> Void) throws(SignInError) -> StoredCredentials {
         // A save that fails once the provider has rotated says so: the old refresh token is spent.
         func saveRotated(_ c: StoredCredentials) throws(SignInError) {
@@ -112,7 +114,7 @@ extension SignInClient {
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {
-                response = try tokens.refresh(refreshToken)
+                response = try tokens.refresh(refreshToken, resource: resource)
             } catch where error.isGrantRefused {
                 // Under the lock we sent the newest refresh token, so the refusal is about the grant itself.
                 var ended = current
@@ -135,11 +137,20 @@ extension SignInClient {
                 next.idToken = raw
                 next.idTokenExpiry = verified.expiry
             }
-            next.accessToken = response.accessToken
-            next.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
-            next.accessTokenRejectedAt = nil
-            next.accessTokenExpiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
-            if let scope = response.scope { next.grantedScopes = scope }
+            let expiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
+            if let resource {
+                // A token for one API: beside the person's, with its own expiry (none said: used once, not kept).
+                let key = Self.resourceKey(resource)
+                var kept = (next.serviceAccountTokens ?? []).filter { $0.key != key && $0.expiry > Date() }
+                kept.append(.init(key: key, value: response.accessToken, expiry: expiry ?? Date()))
+                next.serviceAccountTokens = Array(kept.suffix(32))
+            } else {
+                next.accessToken = response.accessToken
+                next.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
+                next.accessTokenRejectedAt = nil
+                next.accessTokenExpiry = expiry
+                if let scope = response.scope { next.grantedScopes = scope }
+            }
             next.savedAt = Date()
             try saveRotated(next)
             currentUserChanged()

@@ -59,6 +59,22 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
     /// default, Google's source hosts for the Google issuer and none otherwise.
     public var gitHosts: [String]?
+    /// The APIs the sign-in asks for (`resources`, RFC 8707 resource indicators: absolute URIs without a fragment),
+    /// one `resource` parameter each on the authorization request; `TokenRequest.resource` then gets an access token
+    /// for one of them alone. Empty: none asked for.
+    public var resources: [String] = []
+
+    /// Whether `uri` can be a resource indicator (RFC 8707 2: an absolute URI, no fragment; https, or http on
+    /// loopback as for any endpoint here).
+    public static func isValidResource(_ uri: String) -> Bool {
+        guard !uri.contains("#"), !uri.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } ?? false }),
+              let colon = uri.firstIndex(of: ":"), colon > uri.startIndex else { return false }
+        let scheme = uri[..<colon].lowercased()
+        guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }), scheme.first?.isLetter == true else { return false }
+        if scheme == "https" || scheme == "http" { return EndpointURL.problem(uri) == nil }
+        return uri.count > colon.utf16Offset(in: uri) + 1
+    }
+
     /// How the client secret goes to the token endpoint (`token_endpoint_auth_method`): `client_secret_basic` or
     /// `client_secret_post`. Nil: as the provider's discovery document says, HTTP Basic when it says nothing.
     public var tokenEndpointAuthMethod: String?
@@ -295,7 +311,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "resources", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
         "docker_registries", "aws_region", "aws_sts_endpoint",
         "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
@@ -408,6 +424,15 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                     throw fail("git_hosts", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a host pattern (a host name, host:port, or *.domain)")
                 }
                 return h.lowercased()
+            }
+        }
+        if let v = obj["resources"], v != .null {
+            guard case .array(let items) = v else { throw fail("resources", "must be a list of the APIs' URIs, such as [\"https://api.example.com/\"]") }
+            c.resources = try items.map { item throws(SignInError) -> String in
+                guard let r = item.string, SignInConfiguration.isValidResource(r) else {
+                    throw fail("resources", "\(item.string.map { "\"\($0.withoutControlCharacters)\"" } ?? "each entry") is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
+                }
+                return r
             }
         }
         if let k = try string("key_storage") {

@@ -11,8 +11,13 @@ public struct TokenRequest: Sendable, Equatable {
     /// `--impersonate-service-account`.
     public var serviceAccountChain: [String]
     /// For an ID token, whom it is for. nil means this client, the only audience a person's ID token has;
-    /// another audience needs a service account.
+    /// another audience needs a service account. For the person's access token: the audience to exchange it for
+    /// (RFC 8693 token exchange at the provider's token endpoint), kept per audience until it expires.
     public var audience: String?
+    /// For the person's access token: the API (an RFC 8707 resource indicator, one of the configuration's
+    /// `resources`) the token is for alone, got with a refresh that names it and kept per resource. With `audience`,
+    /// sent along with the exchange.
+    public var resource: String? = nil
     /// For a service account's access token: its scopes (nil: cloud-platform).
     public var scopes: [String]?
     /// For a service account's ID token: whether it carries the `email` claim.
@@ -87,6 +92,10 @@ public struct IssuedToken: Sendable, Equatable {
     var storedProofKey: String?
     /// The proof `TokenRequest.proofFor` asked for, naming this token; nil for a bearer token.
     public internal(set) var dpopProof: String?
+    /// The API this access token is for alone (`TokenRequest.resource`), or nil: the grant's own token.
+    public internal(set) var resource: String?
+    /// The audience this access token was exchanged for (`TokenRequest.audience` of an access token), or nil.
+    public internal(set) var audience: String?
 
     /// The token for a consumer whose protocol can carry only a bearer token (`consumer` names it: "kubectl",
     /// "git", "docker", "the metadata server"): the value, or, for an access token bound to this machine's DPoP key,
@@ -136,6 +145,12 @@ extension SignInClient {
         if let federation = request.workloadIdentity, request.kind == .access || !chain.isEmpty {
             return try federatedToken(request, federation)
         }
+        if request.kind == .access, request.audience != nil || request.resource != nil {
+            guard chain.isEmpty else {
+                throw .unsupported(reason: "a resource or an audience is asked for with the signed-in person's own access token; a service account's token is for the scopes it is minted with (leave out --impersonate-service-account, or --resource and --audience)")
+            }
+            return try targetedToken(request)
+        }
         guard !chain.isEmpty else {
             if request.kind == .id, let audience = request.audience, audience != configuration.clientID {
                 throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
@@ -144,16 +159,7 @@ extension SignInClient {
             guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
             var issued = IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
             if request.kind == .access, user.accessTokenType == "DPoP" {
-                issued.tokenType = "DPoP"
-                issued.storedProofKey = user.storedProofKey
-                if let target = request.proofFor {
-                    if let problem = target.problem { throw .unsupported(reason: "a DPoP proof: \(problem)") }
-                    // Never for the provider's own endpoints: with a copied refresh token, such a proof buys tokens.
-                    if let own = user.endpoints.ownEndpointName(of: target.url) {
-                        throw .unsupported(reason: "a DPoP proof for the provider's own \(own) endpoint (\(target.url.withoutControlCharacters)) is never given out: signin makes its requests to the provider itself")
-                    }
-                    issued.dpopProof = try issued.dpopProof(method: target.method, url: target.url)
-                }
+                try bind(&issued, proofKey: user.storedProofKey, endpoints: user.endpoints, proofFor: request.proofFor)
             }
             return issued
         }
@@ -175,10 +181,41 @@ extension SignInClient {
         return IssuedToken(token: t, kind: request.kind, subject: target, name: target)
     }
 
+    /// A DPoP-bound access token: its type and key, and the proof `proofFor` asks for, never one for the provider's own
+    /// endpoints (with a copied refresh token, such a proof buys tokens).
+    private func bind(_ issued: inout IssuedToken, proofKey: String?, endpoints: ProviderEndpoints, proofFor: TokenRequest.DPoPTarget?) throws(SignInError) {
+        issued.tokenType = "DPoP"
+        issued.storedProofKey = proofKey
+        guard let target = proofFor else { return }
+        if let problem = target.problem { throw .unsupported(reason: "a DPoP proof: \(problem)") }
+        if let own = endpoints.ownEndpointName(of: target.url) {
+            throw .unsupported(reason: "a DPoP proof for the provider's own \(own) endpoint (\(target.url.withoutControlCharacters)) is never given out: signin makes its requests to the provider itself")
+        }
+        issued.dpopProof = try issued.dpopProof(method: target.method, url: target.url)
+    }
+
+    /// The person's access token for one API: exchanged for `audience` (RFC 8693), or for `resource` alone (RFC 8707).
+    private func targetedToken(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
+        let validity = request.minimumValidity
+        let (t, stored) = request.audience != nil
+            ? try exchangedToken(audience: request.audience, resource: request.resource, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+            : try resourceToken(request.resource!, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+        var issued = IssuedToken(token: t, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
+        issued.resource = request.resource
+        issued.audience = request.audience
+        if stored.accessTokenType == "DPoP" { try bind(&issued, proofKey: stored.dpopKey, endpoints: stored.endpoints, proofFor: request.proofFor) }
+        return issued
+    }
+
     /// Whether answering `request` for the person would refresh first (the stored token is not fresh enough,
     /// was marked rejected, or a refresh is forced). Reads the store only; no network.
     public func wouldRefresh(_ request: TokenRequest) throws(SignInError) -> Bool {
         guard let stored = try credentials(account: request.account) else { return false }
+        if request.kind == .access, request.audience != nil || request.resource != nil {
+            let key = request.audience != nil ? Self.exchangeKey(audience: request.audience, resource: request.resource) : Self.resourceKey(request.resource!)
+            guard let t = stored.serviceAccountTokens?.first(where: { $0.key == key }) else { return true }
+            return request.forceRefresh || t.expiry.timeIntervalSinceNow < request.minimumValidity.timeInterval
+        }
         return request.forceRefresh || !isFresh(stored, minimumValidity: request.minimumValidity, token: request.kind)
     }
 

@@ -56,6 +56,10 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The provider answered a refresh with a new refresh token (the old one is now spent), and it could not be
     /// saved at `path` (`reason`). The stored sign-in will likely need a new sign-in at its next refresh.
     case rotatedGrantUnsaved(path: String, reason: String)
+    /// `endpoint` refused to issue a token for `target`, a resource (RFC 8707) or an audience (RFC 8693) it does not
+    /// know or will not serve this client (`invalid_target`), or, with `detail` saying so, cannot exchange tokens at
+    /// all. Nothing was stored.
+    case targetRefused(endpoint: String, target: String, detail: String?)
 
     /// A sentence a person understands, without secrets. Text that came from a provider or a callback is in
     /// it with its control characters removed, so printing it cannot rewrite a terminal.
@@ -96,6 +100,8 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .listenerUnavailable(let address, let reason): return "Cannot listen on \(address): \(reason)."
         case .rotatedGrantUnsaved(let path, let reason):
             return "The provider issued a new refresh token, which replaces the stored one, and it could not be saved to \(path): \(reason). The stored sign-in may no longer refresh; if the next command says so, sign in again."
+        case .targetRefused(let endpoint, let target, let detail):
+            return "\(endpoint) will not issue a token for \(target)" + (detail.map { ": \($0)" } ?? "") + ". Ask for a resource the sign-in asked for (`resources` in the configuration, then `signin login`) or an audience the provider serves this client."
         case .rateLimited(let endpoint, let after):
             return "\(endpoint) refused: asked too often (HTTP 429); " + (after.map { "it asks to wait \($0) s (Retry-After) before trying again." } ?? "try again later.")
         }

@@ -35,6 +35,8 @@ struct AuthorizationRequest: Sendable, CustomStringConvertible {
         params += config.providerRules.authorizationParameters
         if let hint = loginHint ?? config.loginHint { params.append(("login_hint", hint)) }
         if let hd = config.hostedDomain { params.append(("hd", hd)) }
+        // RFC 8707 2.1: one `resource` per API the grant is for; each can then be asked for alone at a refresh.
+        for r in config.resources { params.append(("resource", r)) }
         for (k, v) in config.extraAuthorizationParameters.sorted(by: { $0.key < $1.key }) { params.append((k, v)) }
         // OpenID Core 11: a request for offline_access must carry prompt=consent (certified providers refuse it
         // otherwise); unless the configuration chose a prompt itself.

@@ -42,6 +42,7 @@ enum Discovery {
                 ?? config.providerRules.deviceAuthorizationEndpoint,
             issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil,
             tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) },
+            grantTypesSupported: doc["grant_types_supported"]?.array.map { $0.compactMap(\.string) },
             pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", required: false),
             pushedAuthorizationRequired: doc["require_pushed_authorization_requests"] == .bool(true) ? true : nil,
             dpopSigningAlgorithms: doc[DPoP.discoveryMember]?.array.map { $0.compactMap(\.string) })

@@ -17,6 +17,9 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     public internal(set) var issuerParameterSupported: Bool?
     /// How the token endpoint takes client credentials (`token_endpoint_auth_methods_supported`), when said.
     var tokenEndpointAuthMethods: [String]? = nil
+    /// The grant types the token endpoint takes (`grant_types_supported`), when discovery lists them: kept with an
+    /// entry, so that a token exchange (RFC 8693) the provider does not offer is said before any request.
+    var grantTypesSupported: [String]? = nil
     /// The pushed authorization request endpoint (RFC 9126), and whether the provider accepts nothing else
     /// (`require_pushed_authorization_requests`). Only a sign-in uses them, after discovery: not kept with an entry.
     var pushedAuthorization: String? = nil
@@ -26,7 +29,7 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     public internal(set) var dpopSigningAlgorithms: [String]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case issuer, authorization, token, jwks, revocation, userinfo, deviceAuthorization, issuerParameterSupported, tokenEndpointAuthMethods
+        case issuer, authorization, token, jwks, revocation, userinfo, deviceAuthorization, issuerParameterSupported, tokenEndpointAuthMethods, grantTypesSupported
     }
 
     /// Where the browser signs in (`authorization_endpoint`).

@@ -27,12 +27,34 @@ struct TokenClient: Sendable {
 
     /// A refresh (RFC 6749 6). A 400 with an empty body is how some providers refuse a dead refresh token: it is
     /// reported as `invalid_grant`, which is what it means.
-    func refresh(_ refreshToken: String) throws(SignInError) -> TokenResponse {
-        let r = try post([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], style: .basicHeader)
+    /// With `resource` (RFC 8707 2.2): an access token for that resource alone; a resource the provider will not
+    /// serve (`invalid_target`) is `.targetRefused`.
+    func refresh(_ refreshToken: String, resource: String? = nil) throws(SignInError) -> TokenResponse {
+        var form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let resource { form.append(("resource", resource)) }
+        let r = try post(form, style: .basicHeader)
         if r.status == 400 && r.body.isEmpty {
             throw OAuthError.make(code: "invalid_grant", description: "HTTP 400 with an empty body (this provider's way of refusing a refresh token)", endpoint: tokenEndpointName)
         }
-        return try TokenResponse.parse(r, endpoint: tokenEndpointName, proofSent: proofKey != nil)
+        return try targeted(resource) { () throws(SignInError) in try TokenResponse.parse(r, endpoint: tokenEndpointName, proofSent: proofKey != nil) }
+    }
+
+    /// OAuth 2.0 Token Exchange (RFC 8693 2.1) at this provider's token endpoint: `subjectToken` (the person's access
+    /// token, or ID token) traded for a token for `audience` (and `resource`), with the client's usual
+    /// authentication and, for a bound grant, a DPoP proof. A refused audience (`invalid_target`) is `.targetRefused`.
+    func exchange(subjectToken: String, subjectTokenType: String, audience: String?, resource: String?, requestedTokenType: String?) throws(SignInError) -> TokenResponse {
+        var form = [("grant_type", TokenExchange.grantType), ("subject_token", subjectToken), ("subject_token_type", subjectTokenType)]
+        if let audience { form.append(("audience", audience)) }
+        if let resource { form.append(("resource", resource)) }
+        if let requestedTokenType { form.append(("requested_token_type", requestedTokenType)) }
+        return try targeted(audience ?? resource) { () throws(SignInError) in try tokenRequest(form) }
+    }
+
+    /// `invalid_target` (RFC 8707 2, RFC 8693 2.2.2) said of `target` is its own error.
+    private func targeted(_ target: String?, _ body: () throws(SignInError) -> TokenResponse) throws(SignInError) -> TokenResponse {
+        do throws(SignInError) { return try body() } catch .providerError(let endpoint, "invalid_target", let detail) where target != nil {
+            throw .targetRefused(endpoint: endpoint, target: target!, detail: detail)
+        }
     }
 
     func tokenRequest(_ form: [(String, String)], style: ClientAuthentication.Style = .basicHeader) throws(SignInError) -> TokenResponse {

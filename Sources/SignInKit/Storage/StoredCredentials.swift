@@ -136,7 +136,8 @@ extension StoredCredentials {
                   grantedScopes: scopes,
                   endpoints: ProviderEndpoints(issuer: endpointIssuer, authorization: authorization, token: token, jwks: jwks, revocation: revocation,
                                                userinfo: userinfo, deviceAuthorization: device, issuerParameterSupported: issParameter,
-                                               tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) }),
+                                               tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) },
+                                               grantTypesSupported: e["grantTypesSupported"]?.array.map { $0.compactMap(\.string) }),
                   savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
         self.serviceAccountTokens = serviceAccountTokens
         guard let rejectedAt = date(o["accessTokenRejectedAt"]), let dpopKey = string(o["dpopKey"]), let tokenType = string(o["accessTokenType"]) else { return nil }

@@ -28,8 +28,9 @@ struct Exec: SignInCommand {
             SIGNIN_TOKEN_FILE and each --file-env NAME), which signin rewrites atomically before each expiry for as
             long as COMMAND runs and removes when it ends. SIGNIN_TOKEN_TYPE (either way) says Bearer, or DPoP for a grant bound to
             this machine's key: then COMMAND sends `Authorization: DPoP <token>` with a proof from `signin dpop-proof`.
+            With --resource or --audience, the access token for that API (as `signin token` gives it).
             """,
-        ownOptions: [envOption, idTokenOption, loginOption, .minTTL, tokenFileOption, fileEnvOption, gceMetadataOption, Impersonation.option, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
+        ownOptions: [envOption, idTokenOption, loginOption, .minTTL, tokenFileOption, fileEnvOption, gceMetadataOption, Impersonation.option, verboseOption] + TokenTarget.options, usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
         takesJSON: false, takesCommand: true)
 
     let kind: TokenKind
@@ -44,10 +45,16 @@ struct Exec: SignInCommand {
     /// `--token-file`, with the variables that name the file besides SIGNIN_TOKEN_FILE.
     let tokenFile: Bool
     let fileVariables: [String]
+    /// `--resource`, `--audience`: the access token for one API.
+    let target: TokenTarget
     var signsIn: Bool { login }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         kind = a.has(Self.idTokenOption) ? .id : .access
+        target = try TokenTarget(a)
+        if target.isSet && (kind == .id || a.has(Self.gceMetadataOption)) {
+            throw UsageError("--resource and --audience ask for an access token for one API; they take no --id-token and no --gce-metadata")
+        }
         login = a.has(Self.loginOption)
         minTTL = try OptionSpec.minTTL(a)
         variable = a.value(Self.envOption) ?? "SIGNIN_ACCESS_TOKEN"
@@ -87,7 +94,7 @@ struct Exec: SignInCommand {
         if gceMetadata { return try GCEMetadataRun(c, chain: Impersonation.chain(chain, c), login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
         let source = LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: login)
         if tokenFile {
-            return try TokenFileRun(source: source, kind: kind, minTTL: minTTL, environment: c.environment)
+            return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: c.environment)
                 .run(command, variables: fileVariables, environment: c.environment, closing: passphraseFD.map { [$0] } ?? [])
         }
         return try become(source, environment: c.environment)
@@ -100,14 +107,14 @@ struct Exec: SignInCommand {
         let env = ProcessEnvironment.current
         let source = agent.impersonating(chain)
         if tokenFile {
-            return try TokenFileRun(source: source, kind: kind, minTTL: minTTL, environment: env)
+            return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: env)
                 .run(command, variables: fileVariables, environment: env, closing: [])
         }
         return try become(source, environment: env)
     }
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
-        let issued = try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
+        let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
         let token = issued.token.value
         let name = variable
         setenv(name, token, 1)

@@ -16,13 +16,15 @@ struct KubectlCredential: SignInCommand {
             expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says the session is
             interactive.
             """,
-        ownOptions: [.minTTL, tokenOption], takesAccount: true, takesJSON: false)
+        ownOptions: [.minTTL, tokenOption] + TokenTarget.options, takesAccount: true, takesJSON: false)
 
     static let tokenOption = OptionSpec("--token", value: "id|access", "Which token the cluster takes: the ID token (default) or the access token")
 
     let minTTL: Int
     let interactive: Bool
     let kind: TokenKind
+    /// `--resource`, `--audience` (with `--token access`): the access token for the cluster's API alone.
+    let target: TokenTarget
     var signsIn: Bool { interactive }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
@@ -32,6 +34,8 @@ struct KubectlCredential: SignInCommand {
         case "access": kind = .access
         case let other: throw UsageError("--token \"\(other.withoutControlCharacters)\" is not id or access")
         }
+        target = try TokenTarget(a)
+        if target.isSet && kind != .access { throw UsageError("--resource and --audience ask for an access token: add --token access") }
         interactive = KubectlExecInfo.interactive(env)
         try noPositional(a, Self.spec)
     }
@@ -53,7 +57,7 @@ struct KubectlCredential: SignInCommand {
     /// The ExecCredential for `source`'s token, in the API version `environment`'s `KUBERNETES_EXEC_INFO` asks.
     func answer(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> BridgeAnswer {
         let version = KubectlExecInfo.apiVersion(environment)
-        let issued = try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
+        let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
         let token = issued.token
         // ExecCredential has no token type: kubectl sends `Authorization: Bearer`.
         var status: [String: JSONValueOut] = ["token": .string(try issued.bearerValue(for: "kubectl (an ExecCredential)"))]

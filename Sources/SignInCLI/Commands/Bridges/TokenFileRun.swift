@@ -25,6 +25,7 @@ import Glibc
 final class TokenFileRun: @unchecked Sendable {
     private let source: any TokenSource
     private let kind: TokenKind
+    private let target: TokenTarget
     private let minTTL: Int
     private let path: String
     private let stopped = DispatchSemaphore(value: 0)
@@ -34,7 +35,8 @@ final class TokenFileRun: @unchecked Sendable {
     private let tokenType = Mutex("Bearer")
     private var complained = false
 
-    init(source: some TokenSource, kind: TokenKind, minTTL: Int, environment: [String: String]) throws(SignInError) {
+    init(source: some TokenSource, kind: TokenKind, target: TokenTarget = TokenTarget(), minTTL: Int, environment: [String: String]) throws(SignInError) {
+        self.target = target
         self.source = source
         self.kind = kind
         self.minTTL = minTTL
@@ -70,7 +72,7 @@ final class TokenFileRun: @unchecked Sendable {
 
     /// Replaces the file with a token valid for `minimumValidity` more.
     private func renew(minimumValidity: Int) throws(SignInError) {
-        let issued = try source.token(kind, Freshness(minTTL: minimumValidity), audience: nil)
+        let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minimumValidity), for: target) : try source.token(kind, Freshness(minTTL: minimumValidity), audience: nil)
         try TextFiles.write(issued.token.value, to: path, mode: 0o600)
         expiry.withLock { $0 = issued.token.expirationDate }
         tokenType.withLock { $0 = issued.tokenType }

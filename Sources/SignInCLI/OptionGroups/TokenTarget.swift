@@ -1,0 +1,31 @@
+@_spi(CLI) import SignInKit
+
+/// `--resource URI` and `--audience AUDIENCE`: an access token for one API. `--resource` asks for a token for
+/// that API alone (RFC 8707; one of the configuration's `resources`, asked for at sign-in), `--audience` exchanges the
+/// person's access token for one meant for that audience (RFC 8693 token exchange). Each is kept in the encrypted
+/// entry until it expires, so the next call is answered with no network.
+struct TokenTarget: Equatable {
+    static let resourceOption = OptionSpec("--resource", value: "URI", "An access token for this API alone (RFC 8707; one of the configuration's resources)")
+    static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "An access token exchanged for one meant for this audience (RFC 8693 token exchange)")
+    static let options = [resourceOption, audienceOption]
+
+    var resource: String?
+    var audience: String?
+
+    init(resource: String? = nil, audience: String? = nil) {
+        self.resource = resource
+        self.audience = audience
+    }
+
+    init(_ a: Arguments) throws(UsageError) {
+        resource = a.value(Self.resourceOption)
+        audience = a.value(Self.audienceOption)
+        if let r = resource, !SignInConfiguration.isValidResource(r) {
+            throw UsageError("--resource \"\(r.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
+        }
+        if audience?.isEmpty == true { throw UsageError("--audience needs a value (whom the token is for)") }
+    }
+
+    /// Whether either was given: the token is then not the grant's own.
+    var isSet: Bool { resource != nil || audience != nil }
+}

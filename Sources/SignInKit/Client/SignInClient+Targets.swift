@@ -1,0 +1,78 @@
+import FoundationEssentials
+
+/// Tokens for one API: an access token restricted to a resource the sign-in asked for (RFC 8707 resource
+/// indicators), or the person's access token exchanged for one meant for an audience (RFC 8693 token exchange).
+/// Each is kept in the account's encrypted entry beside the person's tokens, under its own key with its own
+/// expiry, so a second call for the same API is answered with no network.
+extension SignInClient {
+    /// The entry's cache key of a resource's token.
+    static func resourceKey(_ resource: String) -> String { "resource|" + resource }
+    /// The entry's cache key of an exchanged token.
+    static func exchangeKey(audience: String?, resource: String?) -> String { "exchange|" + (audience ?? "") + "|" + (resource ?? "") }
+
+    /// An access token for `resource` alone (RFC 8707).
+    ///
+    /// 1. No entry for the account: not signed in; a grant the provider ended: `.noPreviousSignIn`, no request.
+    /// 2. A token for `resource` kept in the entry and valid for `minimumValidity` more (and no refresh forced): it,
+    ///    with no network and no lock.
+    /// 3. Otherwise, under the account's lock, read again (another process may have got one meanwhile); else a
+    ///    refresh with `resource=` (`refreshLocked`: the save secured first, signals held, a rotated refresh token
+    ///    saved as at any refresh), whose token is kept under the resource's key; the person's own access token is
+    ///    left as it was.
+    /// 4. A resource the provider will not serve (`invalid_target`): `.targetRefused`, nothing stored.
+    func resourceToken(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> (SignInToken, StoredCredentials) {
+        let key = Self.resourceKey(resource)
+        let margin = minimumValidity.timeInterval
+        func kept(_ c: StoredCredentials, fresh: Bool = true) -> SignInToken? {
+            guard let t = c.serviceAccountTokens?.first(where: { $0.key == key }), !fresh || t.expiry.timeIntervalSinceNow > margin else { return nil }
+            return SignInToken(value: t.value, expirationDate: t.expiry)
+        }
+        guard let stored = try credentials(account: account) else { throw noAccount() }
+        if let ended = stored.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
+        if !forceRefresh, let hit = kept(stored) { return (hit, stored) }
+        let subject = stored.profile.userID
+        let seen = kept(stored, fresh: false)?.value
+        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> (SignInToken, StoredCredentials) in
+            guard let current = try storage.credentials(for: identity, subject: subject) else { throw .noPreviousSignIn(reason: .signedOutMeanwhile) }
+            if let ended = current.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
+            if let hit = kept(current), !forceRefresh || hit.value != seen { return (hit, current) }
+            let next = try refreshLocked(current, resource: resource)
+            guard let t = kept(next, fresh: false) else { throw .noPreviousSignIn(reason: .noToken(.access)) }
+            return (t, next)
+        }
+    }
+
+    /// The person's access token exchanged at the provider's token endpoint for a token meant for `audience` (and
+    /// `resource`) (RFC 8693).
+    ///
+    /// 1. A provider whose discovery document lists its grant types without token exchange: `.targetRefused`,
+    ///    before any request.
+    /// 2. A token for this audience and resource kept in the entry, valid for `minimumValidity` more: it, with no
+    ///    network.
+    /// 3. Otherwise the person's access token (refreshed when needed) is exchanged once under the account's lock,
+    ///    with the client's authentication and, for a bound grant, a DPoP proof; a subject token the provider finds
+    ///    expired or refused refreshes it once and asks again. The token is kept until its expiry, which is never
+    ///    later than the subject token's.
+    /// 4. A refused audience (`invalid_target`): `.targetRefused`, nothing stored.
+    func exchangedToken(audience: String?, resource: String?, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> (SignInToken, StoredCredentials) {
+        guard let stored = try credentials(account: account) else { throw noAccount() }
+        let target = audience ?? resource ?? ""
+        if let offered = stored.endpoints.grantTypesSupported, !offered.contains(TokenExchange.grantType) {
+            throw .targetRefused(endpoint: "the provider (\(stored.issuer))", target: target,
+                                 detail: "its discovery document lists the grant types it supports, and token exchange (RFC 8693) is not one of them")
+        }
+        let validity = forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : minimumValidity
+        let subjectExpiry = try restore(account: account).accessToken?.expirationDate
+        let token = try cachedCredential(key: Self.exchangeKey(audience: audience, resource: resource), account: account, minimumValidity: validity,
+                                         buyingWith: .access, retryWhen: { $0 == "invalid_token" || $0 == "invalid_grant" || $0 == "invalid_request" }) { subject throws(SignInError) in
+            var tokens = TokenClient(config: configuration, endpoints: stored.endpoints)
+            tokens.proofKey = try stored.proofKey()
+            let r = try tokens.exchange(subjectToken: subject, subjectTokenType: TokenExchange.accessTokenType, audience: audience, resource: resource,
+                                        requestedTokenType: TokenExchange.accessTokenType)
+            var expiry = r.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) } ?? subjectExpiry
+            if let bound = subjectExpiry, let e = expiry, bound < e { expiry = bound }
+            return SignInToken(value: r.accessToken, expirationDate: expiry)
+        }
+        return (token, stored)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import SignInKit
+import Testing
+
+/// Issue 42: an access token for one API. Resource indicators (RFC 8707) asked for at sign-in and got one at a time
+/// with a refresh; token exchange (RFC 8693) at the provider's token endpoint; each kept per resource or audience;
+/// refusals with exit 7; the same through `exec`, `kubectl-credential`, the library and a forwarded agent.
+@Suite struct TokensForEveryAPITests {
+    static let orders = "https://orders.example.test/"
+    static let billing = "https://billing.example.test/api"
+
+    /// Whom the strict provider issued `token` for (its `aud`), and whether it is active.
+    static func audience(of token: String, _ p: Provider) throws -> String? {
+        let text = try p.http("GET", "/_introspect?token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        let o = try JSONSerialization.jsonObject(with: text) as? [String: Any]
+        return (o?["active"] as? Bool) == true ? o?["aud"] as? String : nil
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// Signed in with two resources: the authorization request named both; a token for each is restricted to it, the
+    /// second call comes from the cache (no request at the provider), the grant's own token is untouched, and a
+    /// rotated refresh token from a resource refresh is saved (the next refresh works).
+    @Test func twoConfiguredResourcesEachGetATokenOfTheirOwnKeptUntilItExpires() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox(["rotate": true], extra: ["resources": [Self.orders, Self.billing]])
+        let signInStats = try strict.stats(box.clientID)
+        #expect(signInStats["authorize_resources"] as? [String] == [Self.orders, Self.billing], "\(signInStats)")
+        let own = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var tokens: [String: String] = [:]
+        for resource in [Self.orders, Self.billing] {
+            let r = try box.signin("token", "--resource", resource, "--json")
+            #expect(r.status == 0, "\(r.stderr) \(r.stdout)")
+            let o = Self.json(r.stdout)
+            let token = o["access_token"] as? String ?? ""
+            #expect(o["resource"] as? String == resource && token != own, "\(r.stdout)")
+            #expect(try Self.audience(of: token, strict) == resource, "the token is for \(resource) alone")
+            tokens[resource] = token
+        }
+        let before = try strict.stats(box.clientID)
+        #expect(before["resource_refreshes"] as? Int == 2)
+        for resource in [Self.orders, Self.billing] {
+            #expect(try box.signin("token", "--resource", resource).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == tokens[resource])
+        }
+        #expect(try strict.stats(box.clientID)["token_requests"] as? Int == before["token_requests"] as? Int, "the second calls asked the provider nothing")
+        #expect(try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == own, "the grant's own token is unchanged")
+        // Each resource refresh rotated the refresh token: had one not been saved, this refresh would be refused.
+        #expect(try box.signin("token", "--force-refresh").status == 0)
+        // Forced: a new token for the resource.
+        let forced = try box.signin("token", "--resource", Self.orders, "--force-refresh").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!forced.isEmpty && forced != tokens[Self.orders])
+    }
+
+    /// A resource the sign-in did not ask for is refused by the provider (`invalid_target`): exit 7, saying which,
+    /// nothing stored, and the grant still works. A malformed one is a usage error before any request.
+    @Test func aResourceTheProviderRefusesExitsSevenAndStoresNothing() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox(extra: ["resources": [Self.orders]])
+        let before = box.storeSnapshot()
+        let r = try box.signin("token", "--resource", "https://elsewhere.example.test/")
+        #expect(r.status == 7 && r.stderr.contains("https://elsewhere.example.test/") && r.stdout.isEmpty, "\(r.status) \(r.stderr)")
+        #expect(box.storeSnapshot() == before, "nothing stored")
+        #expect(try box.signin("token", "--resource", Self.orders).status == 0)
+        let bad = try box.signin("token", "--resource", "https://orders.example.test/#frag")
+        #expect(bad.status == 2 && bad.stderr.contains("--resource"), "\(bad.stderr)")
+        let config = try box.signin(["token"], env: [:])
+        #expect(config.status == 0)
+        try box.writeConfig(["client_id": box.clientID, "issuer": strict.issuer, "resources": ["not a uri"]])
+        let invalid = try box.signin("token")
+        #expect(invalid.status == 2 && invalid.stderr.contains("resources"), "\(invalid.stderr)")
+    }
+
+    /// Token exchange: an exchanged token for each of two audiences (each for its audience, cached), a refused
+    /// audience exits 7, and a provider whose discovery lists no token exchange is told before any request.
+    @Test func exchangedTokensForTwoAudiencesAreCachedAndARefusalExitsSeven() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        var tokens: [String: String] = [:]
+        for audience in ["orders-api", "billing-api"] {
+            let r = try box.signin("token", "--audience", audience, "--json")
+            let o = Self.json(r.stdout)
+            let token = o["access_token"] as? String ?? ""
+            #expect(r.status == 0 && o["audience"] as? String == audience, "\(r.stdout) \(r.stderr)")
+            #expect(try Self.audience(of: token, strict) == audience)
+            tokens[audience] = token
+        }
+        #expect(try strict.stats(box.clientID)["exchanges"] as? Int == 2)
+        #expect(try box.signin("token", "--audience", "orders-api").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == tokens["orders-api"])
+        #expect(try strict.stats(box.clientID)["exchanges"] as? Int == 2, "the second call came from the cache")
+        let refused = try box.signin("token", "--audience", "refused-api")
+        #expect(refused.status == 7 && refused.stderr.contains("refused-api"), "\(refused.status) \(refused.stderr)")
+
+        let noExchange = try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"grant_types_supported": ["authorization_code", "refresh_token"]}"#])
+        defer { noExchange.stop() }
+        let other = try noExchange.signedInSandbox()
+        let early = try other.signin("token", "--audience", "orders-api")
+        #expect(early.status == 7 && early.stderr.contains("token exchange"), "\(early.stderr)")
+        #expect(try noExchange.stats(other.clientID)["exchanges"] == nil, "no request was sent")
+    }
+
+    /// Through `exec`, `kubectl-credential` and the library: the same tokens for the same API.
+    @Test func execKubectlAndTheLibraryGetTheSameTokenForAnAPI() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox(extra: ["resources": [Self.orders]])
+        let token = try box.signin("token", "--resource", Self.orders).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let exec = try box.signin("exec", "--resource", Self.orders, "--", "/bin/sh", "-c", "printf %s \"$SIGNIN_ACCESS_TOKEN\"")
+        #expect(exec.status == 0 && exec.stdout == token, "\(exec.stderr)")
+        let exchanged = try box.signin("exec", "--audience", "orders-api", "--", "/bin/sh", "-c", "printf %s \"$SIGNIN_ACCESS_TOKEN\"")
+        let exchangedFor = try Self.audience(of: exchanged.stdout, strict)
+        #expect(exchanged.status == 0 && exchangedFor == "orders-api", "\(exchanged.stderr)")
+        let kubectl = try box.signin("kubectl-credential", "--token", "access", "--resource", Self.orders)
+        let kubeToken = (Self.json(kubectl.stdout)["status"] as? [String: Any])?["token"] as? String
+        #expect(kubectl.status == 0 && kubeToken == token, "\(kubectl.stdout) \(kubectl.stderr)")
+        var config = SignInConfiguration(clientID: box.clientID, issuer: strict.issuer)
+        config.resources = [Self.orders]
+        let client = SignInClient(configuration: config, storeDirectory: box.storeDir, environment: box.environment)
+        var request = TokenRequest()
+        request.resource = Self.orders
+        let issued = try await client.token(for: request)
+        #expect(issued.token.value == token && issued.resource == Self.orders)
+        request.resource = nil
+        request.audience = "refused-api"
+        do {
+            _ = try await client.token(for: request)
+            Issue.record("a refused audience answered")
+        } catch {
+            guard case .targetRefused(_, let target, _) = error else { Issue.record("\(error)"); return }
+            #expect(target == "refused-api")
+        }
+    }
+}
