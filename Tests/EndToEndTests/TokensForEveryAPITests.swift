@@ -100,6 +100,26 @@ import Testing
         #expect(try noExchange.stats(other.clientID)["exchanges"] == nil, "no request was sent")
     }
 
+    /// Through a forwarded agent (`signin ssh`): the remote side gets the token for a resource and an exchanged
+    /// token, the laptop's own ones, and a refused audience exits 7 there too.
+    @Test func overSSHTheForwardedAgentAnswersForOneAPI() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox(extra: ["resources": [Self.orders]])
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
+        let resourceToken = try box.signin("token", "--resource", Self.orders).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let exchanged = try box.signin("token", "--audience", "orders-api").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let remote = try RemoteMachine(box)
+        let script = """
+            echo "resource=$(signin token --resource \(Self.orders))"
+            echo "audience=$(signin token --audience orders-api)"
+            signin token --audience refused-api >/dev/null; echo "refused=$?"
+            """
+        let r = try box.signin(["ssh"] + remote.sshArguments + [script])
+        #expect(r.stdout.contains("resource=\(resourceToken)\n") && r.stdout.contains("audience=\(exchanged)\n"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("refused=7") && r.stderr.contains("refused-api"), "\(r.stdout) \(r.stderr)")
+    }
+
     /// Through `exec`, `kubectl-credential` and the library: the same tokens for the same API.
     @Test func execKubectlAndTheLibraryGetTheSameTokenForAnAPI() async throws {
         let strict = try Shared.strict.get()
