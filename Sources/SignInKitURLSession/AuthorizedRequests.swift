@@ -10,8 +10,9 @@ extension SignInUserProtocol {
     /// `request` with `Authorization: Bearer <token>` (or, for a DPoP-bound grant, `Authorization: DPoP <token>`
     /// and a `DPoP` proof for its method and URL), the token valid for at least `minimumValidity` more (refreshed
     /// only when needed).
-    public func authorize(_ request: URLRequest, minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> URLRequest {
-        let token = try await freshToken(minimumValidity: minimumValidity).value
+    /// With `resource` or `audience`: the token for that API alone (RFC 8707, RFC 8693).
+    public func authorize(_ request: URLRequest, minimumValidity: Duration = .seconds(60), resource: String? = nil, audience: String? = nil) async throws(SignInError) -> URLRequest {
+        let token = try await freshToken(resource: resource, audience: audience, minimumValidity: minimumValidity, forceRefresh: false).value
         return try authorized(request, token: token)
     }
 
@@ -39,9 +40,23 @@ extension SignInUserProtocol {
     /// followed without `Authorization`, as browsers and curl do, and a 401 from there is returned as it is (no
     /// token is marked, none refreshed, nothing sent again). So redirects are followed by a session of this call's
     /// own, made with `session`'s configuration (`session`'s delegate, if it has one, is not asked).
-    public func perform(_ request: URLRequest, session: URLSession = .shared, minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> (Data, HTTPURLResponse) {
+    ///
+    /// With `resource` (RFC 8707) or `audience` (RFC 8693): the token for that API alone, kept per API; a 401 that
+    /// refuses it gets a new one for that API (the grant's own token is not marked).
+    public func perform(_ request: URLRequest, session: URLSession = .shared, minimumValidity: Duration = .seconds(60),
+                        resource: String? = nil, audience: String? = nil) async throws(SignInError) -> (Data, HTTPURLResponse) {
         let guarded = URLSession(configuration: session.configuration, delegate: SameOriginRedirects(), delegateQueue: nil)
         defer { guarded.finishTasksAndInvalidate() }
+        if resource != nil || audience != nil {
+            let first = try await freshToken(resource: resource, audience: audience, minimumValidity: minimumValidity, forceRefresh: false)
+            let (data, response) = try await Self.send(try authorized(request, token: first.value), session: guarded)
+            guard response.statusCode == 401, Self.refusesTheToken(response), let asked = request.url, let answered = response.url, Origin(asked) == Origin(answered) else {
+                return (data, response)
+            }
+            let second = try await freshToken(resource: resource, audience: audience, minimumValidity: minimumValidity, forceRefresh: true)
+            guard second.value != first.value else { return (data, response) }
+            return try await Self.send(try authorized(request, token: second.value), session: guarded)
+        }
         let first = try await freshToken(minimumValidity: minimumValidity)
         let (data, response) = try await Self.send(try authorized(request, token: first.value), session: guarded)
         guard response.statusCode == 401, Self.refusesTheToken(response) else { return (data, response) }

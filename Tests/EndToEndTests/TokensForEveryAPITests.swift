@@ -140,6 +140,9 @@ import Testing
         request.resource = Self.orders
         let issued = try await client.token(for: request)
         #expect(issued.token.value == token && issued.resource == Self.orders)
+        let user = try await client.restorePreviousSignIn()
+        let headers = try await user.authorizationHeaders(method: "GET", url: URL(string: Self.orders)!, resource: Self.orders)
+        #expect(headers["Authorization"] == "Bearer " + token, "the library's headers carry the API's own token")
         request.resource = nil
         request.audience = "refused-api"
         do {

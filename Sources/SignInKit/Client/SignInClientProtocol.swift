@@ -170,6 +170,9 @@ public protocol SignInUserProtocol: Sendable {
     func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String?
     /// `Bearer`, or `DPoP` for an access token bound to a key (default: `Bearer`).
     var accessTokenType: String { get }
+    /// An access token for one API: for `resource` alone (RFC 8707), or exchanged for `audience` (RFC 8693), valid for
+    /// `minimumValidity` more (default, for a stand-in: with neither, `freshToken(minimumValidity:)`; else `.unsupported`).
+    func freshToken(resource: String?, audience: String?, minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken
 }
 
 extension SignInUserProtocol {
@@ -199,14 +202,21 @@ extension SignInUserProtocol {
 
     public var accessTokenType: String { "Bearer" }
 
+    public func freshToken(resource: String?, audience: String?, minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken {
+        guard resource != nil || audience != nil || forceRefresh else { return try await freshToken(minimumValidity: minimumValidity) }
+        throw .unsupported(reason: "this stand-in for SignInUser gives no token for one API; implement freshToken(resource:audience:minimumValidity:forceRefresh:)")
+    }
+
     /// No proof: a user whose tokens are bearer tokens (stand-ins included).
     public func dpopProof(method: String, url: URL, accessToken: String) throws(SignInError) -> String? { nil }
 
     /// The headers that authorize one request to `url` with `method`: `Authorization: Bearer <token>`, or for a
     /// DPoP-bound grant `Authorization: DPoP <token>` and a fresh `DPoP` proof. The token is valid for at least
     /// `minimumValidity` more (refreshed only when needed).
-    public func authorizationHeaders(method: String, url: URL, minimumValidity: Duration = .seconds(60)) async throws(SignInError) -> [String: String] {
-        let token = try await freshToken(minimumValidity: minimumValidity).value
+    /// With `resource` or `audience`: the token for that API alone (`freshToken(resource:audience:...)`).
+    public func authorizationHeaders(method: String, url: URL, minimumValidity: Duration = .seconds(60), resource: String? = nil,
+                                     audience: String? = nil) async throws(SignInError) -> [String: String] {
+        let token = try await freshToken(resource: resource, audience: audience, minimumValidity: minimumValidity, forceRefresh: false).value
         return try authorizationHeaders(token: token, method: method, url: url)
     }
 

@@ -105,6 +105,16 @@ public struct SignInUser: Sendable, Equatable {
         return token
     }
 
+    /// An access token for one API: for `resource` alone (RFC 8707; one of the configuration's `resources`), or this
+    /// user's token exchanged for `audience` (RFC 8693), kept in the entry until it expires. With neither, the grant's
+    /// own token (`freshToken(minimumValidity:)`). A target the provider refuses is `.targetRefused`.
+    public func freshToken(resource: String?, audience: String?, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false) async throws(SignInError) -> SignInToken {
+        guard resource != nil || audience != nil || forceRefresh else { return try await freshToken(minimumValidity: minimumValidity) }
+        var request = TokenRequest(audience: audience, minimumValidity: minimumValidity, forceRefresh: forceRefresh, account: userID)
+        request.resource = resource
+        return try await client.token(for: request).token
+    }
+
     /// A DPoP proof (RFC 9449) for one request to a resource: its `method`, its `url` and the access token it
     /// presents (`ath`). Nil when this user's grant is not bound to a key (bearer tokens need none). Make one per
     /// request; the private key never leaves SignInKit.
