@@ -8,6 +8,37 @@ import Testing
     static let plain = Result { try Provider(script: "glewlwyd_provider.py") }
     static let withNonce = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_DPOP_NONCE": "1"]) }
 
+    static let withResources = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_RESOURCES": "https://orders.example.test/,https://billing.example.test/api"]) }
+
+    /// Issue 42: glewlwyd's resource indicators (RFC 8707). Both resources asked at sign-in; a refresh naming one
+    /// answers a token whose `aud` is that resource (glewlwyd's access tokens are JWTs), kept for the next call; a
+    /// resource glewlwyd does not serve is `invalid_target`: exit 7, nothing stored.
+    @Test func glewlwydIssuesATokenForEachResourceAndRefusesAnother() throws {
+        if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
+        let p = try Self.withResources.get()
+        let resources = ["https://orders.example.test/", "https://billing.example.test/api"]
+        let box = try sandbox(p, secret: "glewlwyd-secret-3", extra: ["resources": resources, "dpop": "never", "pushed_authorization": "never"])
+        let login = try box.signin("login")
+        try #require(login.status == 0, "\(login.stderr)")
+        for resource in resources {
+            let r = try box.signin("token", "--resource", resource)
+            #expect(r.status == 0, "\(r.stderr)")
+            let token = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let payload = token.split(separator: ".").dropFirst().first.map(String.init) ?? ""
+            var b64 = payload.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while b64.count % 4 != 0 { b64 += "=" }
+            let claims = Data(base64Encoded: b64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+            let aud = claims["aud"] as? String ?? (claims["aud"] as? [String])?.joined(separator: " ") ?? ""
+            #expect(aud == resource, "glewlwyd's token is for \(resource): \(claims)")
+            #expect(try box.signin("token", "--resource", resource).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == token, "the second call from the cache")
+        }
+        let before = box.storeSnapshot()
+        let refused = try box.signin("token", "--resource", "https://elsewhere.example.test/")
+        #expect(refused.status == 7 && refused.stderr.contains("elsewhere.example.test"), "\(refused.status) \(refused.stderr)")
+        #expect(box.storeSnapshot() == before)
+        #expect(try box.signin("token", "--force-refresh").status == 0, "the grant still refreshes")
+    }
+
     static var available: String? {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/glewlwyd") ? nil : "glewlwyd is not installed (scripts/setup --tests installs it)"
     }

@@ -133,6 +133,10 @@ database =
         "oauth-par-allowed": True, "oauth-par-required": False, "oauth-par-request_uri-prefix": "urn:ietf:params:oauth:request_uri:",
         "oauth-par-duration": 90,
     }
+    if os.environ.get("GLEWLWYD_RESOURCES"):
+        # RFC 8707: these resources may be asked for with the openid scope; glewlwyd then sets `aud` to the one asked.
+        params.update({"resource-allowed": True, "resource-scope": {"openid": os.environ["GLEWLWYD_RESOURCES"].split(",")},
+                       "resource-client-property": "", "resource-scope-and-client-property": False})
     if os.environ.get("GLEWLWYD_DPOP_NONCE"):
         params.update({"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 5})
     admin.call("POST", "/mod/plugin/", {"module": "oidc", "name": "oidc", "display_name": "oidc", "enabled": True, "parameters": params})
