@@ -118,6 +118,19 @@ import Testing
         let r = try box.signin(["ssh"] + remote.sshArguments + [script])
         #expect(r.stdout.contains("resource=\(resourceToken)\n") && r.stdout.contains("audience=\(exchanged)\n"), "\(r.stdout) \(r.stderr)")
         #expect(r.stdout.contains("refused=7") && r.stderr.contains("refused-api"), "\(r.stdout) \(r.stderr)")
+        // A session restricted to one audience and one resource: those, and nothing else (not the grant's own token,
+        // not an ID token, not another API).
+        let restricted = """
+            echo "audience=$(signin token --audience orders-api)"
+            echo "resource=$(signin token --resource \(Self.orders))"
+            signin token >/dev/null; echo "own=$?"
+            signin id-token >/dev/null; echo "id=$?"
+            signin token --audience billing-api >/dev/null; echo "other=$?"
+            """
+        let only = try box.signin(["ssh", "--audience", "orders-api", "--resource", Self.orders] + remote.sshArguments + [restricted])
+        #expect(only.stdout.contains("audience=\(exchanged)\n") && only.stdout.contains("resource=\(resourceToken)\n"), "\(only.stdout) \(only.stderr)")
+        #expect(only.stdout.contains("own=3") && only.stdout.contains("id=3") && only.stdout.contains("other=3"), "\(only.stdout) \(only.stderr)")
+        #expect(only.stderr.contains("gives only access tokens for --audience orders-api"), "\(only.stderr)")
     }
 
     /// Through `exec`, `kubectl-credential` and the library: the same tokens for the same API.

@@ -21,6 +21,8 @@ struct SSHCommand: SignInCommand {
     static let accountOption = OptionSpec("--account", value: "ACCOUNT", "An account to forward (again for more; default: the current one)")
     static let forOption = OptionSpec("--for", value: "DURATION", "End the forwarding after this long (90s, 10m, 8h, 1d; default: the SSH session)")
     static let confirmOption = OptionSpec("--confirm", "Ask here (through $SIGNIN_ASKPASS or $SSH_ASKPASS) before each new account or token kind is served")
+    static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Forward only tokens exchanged for this audience (RFC 8693; again for more)")
+    static let resourceOption = OptionSpec("--resource", value: "URI", "Forward only tokens for this API (RFC 8707, one of the configuration's resources; again for more)")
     static let spec = CommandSpec(
         name: name, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
         details: """
@@ -29,9 +31,11 @@ struct SSHCommand: SignInCommand {
             `signin token`, `id-token`, `exec`, `git-credential`, `kubectl-credential` and `docker-credential` use it
             through SIGNIN_AGENT_SOCK, with no configuration and no store there; refused or gone, they exit 3 and
             never open a browser. ssh's own options follow signin's; as with ssh, `--` ends the options and the word
-            after it is the destination, whatever it starts with. See `signin agent --list`.
+            after it is the destination, whatever it starts with. See `signin agent --list`. With --audience or
+            --resource, the remote side gets only access tokens for those APIs: not the grant's own access token,
+            not an ID token.
             """,
-        ownOptions: [accountOption, .config, .profile, forOption, confirmOption, Impersonation.option], usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
+        ownOptions: [accountOption, .config, .profile, forOption, confirmOption, Impersonation.option, audienceOption, resourceOption], usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
         readsConfiguration: false, takesJSON: false, takesCommand: true, passesUnknownOptions: true)
 
     let accounts: [String]
@@ -42,6 +46,9 @@ struct SSHCommand: SignInCommand {
     let destinationIndex: Int
     /// A service-account chain the remote side may ask for (`--impersonate-service-account`).
     let chain: [String]?
+    /// The only APIs the remote side may get tokens for (`--audience`, `--resource`); none: no such restriction.
+    let audiences: [String]
+    let resources: [String]
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         accounts = a.all(Self.accountOption).flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace } }.filter { !$0.isEmpty }
@@ -64,6 +71,12 @@ struct SSHCommand: SignInCommand {
         // ssh would read a destination that starts with "-" as an option (-oProxyCommand=... runs a command here).
         if a.rest[d].hasPrefix("-") { throw UsageError("\"\(a.rest[d].withoutControlCharacters)\" is not a destination (it starts with \"-\")") }
         chain = try Impersonation.chain(a)
+        audiences = a.all(Self.audienceOption)
+        resources = a.all(Self.resourceOption)
+        if audiences.contains(where: { $0.isEmpty || $0.contains("\n") }) { throw UsageError("--audience needs a value (whom the tokens are for)") }
+        if let bad = resources.first(where: { !SignInConfiguration.isValidResource($0) }) {
+            throw UsageError("--resource \"\(bad.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
+        }
         if confirm && (env["SIGNIN_ASKPASS"] ?? env["SSH_ASKPASS"] ?? "").isEmpty {
             throw UsageError("--confirm asks through a program: set SIGNIN_ASKPASS (or SSH_ASKPASS) to one that shows the question and exits 0 for yes (ssh-askpass does)")
         }
@@ -112,6 +125,8 @@ struct SSHCommand: SignInCommand {
         if let profile { query.append(("profile", profile)) }
         if let seconds { query.append(("seconds", String(seconds))) }
         if let chain { query.append(("impersonate", chain.joined(separator: ","))) }
+        if !audiences.isEmpty { query.append(("audiences", audiences.joined(separator: "\n"))) }
+        if !resources.isEmpty { query.append(("resources", resources.joined(separator: "\n"))) }
         if confirm {
             query.append(("confirm", "1"))
             query.append(("askpass", env["SIGNIN_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 } ?? env["SSH_ASKPASS"] ?? ""))

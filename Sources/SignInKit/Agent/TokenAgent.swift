@@ -55,6 +55,11 @@ import Glibc
         let names: [String]
         /// Service-account chains that may be asked for (each joined by commas).
         let chains: Set<String>
+        /// When either is not empty, the only tokens served: access tokens exchanged for one of `audiences`, or for
+        /// one of `resources` alone (`signin ssh --audience`, `--resource`).
+        var audiences: Set<String> = []
+        var resources: Set<String> = []
+        var restrictedToAPIs: Bool { !audiences.isEmpty || !resources.isEmpty }
         let expiresAt: Date?
         let owner: PeerCredentials?
         /// Readable once the process that opened the session has ended (-1: none could be had).
@@ -213,6 +218,14 @@ import Glibc
             log(s, "refused \(kindName) (impersonation not forwarded)")
             return Self.refused("impersonating \(chain) is not forwarded to this machine (on the laptop: signin ssh --impersonate-service-account \(chain) ...)")
         }
+        if s.restrictedToAPIs {
+            let allowed = r.kind == .access && r.serviceAccountChain.isEmpty
+                && (r.audience.map { s.audiences.contains($0) } ?? r.resource.map { s.resources.contains($0) } ?? false)
+            guard allowed else {
+                log(s, "refused \(kindName) (not one of the forwarded APIs)")
+                return Self.refused("this forwarded session gives only access tokens for \((s.audiences.sorted().map { "--audience \($0)" } + s.resources.sorted().map { "--resource \($0)" }).joined(separator: ", "))")
+            }
+        }
         if let refusal = throttle(r, &s) { return refusal }
         sessions[sessionID] = s
         let approval = "\(r.kind)|\(r.account ?? "")|\(chain)|\(r.audience ?? "")|\(r.resource ?? "")"
@@ -355,6 +368,11 @@ import Glibc
             }
             chains.insert(chain)
         }
+        let audiences = Set((q["audiences"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty })
+        let resources = Set((q["resources"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty })
+        if !resources.allSatisfy(SignInConfiguration.isValidResource) {
+            return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("resources must be absolute URIs without a fragment")])
+        }
         let c: SignInClient
         do throws(SignInError) { c = try client(profile) } catch {
             return Self.json("409 Conflict", ["error": .string("no_configuration"), "message": .string(error.description)])
@@ -389,8 +407,12 @@ import Glibc
                               expiresAt: seconds.map { Date(timeIntervalSinceNow: Double($0)) }, owner: peer, ownerPidFD: pidfd,
                               ownerStart: peer.flatMap { Self.startTime(of: $0.pid) }, confirm: q["confirm"] == "1",
                               askpass: q["askpass"].flatMap { $0.isEmpty ? nil : $0 }, host: (q["host"] ?? "?").withoutControlCharacters, createdAt: Date())
-        sessions[id] = session
+        var restricted = session
+        restricted.audiences = audiences
+        restricted.resources = resources
+        sessions[id] = restricted
         log(session, "session forwarded: \(names.joined(separator: ", "))" + (chains.isEmpty ? "" : " (impersonating \(chains.sorted().joined(separator: "; ")))")
+            + (restricted.restrictedToAPIs ? " (only tokens for \((audiences.sorted() + resources.sorted()).joined(separator: ", ")))" : "")
             + (seconds.map { " for \($0) s" } ?? " for the SSH session") + (session.confirm ? ", each new request confirmed" : ""))
         return Self.json("200 OK", ["id": .string(id), "socket": .string(socket), "expires_at": session.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null])
     }
@@ -402,6 +424,7 @@ import Glibc
     private static func describe(_ s: Session) -> [String: JSONValueOut] {
         ["id": .string(s.id), "host": .string(s.host), "accounts": .array(s.names.map { .string($0) }), "profile": s.profile.map { .string($0) } ?? .null,
          "impersonate": .array(s.chains.sorted().map { .string($0) }),
+         "audiences": .array(s.audiences.sorted().map { .string($0) }), "resources": .array(s.resources.sorted().map { .string($0) }),
          "expires_at": s.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null, "confirm": .bool(s.confirm), "served": .int(s.served),
          "created_at": .int(Int(s.createdAt.timeIntervalSince1970))]
     }
