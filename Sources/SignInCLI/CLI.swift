@@ -89,7 +89,8 @@ public enum CLI {
             return fail(error, json: json, invocation)
         }
         let account = a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
-        let context = Context(client: client, account: account, json: json, environment: env, browsing: browsing)
+        var context = Context(client: client, account: account, json: json, environment: env, browsing: browsing)
+        context.invocation = invocation
         do {
             return try command.run(context)
         } catch {
@@ -223,6 +224,12 @@ struct Context {
     let json: Bool
     let environment: [String: String]
     let browsing: Browsing
+    /// How this run was asked for (its configuration and account options), to suggest another command as `signin
+    /// login -c FILE`, so the suggestion acts on the same configuration.
+    var invocation: Invocation? = nil
+
+    /// `signin NAME` with this run's configuration option (and account), as a person would type it next.
+    func command(_ name: String) -> String { invocation?.command(name) ?? "signin " + name }
 
     /// The account restored as the command line asks: `--account`, `--min-ttl`, `--force-refresh`.
     func restore(_ freshness: Freshness, _ token: TokenKind = .access) throws(SignInError) -> SignInUser {

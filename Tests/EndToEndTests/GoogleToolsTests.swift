@@ -360,5 +360,11 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
         #expect(after.status == 200 && after.body.contains("access_token"), "\(after)")
         _ = server.stop(SIGTERM)
         #expect(server.stderr.contains("not signed in"), "\(server.stderr)")
+        // Issue 41, item 5: what the server says to do names the configuration it serves, so `signin login` acts on it.
+        #expect(try box.signin("logout").status == 0)
+        let named = try RunningSignin(box, ["metadata-server", "--json", "-c", box.configPath])
+        _ = try #require(named.readLine())
+        _ = named.stop(SIGTERM)
+        #expect(named.stderr.contains("until `signin login -c \(box.configPath)`"), "\(named.stderr)")
     }
 }

@@ -39,7 +39,7 @@ struct GCEMetadataRun {
             err("signin: note: gcloud had cached \"not on Google Compute Engine\" in \(gceCache.withoutControlCharacters) (from a run without a metadata server, or without a project); signin marked that answer expired, so gcloud asks this metadata server again.")
         }
         ChildProcess.prepareSignalForwarding()
-        let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath)
+        let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
         let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, onEvent: { log.show($0) })
         server.start()
         var environment = c.environment

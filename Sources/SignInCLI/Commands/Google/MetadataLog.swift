@@ -6,13 +6,16 @@ import Synchronization
 final class MetadataLog: Sendable {
     let verbose: Bool
     let configurationPath: String
+    /// `signin login` with the configuration option this server was started with (the one it serves).
+    let loginCommand: String
     private let said = Mutex<Set<String>>([])
     /// gcloud asks for an ID token for its own client on every run and does without: not worth a line.
     static let gcloudAudience = "32555940559.apps.googleusercontent.com"
 
-    init(verbose: Bool, configurationPath: String) {
+    init(verbose: Bool, configurationPath: String, loginCommand: String = "signin login") {
         self.verbose = verbose
         self.configurationPath = configurationPath
+        self.loginCommand = loginCommand
     }
 
     private func once(_ line: String) {
@@ -26,13 +29,13 @@ final class MetadataLog: Sendable {
         case .refused(let reason):
             once("signin: metadata server refused a request: \(reason.withoutControlCharacters)")
         case .scopeMissing(let scopes, let account):
-            once("signin: a tool asked for \(scopes.joined(separator: ", ").withoutControlCharacters), which the sign-in of \(account.withoutControlCharacters) was not granted: add it to \"scopes\" in \(configurationPath) and run `signin login`.")
+            once("signin: a tool asked for \(scopes.joined(separator: ", ").withoutControlCharacters), which the sign-in of \(account.withoutControlCharacters) was not granted: add it to \"scopes\" in \(configurationPath) and run `\(loginCommand)`.")
         case .audienceUnavailable(let audience):
             if audience == Self.gcloudAudience && !verbose { return }
             once("signin: a tool asked for an ID token for \(audience.withoutControlCharacters), which only a service account can have: name one with --impersonate-service-account SA (or impersonate_service_account).")
         case .failure(let error):
             var line = "signin: metadata server could not answer: \(error.description)"
-            if case .noPreviousSignIn = error { line += "\nRun `signin login` to sign in." }
+            if case .noPreviousSignIn = error { line += "\nRun `\(loginCommand)` to sign in." }
             once(line)
         }
     }

@@ -42,12 +42,12 @@ struct MetadataServerCommand: SignInCommand {
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let chain = Impersonation.chain(self.chain, c)
         ChildProcess.blockStopSignals()
-        let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath)
+        let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
         let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
         do {
             _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300), audience: nil)
         } catch .noPreviousSignIn(let reason) {
-            err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(server.address) and answers \"not signed in\" until `signin login`.")
+            err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(server.address) and answers \"not signed in\" until `\(c.command("login"))`.")
         }
         server.start()
         let variables = server.environment.sorted { $0.key < $1.key }
