@@ -82,7 +82,7 @@ public enum CLI {
             events.invocation = invocation
             events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
             let shown = events
-            client = SignInClient(configuration: try SignInConfiguration.load(path: path), environment: env, onEvent: { shown.show($0) },
+            client = SignInClient(configuration: try configuration(path, a, env, command), environment: env, onEvent: { shown.show($0) },
                                   passphrase: Passphrase.provider(fd: a.value(.passphraseFD).flatMap { Int32($0) }))
             known.client = client
         } catch {
@@ -95,6 +95,18 @@ public enum CLI {
             return try command.run(context)
         } catch {
             return fail(error, json: json, invocation)
+        }
+    }
+
+    /// The configuration at `path`; with none there, none named (no `-c`, `--profile`, `$SIGNIN_CONFIG` or
+    /// `$SIGNIN_PROFILE`) and a command for one API (`--resource URL`): the one the API's metadata gives (`APIAccess`).
+    static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand) throws(SignInError) -> SignInConfiguration {
+        do throws(SignInError) {
+            return try SignInConfiguration.load(path: path)
+        } catch .configNotFound(let file) {
+            let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
+            guard !named, let resource = command.apiResource else { throw .configNotFound(file: file) }
+            return try APIAccess.configuration(for: resource, storeDirectory: CredentialStore.defaultDirectory(environment: env))
         }
     }
 

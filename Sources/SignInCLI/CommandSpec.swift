@@ -67,6 +67,9 @@ protocol SignInCommand {
     /// Why this run is handed to the dynamic half when `startsStatic` is false, as the static half says it when the
     /// dynamic half is missing.
     var handOverReason: String { get }
+    /// The API (`--resource URL`) this run is for, when it may sign in for it with no configuration at all: the API's
+    /// own metadata then says where (`APIAccess`). Nil: a missing configuration is an error.
+    var apiResource: String? { get }
     /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode?
     /// Runs with the configured client.
@@ -83,6 +86,7 @@ extension SignInCommand {
     var noBrowser: Bool { false }
     var startsStatic: Bool { false }
     var handOverReason: String { "\(Self.name) is not on the cached path" }
+    var apiResource: String? { nil }
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
     func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }

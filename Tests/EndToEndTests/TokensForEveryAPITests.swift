@@ -133,6 +133,40 @@ import Testing
         #expect(only.stderr.contains("gives only access tokens for --audience orders-api"), "\(only.stderr)")
     }
 
+    /// Pointed at an API with nothing configured (RFC 9728, 7591, 8707): the API's metadata names the authorization
+    /// server, signin registers there as a public native client (the port kept with the registration: the strict
+    /// provider matches it exactly), signs in asking for the API, and gets a token the API accepts; the next calls
+    /// come from the store (no registration, no metadata read, no request at the provider). Metadata for another
+    /// resource is refused.
+    @Test func pointedAtAnAPIWithNothingConfiguredItRegistersSignsInAndCaches() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        box.environment["SIGNIN_CONFIG"] = ""  // no configuration anywhere
+        let api = strict.issuer + "/api/orders"
+        func apiStats() throws -> [String: Any] { try strict.stats("_api") }
+        let registrations = try apiStats()["registrations"] as? Int ?? 0
+        let login = try box.signin("login", "--resource", api)
+        #expect(login.status == 0 && login.stdout.contains("Signed in as"), "\(login.stdout) \(login.stderr)")
+        #expect(try apiStats()["registrations"] as? Int == registrations + 1, "signin registered itself once")
+        let first = try box.signin("token", "--resource", api)
+        let token = first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(first.status == 0 && !token.isEmpty, "\(first.stderr)")
+        let call = try Subprocess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", api])
+        #expect(call.stdout == "200", "the API accepts the token: \(call.stdout)")
+        let fetches = try apiStats()["metadata_fetches"] as? Int
+        let requests = try box.signin("token", "--resource", api)
+        #expect(requests.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == token, "\(requests.stderr)")
+        #expect(try apiStats()["metadata_fetches"] as? Int == fetches && (try apiStats()["registrations"] as? Int) == registrations + 1,
+                "the second call read no metadata and registered nothing")
+        // Without a token, the API says where its metadata is (RFC 9728 5.1).
+        let challenge = try Subprocess.run("/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", api]).stdout
+        #expect(challenge.contains("resource_metadata=\"\(strict.issuer)/.well-known/oauth-protected-resource/api/orders\""), "\(challenge)")
+        // Metadata that claims another resource is refused, and nothing is registered for it.
+        let mixed = try box.signin("token", "--resource", strict.issuer + "/api/elsewhere")
+        #expect(mixed.status == 5 && mixed.stderr.contains("resource_mismatch"), "\(mixed.status) \(mixed.stderr)")
+        #expect(try apiStats()["registrations"] as? Int == registrations + 1)
+    }
+
     /// Through `exec`, `kubectl-credential` and the library: the same tokens for the same API.
     @Test func execKubectlAndTheLibraryGetTheSameTokenForAnAPI() async throws {
         let strict = try Shared.strict.get()

@@ -312,7 +312,8 @@ class Handler(BaseHTTPRequestHandler):
                 "code_challenge_methods_supported": ["S256"], "response_types_supported": ["code"],
                 "id_token_signing_alg_values_supported": ["RS256", "ES256"],
                 "grant_types_supported": ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code",
-                                          "urn:ietf:params:oauth:grant-type:token-exchange"]}
+                                          "urn:ietf:params:oauth:grant-type:token-exchange"],
+                "registration_endpoint": self.issuer + "/register"}
             for k, v in json.loads(os.environ.get("STRICT_DISCOVERY", "{}")).items():
                 if v is None:
                     doc.pop(k, None)
@@ -325,6 +326,27 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, {"issuer": self.issuer, "token_endpoint": self.issuer + "/token",
                                    "authorization_endpoint": self.issuer + "/authorize",
                                    "revocation_endpoint": self.issuer + "/revoke"})
+        if u.path.startswith("/.well-known/oauth-protected-resource/"):
+            # RFC 9728 3.1: the metadata of the API at the rest of the path. /api/elsewhere claims another resource.
+            api = u.path[len("/.well-known/oauth-protected-resource"):]
+            st = client("_api").stats
+            with LOCK:
+                st["metadata_fetches"] = st.get("metadata_fetches", 0) + 1
+            if not api.startswith("/api/"):
+                return self.send(404, {"error": "not_found"})
+            resource = self.issuer + api if api != "/api/elsewhere" else "https://elsewhere.example.test/api"
+            return self.send(200, {"resource": resource, "authorization_servers": [self.issuer],
+                                   "scopes_supported": ["openid", "email", "profile"], "bearer_methods_supported": ["header"]})
+        if u.path.startswith("/api/"):
+            # The API: a token issued for it alone (its `aud`), else 401 saying where its metadata is.
+            auth = self.headers.get("Authorization", "")
+            at = auth[7:] if auth.startswith("Bearer ") else ""
+            resource = self.issuer + u.path
+            for cl in list(CLIENTS.values()):
+                if at in cl.access and cl.access_aud.get(at) == resource:
+                    return self.send(200, {"api": u.path, "sub": cl.access[at]})
+            meta = self.issuer + "/.well-known/oauth-protected-resource" + u.path
+            return self.send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": f'Bearer resource_metadata="{meta}"'})
         if u.path == "/jwks":
             return self.send(200, jwks())
         if u.path.startswith("/_stats/"):
@@ -368,6 +390,8 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 cl.control.update(json.loads(self.rfile.read(n) or b"{}"))
             return self.send(200, {"ok": True})
+        if u.path == "/register":
+            return self.register()
         if u.path == "/authorize":
             q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
             if "resource" in q:
@@ -502,6 +526,30 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             PUSHED[uri] = {"params": params, "expires": time.time() + 90}
         self.send(201, {"request_uri": uri, "expires_in": 90})
+
+    def register(self):
+        """RFC 7591 dynamic registration of a public native client; its redirect URI is matched exactly, port included
+        (as glewlwyd does), and its resources are those any client may ask for."""
+        n = int(self.headers.get("Content-Length") or 0)
+        try:
+            meta = json.loads(self.rfile.read(n) or b"{}")
+        except ValueError:
+            return self.send(400, {"error": "invalid_client_metadata"})
+        uris = meta.get("redirect_uris") or []
+        if len(uris) != 1 or meta.get("token_endpoint_auth_method") != "none":
+            return self.send(400, {"error": "invalid_client_metadata", "error_description": "one loopback redirect URI and token_endpoint_auth_method none"})
+        ru = urllib.parse.urlparse(uris[0])
+        if ru.scheme != "http" or ru.hostname != "127.0.0.1" or not ru.port:
+            return self.send(400, {"error": "invalid_redirect_uri"})
+        cid = "dyn-" + secrets.token_urlsafe(8)
+        cl = client(cid)
+        cl.control.update({"fixed_port": ru.port, "redirect_path": ru.path, "registered": True})
+        st = client("_api").stats
+        with LOCK:
+            st["registrations"] = st.get("registrations", 0) + 1
+        return self.send(201, {"client_id": cid, "client_id_issued_at": int(time.time()), "redirect_uris": uris,
+                               "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"],
+                               "client_name": meta.get("client_name", "")})
 
     def authorize(self, q: dict, form: dict):
         if "request_uri" in q:

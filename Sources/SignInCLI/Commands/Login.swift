@@ -20,15 +20,20 @@ struct Login: SignInCommand {
             Opens the browser at the provider's sign-in page, receives the answer on http://127.0.0.1:<port>, verifies
             the ID token and stores the credentials encrypted. The account is added beside any others (or updated)
             and becomes the current one. Prints "Signed in as NAME <EMAIL>". Over SSH or without a display no
-            browser is opened: the address is printed, with the ways through.
+            browser is opened: the address is printed, with the ways through. With --resource URL, the sign-in also
+            asks for that API (RFC 8707); with no configuration at all, the API's own metadata (RFC 9728) says where
+            to sign in, and signin registers itself there (RFC 7591), keeping the registration for the next time.
             """,
-        ownOptions: [noBrowserOption, deviceOption, portOption, timeoutOption, loginHintOption], takesAccount: true)
+        ownOptions: [noBrowserOption, deviceOption, portOption, timeoutOption, loginHintOption, TokenTarget.resourceOption], takesAccount: true)
 
     let noBrowser: Bool
     let device: Bool
     let port: Int?
     let timeout: Int
     let loginHint: String?
+    /// `--resource URL`: an API the sign-in asks for besides the configuration's `resources`.
+    let resource: String?
+    var apiResource: String? { resource }
     var signsIn: Bool { true }
     var acceptsPaste: Bool { !device }
 
@@ -42,6 +47,7 @@ struct Login: SignInCommand {
         port = a.value(Self.portOption) == nil ? nil : try a.int(Self.portOption, default: 0, in: 1...65535)
         timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
         loginHint = a.value(Self.loginHintOption)
+        resource = try TokenTarget(a).resource
         try noPositional(a, Self.spec)
     }
 
@@ -59,6 +65,7 @@ struct Login: SignInCommand {
         opts.port = port
         opts.loginHint = loginHint ?? c.account
         opts.useDeviceFlow = device
+        opts.resources = resource.map { [$0] } ?? []
         opts.openBrowser = !c.browsing.headless
         if c.browsing.paste { opts.pasteFileDescriptor = 0 }
         let user = try Login.signIn(c.client, opts)

@@ -37,6 +37,9 @@ struct Token: SignInCommand {
         try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
     }
 
+    /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).
+    var apiResource: String? { target.audience == nil ? target.resource : nil }
+
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write() }
 
     /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.

@@ -22,7 +22,9 @@ final class LoopbackAuthorization: AuthorizationGrant {
         self.tokens = tokens
         receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
                                         host: configuration.redirectHost, sameUserOnly: configuration.listenerSameUserOnly)
-        request = try AuthorizationRequest(config: configuration, endpoints: endpoints, redirectURI: receiver.redirectURI,
+        var asked = configuration
+        for r in options.resources where !asked.resources.contains(r) { asked.resources.append(r) }
+        request = try AuthorizationRequest(config: asked, endpoints: endpoints, redirectURI: receiver.redirectURI,
                                            scopes: scopes, loginHint: options.loginHint)
     }
 

@@ -14,6 +14,8 @@ public struct SignInOptions: Sendable {
     public var useDeviceFlow = false
     /// When set, the sign-in must end with this account (incremental consent).
     public var requireUserID: String?
+    /// APIs (RFC 8707 resource indicators) this sign-in asks for besides the configuration's `resources`.
+    public var resources: [String] = []
     /// How the required account is named in an error (its display name, rather than its `sub`).
     var requiredAccountName: String?
     /// The defaults: browser, 5 minutes, configured port.

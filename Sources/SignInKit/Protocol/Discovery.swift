@@ -70,6 +70,27 @@ enum Discovery {
         return nil
     }
 
+    /// Where to register a client (RFC 7591 `registration_endpoint`) at the authorization server `issuer`: from its
+    /// OpenID discovery document, else its RFC 8414 metadata. Nil when it lists none.
+    static func registrationEndpoint(issuer: String, http: HTTPClient) throws(SignInError) -> String? {
+        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var lastError: SignInError?
+        for url in [base + "/.well-known/openid-configuration"] + authorizationServerMetadataURLs(issuer: issuer) {
+            let doc: [String: JSONValue]
+            do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
+                lastError = error
+                continue
+            }
+            guard let v = doc["registration_endpoint"]?.string else { return nil }
+            if let problem = EndpointURL.problem(v) {
+                throw .providerError(endpoint: "discovery document (\(url))", code: "invalid_registration_endpoint", detail: problem)
+            }
+            return v
+        }
+        if let lastError { throw lastError }
+        return nil
+    }
+
     static func authorizationServerMetadataURLs(issuer: String) -> [String] {
         let suffix = "/.well-known/oauth-authorization-server"
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer

@@ -210,6 +210,14 @@ final class LoopbackServer {
     /// The `Host` values that name this server.
     var allowedHosts: Set<String> { addressHostOnly ? ["127.0.0.1:\(port)"] : ["127.0.0.1:\(port)", "[::1]:\(port)", "localhost:\(port)"] }
 
+    /// A port of 127.0.0.1 the system has free now (bound, then let go): for a redirect URI that must be registered
+    /// before its listener is up (RFC 7591).
+    static func freeLoopbackPort() throws(SignInError) -> Int {
+        let (fd, port) = try bind(family: AF_INET, port: 0)
+        Glibc.close(fd)
+        return port
+    }
+
     private static func bind(family: Int32, port: Int) throws(SignInError) -> (fd: Int32, port: Int) {
         switch bindResult(family: family, port: port) {
         case .success(let bound): return bound

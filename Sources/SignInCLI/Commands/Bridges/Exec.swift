@@ -48,6 +48,8 @@ struct Exec: SignInCommand {
     /// `--resource`, `--audience`: the access token for one API.
     let target: TokenTarget
     var signsIn: Bool { login }
+    /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).
+    var apiResource: String? { target.audience == nil ? target.resource : nil }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         kind = a.has(Self.idTokenOption) ? .id : .access
