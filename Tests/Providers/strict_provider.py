@@ -659,7 +659,7 @@ class Handler(BaseHTTPRequestHandler):
                     cl.stats["dpop_unbound_refreshes"] = cl.stats.get("dpop_unbound_refreshes", 0) + 1
                     return self.send(400, {"error": "invalid_dpop_proof", "error_description": "the refresh token is bound to another key"})
                 resource = f.get("resource")
-                if resource is not None and resource not in info.get("resources", []):
+                if resource is not None and resource not in info.get("resources", []) and not cl.c("any_resource"):
                     # RFC 8707 2: a resource the grant was not asked for (glewlwyd's rule too).
                     cl.stats["refused_resources"] = cl.stats.get("refused_resources", 0) + 1
                     return self.oauth_error("invalid_target", description="the resource was not asked for at sign-in")
