@@ -27,12 +27,12 @@ static char error[256] = "libcurl not loaded";
 #ifdef SIGNIN_STATIC_EXECUTABLE
 /* The static half of the release build cannot load shared libraries: it hands the command to the dynamic half
  * (SignInKit's DynamicSibling), which does not return. */
-extern void signin_needs_dynamic(const char *why);
+extern void signin_needs_dynamic(int need); /* 1: the network (DynamicSibling.Need) */
 #endif
 
 static void load(void) {
 #ifdef SIGNIN_STATIC_EXECUTABLE
-    signin_needs_dynamic("libcurl for the network");
+    signin_needs_dynamic(1);
 #endif
     void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!h) h = dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL);

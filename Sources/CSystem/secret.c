@@ -57,12 +57,12 @@ static char load_error[256] = "";
 #ifdef SIGNIN_STATIC_EXECUTABLE
 /* The static half of the release build cannot load shared libraries: it hands the command to the dynamic half
  * (SignInKit's DynamicSibling), which does not return. */
-extern void signin_needs_dynamic(const char *why);
+extern void signin_needs_dynamic(int need); /* 2: the Secret Service (DynamicSibling.Need) */
 #endif
 
 static void load(void) {
 #ifdef SIGNIN_STATIC_EXECUTABLE
-    signin_needs_dynamic("libsecret for the Secret Service");
+    signin_needs_dynamic(2);
 #endif
     void *h = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!h) {

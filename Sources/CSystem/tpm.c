@@ -54,12 +54,12 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char load_error[256] = "";
 
 #ifdef SIGNIN_STATIC_EXECUTABLE
-extern void signin_needs_dynamic(const char *why);
+extern void signin_needs_dynamic(int need); /* 3: the TPM (DynamicSibling.Need) */
 #endif
 
 static void load(void) {
 #ifdef SIGNIN_STATIC_EXECUTABLE
-    signin_needs_dynamic("the TSS libraries for the TPM");
+    signin_needs_dynamic(3);
 #endif
     /* The TSS logs its own errors to standard error; signin says what failed in its own words. */
     setenv("TSS2_LOG", "all+none", 0);

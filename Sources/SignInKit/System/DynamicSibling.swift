@@ -24,9 +24,54 @@ import Glibc
     /// The file name of the dynamic half.
     public static let fileName = "signin-dynamic"
 
+    /// Why a run needs the dynamic half: the one list of what the static half cannot do.
+    public enum Need: Sendable, Equatable {
+        /// libcurl, for the network.
+        case network
+        /// libsecret, for a key in the Secret Service.
+        case secretService
+        /// The TSS libraries, for a key in the TPM.
+        case tpm
+        /// A store passphrase to read (the dynamic half reads it, once, for whatever else it needs).
+        case passphrase
+        /// The user database (NSS), for a home folder with no `$HOME`.
+        case userDatabase
+        /// A command that is not on the cached path (the reason it gives).
+        case command(String)
+
+        /// As the static half says it when the dynamic half is missing.
+        public var description: String {
+            switch self {
+            case .network: return "libcurl for the network"
+            case .secretService: return "libsecret for the Secret Service"
+            case .tpm: return "the TSS libraries for the TPM"
+            case .passphrase: return "the store's passphrase"
+            case .userDatabase: return "no HOME: the user database"
+            case .command(let why): return why
+            }
+        }
+
+        /// The codes the C loaders pass (`SIGNIN_NEEDS_*` in csystem.h).
+        init(code: Int32) {
+            switch code {
+            case 1: self = .network
+            case 2: self = .secretService
+            case 3: self = .tpm
+            default: self = .command("a shared library")
+            }
+        }
+    }
+
+    /// Every hand-over goes through here: in the static half, replaces this process with the dynamic half for `need`
+    /// (nothing has been written or printed by then); elsewhere, nothing.
+    public static func require(_ need: Need) {
+        guard isStatic else { return }
+        replaceProcess(because: need.description)
+    }
+
     /// Replaces this process with the dynamic half, running the same command line (argv[0] kept: it chooses the
     /// command, as `docker-credential-signin` does). Where it cannot be found or run, says so and exits 1.
-    public static func replaceProcess(because why: String) -> Never {
+    private static func replaceProcess(because why: String) -> Never {
         let me = ProcessEnvironment.executablePath ?? ""
         let dir = PathName(path: me).deletingLastPathComponent
         let candidates = [dir + "/" + fileName, dir + "/../libexec/signin/" + fileName]
@@ -63,7 +108,7 @@ import Glibc
 #if SIGNIN_STATIC_EXECUTABLE
 /// Called by the C loaders (libcurl, libsecret) in the static half, before `dlopen`.
 @_cdecl("signin_needs_dynamic")
-func signinNeedsDynamic(_ why: UnsafePointer<CChar>?) {
-    DynamicSibling.replaceProcess(because: why.map { String(cString: $0) } ?? "a shared library")
+func signinNeedsDynamic(_ code: Int32) {
+    DynamicSibling.require(DynamicSibling.Need(code: code))
 }
 #endif

@@ -43,7 +43,7 @@ import Glibc
     public static func home(_ environment: [String: String]) -> String {
         if let h = environment["HOME"], !h.isEmpty { return absolute(h) }
         // The user database goes through NSS, which a static executable cannot load.
-        if DynamicSibling.isStatic { DynamicSibling.replaceProcess(because: "no HOME: the user database") }
+        DynamicSibling.require(.userDatabase)
         if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
         return "/"
     }
