@@ -133,7 +133,8 @@ struct SSHCommand: SignInCommand {
         }
         let created = try agent.request("POST", AgentProtocol.Path.sessions + "?" + FormEncoding.encode(query))
         guard created.status == 200, let id = created.object["id"]?.string, let local = created.object["socket"]?.string else {
-            throw .noPreviousSignIn(reason: .agentRefused(reason: created.object["message"]?.string ?? "the agent would not forward (HTTP \(created.status))"))
+            let refusal = AgentProtocol.Failure(json: created.object, status: created.status)
+            throw .noPreviousSignIn(reason: .agentRefused(reason: refusal.message ?? "the agent would not forward (HTTP \(created.status))"))
         }
         // The session ends with ssh, before signin ends (perhaps by ssh's signal, which skips any defer); on an error
         // before that, on the way out. (The agent also notices this process's end by itself, within a second.)

@@ -37,13 +37,11 @@ import Glibc
     /// `SignInClient.token(_:)` gives it on the machine the agent runs on.
     public func token(_ request: TokenRequest, profile: String? = nil) throws(SignInError) -> IssuedToken {
         let a = try self.request("GET", AgentProtocol.Path.token + "?" + FormEncoding.encode(AgentProtocol.query(request, profile: profile)))
-        guard a.status == 200, let value = a.object[AgentProtocol.Key.token]?.string else { throw failure(a) }
-        let expiry = a.object[AgentProtocol.Key.expiresAt]?.number.map { Date(timeIntervalSince1970: $0) }
-        let name = a.object[AgentProtocol.Key.account]?.string ?? ""
-        var issued = IssuedToken(token: SignInToken(value: value, expirationDate: expiry), kind: request.kind,
-                                 subject: a.object[AgentProtocol.Key.subject]?.string ?? name, name: name)
-        if a.object[AgentProtocol.Key.tokenType]?.string == "DPoP" { issued.tokenType = "DPoP" }
-        issued.dpopProof = a.object[AgentProtocol.Key.dpopProof]?.string.flatMap { TokenResponse.isTokenText($0) ? $0 : nil }
+        guard a.status == 200, let answer = AgentProtocol.TokenAnswer(json: a.object) else { throw failure(a) }
+        var issued = IssuedToken(token: SignInToken(value: answer.token, expirationDate: answer.expiresAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }),
+                                 kind: request.kind, subject: answer.subject, name: answer.account)
+        issued.tokenType = answer.tokenType
+        issued.dpopProof = answer.dpopProof
         if request.kind == .access {
             issued.resource = request.resource
             issued.audience = request.audience
@@ -57,19 +55,9 @@ import Glibc
         guard a.status == 204 || a.status == 200 else { throw failure(a) }
     }
 
-    /// The agent's refusal as the error a script switches on: what the token path cannot do at all is
-    /// `.unsupported`, as it is locally; anything else not signed in (exit 3), with the agent's reason.
+    /// The agent's refusal as the error a script switches on (`AgentProtocol.Failure.error`).
     public func failure(_ a: Answer) -> SignInError {
-        let message = a.object[AgentProtocol.Key.message]?.string ?? "HTTP \(a.status)"
-        if a.object[AgentProtocol.Key.error]?.string == "unsupported" { return .unsupported(reason: message) }
-        if a.object[AgentProtocol.Key.error]?.string == AgentProtocol.ErrorCode.targetRefused {
-            return .targetRefused(endpoint: "The forwarded agent", target: a.object[AgentProtocol.Key.target]?.string?.withoutControlCharacters ?? "that target", detail: message)
-        }
-        // Asked too often (forced refreshes beyond the session's allowance): signed in still, try later.
-        if a.status == 429 {
-            return .rateLimited(endpoint: "The forwarded agent (\(message))", retryAfterSeconds: a.object[AgentProtocol.Key.retryAfter]?.number.map { Int($0) })
-        }
-        return .noPreviousSignIn(reason: .agentRefused(reason: message))
+        AgentProtocol.Failure(json: a.object, status: a.status).error
     }
 
     /// Whether the agent at `socketPath` is this environment's: it answers, and serves the store of `environment`

@@ -61,12 +61,6 @@ public enum AgentProtocol {
         public static let target = "target"
     }
 
-    /// The `error` codes of a refused token request that the remote side acts on.
-    public enum ErrorCode {
-        /// The provider will not issue a token for the request's resource or audience (exit 7, as locally).
-        public static let targetRefused = "target_refused"
-    }
-
     /// The query of a token request (`profile`: a configuration name, on the agent's own socket).
     public static func query(_ r: TokenRequest, profile: String?) -> [(String, String)] {
         var q = [(Key.kind, r.kind == .id ? "id" : "access"), (Key.minTTL, String(Int(r.minimumValidity.timeInterval)))]

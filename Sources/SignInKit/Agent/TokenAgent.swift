@@ -106,7 +106,7 @@ import Glibc
         }, handler: { (r) throws(SignInError) -> (LoopbackResponse, Bool?) in
             let answer = self.answer(r)
             return (answer, self.stopping ? true : nil)
-        }, failure: { _ in Self.json("500 Internal Server Error", ["error": .string("internal")]) }, onTick: { self.tick() })
+        }, failure: { _ in Self.failure(.init(.internal)) }, onTick: { self.tick() })
     }
 
     /// Serves on a thread of its own; `onEnd` runs there when serving ends by itself (`POST /v1/stop`).
@@ -136,10 +136,10 @@ import Glibc
                 return Self.json("200 OK", ["stopping": .bool(true)])
             case ("DELETE", _) where r.path.hasPrefix(P.sessions + "/"):
                 let id = String(r.path.dropFirst(P.sessions.count + 1))
-                guard sessions[id] != nil else { return Self.json("404 Not Found", ["error": .string("no_session")]) }
+                guard sessions[id] != nil else { return Self.failure(.init(.noSession)) }
                 end(id, why: "ended by signin ssh")
                 return Self.json("200 OK", ["ended": .bool(true)])
-            default: return Self.json("404 Not Found", ["error": .string("not_found"), "message": .string("no such request in protocol \(AgentProtocol.version)")])
+            default: return Self.failure(.init(.notFound, "no such request in protocol \(AgentProtocol.version)"))
             }
         }
         guard let id = r.listener.split(separator: ":").last.map(String.init), let session = sessions[id] else {
@@ -193,7 +193,7 @@ import Glibc
     private func token(_ q: [String: String], sessionID: String?) -> LoopbackResponse {
         let request: TokenRequest, asked: String?
         switch AgentProtocol.tokenRequest(q) {
-        case .failure(let e): return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string(e.message)])
+        case .failure(let e): return Self.failure(.init(.badRequest, e.message))
         case .success(let parsed): (request, asked) = parsed
         }
         guard let sessionID, var s = sessions[sessionID] else { return serve(request, profile: asked, sessionID: nil) }
@@ -242,8 +242,8 @@ import Glibc
         if let last = s.lastChosenRefresh, now - last < Self.chosenRefreshSeconds {
             log(s, "refused a forced refresh (another one \(Int(now - last)) s ago)")
             let wait = Int(Self.chosenRefreshSeconds - (now - last)) + 1
-            return Self.json("429 Too Many Requests", ["error": .string("too_many"), "retry_after": .int(wait), "message": .string(
-                "a refresh was forced through this forwarded session \(Int(now - last)) s ago; the next may be forced in \(wait) s")])
+            return Self.failure(.init(.tooMany, "a refresh was forced through this forwarded session \(Int(now - last)) s ago; the next may be forced in \(wait) s",
+                                      retryAfter: wait))
         }
         s.lastChosenRefresh = now
         return nil
@@ -259,34 +259,27 @@ import Glibc
                 sessions[sessionID] = s
                 log(s, "served \(kindName) for \(issued.name)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? ""))
             }
-            var answer: [String: JSONValueOut] = [
-                AgentProtocol.Key.token: .string(issued.token.value),
-                AgentProtocol.Key.expiresAt: issued.token.expirationDate.map { .int(Int($0.timeIntervalSince1970)) } ?? .null,
-                AgentProtocol.Key.account: .string(issued.name), AgentProtocol.Key.subject: .string(issued.subject),
-                AgentProtocol.Key.kind: .string(r.kind == .id ? "id" : "access"), AgentProtocol.Key.tokenType: .string(issued.tokenType)]
-            if let proof = issued.dpopProof { answer[AgentProtocol.Key.dpopProof] = .string(proof) }
-            return Self.json("200 OK", answer)
+            return .text("200 OK", AgentProtocol.TokenAnswer(issued).json.text, contentType: "application/json")
         } catch {
             if let sessionID, let s = sessions[sessionID] {
                 log(s, "could not serve \(kindName)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? "") + ": \(error.description)")
             }
-            let (status, code): (String, String)
+            let code: AgentProtocol.Failure.Code
+            var target: String?
             switch error {
-            case .noPreviousSignIn: (status, code) = ("409 Conflict", "not_signed_in")
-            case .accountNotFound, .ambiguousAccount: (status, code) = ("409 Conflict", "no_such_account")
-            case .unsupported: (status, code) = ("400 Bad Request", "unsupported")
-            case .targetRefused: (status, code) = ("403 Forbidden", AgentProtocol.ErrorCode.targetRefused)
-            default: (status, code) = ("502 Bad Gateway", "failed")
+            case .noPreviousSignIn: code = .notSignedIn
+            case .accountNotFound, .ambiguousAccount: code = .noSuchAccount
+            case .unsupported: code = .unsupported
+            case .targetRefused(_, let t, _): (code, target) = (.targetRefused, t)
+            default: code = .failed
             }
-            let message = code == "unsupported" ? error.description : "on the machine the agent runs on: " + error.description
-            var body: [String: JSONValueOut] = ["error": .string(code), "message": .string(message)]
-            if case .targetRefused(_, let target, _) = error { body[AgentProtocol.Key.target] = .string(target) }
-            return Self.json(status, body)
+            let message = code == .unsupported ? error.description : "on the machine the agent runs on: " + error.description
+            return Self.failure(.init(code, message, target: target))
         }
     }
 
     private func rejected(_ r: HTTPRequestHead, sessionID: String?) -> LoopbackResponse {
-        guard let token = r.header(AgentProtocol.Key.rejectedToken.lowercased()), !token.isEmpty else { return Self.json("400 Bad Request", ["error": .string("no_token")]) }
+        guard let token = r.header(AgentProtocol.Key.rejectedToken.lowercased()), !token.isEmpty else { return Self.failure(.init(.noToken)) }
         guard let sessionID, var s = sessions[sessionID] else {
             try? client(nil).markAccessTokenRejected(token)
             return LoopbackResponse(status: "204 No Content")
@@ -359,23 +352,23 @@ import Glibc
         // A configuration name, or (from `signin ssh -c FILE`, on this user's own socket) a file's absolute path.
         let profile = q["profile"].flatMap { $0.isEmpty ? nil : $0 }
         if let profile, !SignInConfiguration.isValidProfileName(profile) && !(profile.hasPrefix("/") && !profile.contains("/../")) {
-            return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("profile \"\(profile.withoutControlCharacters)\" is not a configuration name or file")])
+            return Self.failure(.init(.badRequest, "profile \"\(profile.withoutControlCharacters)\" is not a configuration name or file"))
         }
         var chains: Set<String> = []
         for chain in (q["impersonate"] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
             guard chain.split(separator: ",").allSatisfy({ ServiceAccounts.isEmail(String($0)) }) else {
-                return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("impersonate must name service accounts by e-mail")])
+                return Self.failure(.init(.badRequest, "impersonate must name service accounts by e-mail"))
             }
             chains.insert(chain)
         }
         let audiences = Set((q["audiences"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty })
         let resources = Set((q["resources"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty })
         if !resources.allSatisfy(SignInConfiguration.isValidResource) {
-            return Self.json("400 Bad Request", ["error": .string("bad_request"), "message": .string("resources must be absolute URIs without a fragment")])
+            return Self.failure(.init(.badRequest, "resources must be absolute URIs without a fragment"))
         }
         let c: SignInClient
         do throws(SignInError) { c = try client(profile) } catch {
-            return Self.json("409 Conflict", ["error": .string("no_configuration"), "message": .string(error.description)])
+            return Self.failure(.init(.noConfiguration, error.description))
         }
         var subjects: [String] = [], names: [String] = []
         let asked = (q["accounts"] ?? "").split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
@@ -391,7 +384,7 @@ import Glibc
                 names.append(u.profile.email ?? u.userID)
             }
         } catch {
-            return Self.json("409 Conflict", ["error": .string("not_signed_in"), "message": .string(error.description)])
+            return Self.failure(.init(.notSignedIn, error.description))
         }
         // The session lives as long as the process that asked for it: the kernel says when that ends, however it ends.
         let pidfd = peer.map { signin_pidfd_open($0.pid) } ?? -1
@@ -399,7 +392,7 @@ import Glibc
         let socket = AgentProtocol.folder(environment: environment) + "/fwd-\(id).sock"
         do throws(SignInError) { try server.addUnixListener(path: socket, tag: "fwd:\(id)") } catch {
             if pidfd >= 0 { close(pidfd) }
-            return Self.json("500 Internal Server Error", ["error": .string("socket"), "message": .string(error.description)])
+            return Self.failure(.init(.socket, error.description))
         }
         if pidfd >= 0 { server.wakeFDs.append(pidfd) }
         let seconds = Int(q["seconds"] ?? "").flatMap { $0 > 0 ? $0 : nil }
@@ -511,8 +504,11 @@ import Glibc
         _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
-    static func refused(_ message: String) -> LoopbackResponse {
-        json("403 Forbidden", ["error": .string("refused"), "message": .string(message)])
+    static func refused(_ message: String) -> LoopbackResponse { failure(.init(.refused, message)) }
+
+    /// A refusal or failure, typed as both ends read it.
+    static func failure(_ f: AgentProtocol.Failure) -> LoopbackResponse {
+        .text(f.code.status, f.json.text, contentType: "application/json")
     }
 
     static func json(_ status: String, _ o: [String: JSONValueOut]) -> LoopbackResponse {

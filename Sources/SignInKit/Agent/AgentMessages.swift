@@ -1,0 +1,143 @@
+import FoundationEssentials
+
+/// The agent protocol's answers as types both ends encode and decode (`AgentProtocol` has the paths and keys):
+/// a token answer, and a refusal or failure with a code the remote side switches on.
+extension AgentProtocol {
+    /// A token request's answer (`GET /v1/token`, 200).
+    public struct TokenAnswer: Sendable, Equatable {
+        public var token: String
+        /// Seconds since 1970, or nil when the provider said no expiry.
+        public var expiresAt: Int?
+        /// The person's e-mail (or `sub`), or the service account's e-mail.
+        public var account: String
+        public var subject: String
+        public var kind: TokenKind
+        /// `Bearer`, or `DPoP` for a token bound to the laptop's key.
+        public var tokenType: String
+        /// A proof for the request `dpop_url` named, for a DPoP token.
+        public var dpopProof: String?
+
+        public init(token: String, expiresAt: Int?, account: String, subject: String, kind: TokenKind, tokenType: String, dpopProof: String?) {
+            self.token = token
+            self.expiresAt = expiresAt
+            self.account = account
+            self.subject = subject
+            self.kind = kind
+            self.tokenType = tokenType
+            self.dpopProof = dpopProof
+        }
+
+        init(_ issued: IssuedToken) {
+            self.init(token: issued.token.value, expiresAt: issued.token.expirationDate.map { Int($0.timeIntervalSince1970) }, account: issued.name,
+                      subject: issued.subject, kind: issued.kind, tokenType: issued.tokenType, dpopProof: issued.dpopProof)
+        }
+
+        @_spi(CLI) public var json: JSONValueOut {
+            var o: [String: JSONValueOut] = [Key.token: .string(token), Key.expiresAt: expiresAt.map { .int($0) } ?? .null, Key.account: .string(account),
+                                             Key.subject: .string(subject), Key.kind: .string(kind == .id ? "id" : "access"), Key.tokenType: .string(tokenType)]
+            if let dpopProof { o[Key.dpopProof] = .string(dpopProof) }
+            return .object(o)
+        }
+
+        /// Read back, checked: the token and proof are token text (no control characters or spaces), the type one of
+        /// the two, the kind one of the two. Nil for anything else.
+        public init?(json o: [String: JSONValue]) {
+            guard let token = o[Key.token]?.string, TokenResponse.isTokenText(token) else { return nil }
+            let kind: TokenKind
+            switch o[Key.kind]?.string ?? "access" {
+            case "access": kind = .access
+            case "id": kind = .id
+            default: return nil
+            }
+            let type = o[Key.tokenType]?.string ?? "Bearer"
+            guard type == "Bearer" || type == "DPoP" else { return nil }
+            let proof = o[Key.dpopProof]?.string
+            if let proof, !TokenResponse.isTokenText(proof) { return nil }
+            let account = o[Key.account]?.string ?? ""
+            self.init(token: token, expiresAt: o[Key.expiresAt]?.number.map { Int($0) }, account: account, subject: o[Key.subject]?.string ?? account,
+                      kind: kind, tokenType: type, dpopProof: proof)
+        }
+    }
+
+    /// A request the agent refused or could not serve: `{"error": CODE, "message", ...}` with the HTTP status of its code.
+    public struct Failure: Sendable, Equatable, Error {
+        /// What went wrong, as the remote side switches on it.
+        public enum Code: String, Sendable, CaseIterable {
+            /// The session does not allow it (an account, a configuration, a chain, an API not forwarded; it ended).
+            case refused
+            /// Nobody is signed in on the laptop, for that configuration.
+            case notSignedIn = "not_signed_in"
+            case noSuchAccount = "no_such_account"
+            /// The token path cannot do it at all (as locally: exit 2).
+            case unsupported
+            /// The provider will not issue a token for that resource or audience (as locally: exit 7).
+            case targetRefused = "target_refused"
+            /// A refresh the remote side chose, too soon after the last one.
+            case tooMany = "too_many"
+            case badRequest = "bad_request"
+            case noConfiguration = "no_configuration"
+            case noSession = "no_session"
+            case notFound = "not_found"
+            case noToken = "no_token"
+            case socket
+            case `internal`
+            /// Any other failure on the laptop (the provider, the network, the store).
+            case failed
+
+            /// The HTTP status line an answer with this code has.
+            public var status: String {
+                switch self {
+                case .refused, .targetRefused: return "403 Forbidden"
+                case .notSignedIn, .noSuchAccount, .noConfiguration: return "409 Conflict"
+                case .unsupported, .badRequest, .noToken: return "400 Bad Request"
+                case .tooMany: return "429 Too Many Requests"
+                case .noSession, .notFound: return "404 Not Found"
+                case .socket, .internal: return "500 Internal Server Error"
+                case .failed: return "502 Bad Gateway"
+                }
+            }
+        }
+
+        public var code: Code
+        public var message: String?
+        /// With `targetRefused`: the resource or audience.
+        public var target: String?
+        /// With `tooMany`: seconds until the next forced refresh may go.
+        public var retryAfter: Int?
+
+        public init(_ code: Code, _ message: String? = nil, target: String? = nil, retryAfter: Int? = nil) {
+            self.code = code
+            self.message = message
+            self.target = target
+            self.retryAfter = retryAfter
+        }
+
+        @_spi(CLI) public var json: JSONValueOut {
+            var o: [String: JSONValueOut] = [Key.error: .string(code.rawValue)]
+            if let message { o[Key.message] = .string(message) }
+            if let target { o[Key.target] = .string(target) }
+            if let retryAfter { o[Key.retryAfter] = .int(retryAfter) }
+            return .object(o)
+        }
+
+        /// Read back from an answer's body and status; an unknown code (a newer agent) is `failed`.
+        public init(json o: [String: JSONValue], status: Int) {
+            let code = o[Key.error]?.string.flatMap(Code.init(rawValue:)) ?? (status == 429 ? .tooMany : .failed)
+            self.init(code, o[Key.message]?.string.map { $0.withoutControlCharacters }, target: o[Key.target]?.string.map { $0.withoutControlCharacters },
+                      retryAfter: o[Key.retryAfter]?.number.map { Int($0) })
+        }
+
+        /// The error a remote command reports for it, as it would locally: what the token path cannot do at all is
+        /// `.unsupported`, a refused resource or audience `.targetRefused`, a refresh too soon `.rateLimited`;
+        /// anything else not signed in (exit 3), with the agent's reason.
+        public var error: SignInError {
+            let text = message ?? "HTTP \(code.status)"
+            switch code {
+            case .unsupported: return .unsupported(reason: text)
+            case .targetRefused: return .targetRefused(endpoint: "The forwarded agent", target: target ?? "that target", detail: text)
+            case .tooMany: return .rateLimited(endpoint: "The forwarded agent (\(text))", retryAfterSeconds: retryAfter)
+            default: return .noPreviousSignIn(reason: .agentRefused(reason: text))
+            }
+        }
+    }
+}

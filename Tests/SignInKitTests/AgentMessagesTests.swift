@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@_spi(CLI) @testable import SignInKit
+
+/// The agent protocol's answers, typed: what one end encodes the other reads back the same, and each refusal is
+/// the error a remote command reports (issue 40, item 4).
+@Suite struct AgentMessagesTests {
+    func roundTrip(_ out: JSONValueOut) -> [String: JSONValue] {
+        JSONValue.object(from: Data(out.text.utf8)) ?? [:]
+    }
+
+    @Test func aTokenAnswerRoundTripsAndRefusesWhatIsNoToken() {
+        let answers = [
+            AgentProtocol.TokenAnswer(token: "at-1", expiresAt: 2_000_000_000, account: "alice@example.org", subject: "alice", kind: .access, tokenType: "Bearer", dpopProof: nil),
+            AgentProtocol.TokenAnswer(token: "eyJ.x.y", expiresAt: nil, account: "sa@p.iam.gserviceaccount.com", subject: "sa@p.iam.gserviceaccount.com", kind: .id, tokenType: "Bearer", dpopProof: nil),
+            AgentProtocol.TokenAnswer(token: "at-2", expiresAt: 1, account: "a", subject: "a", kind: .access, tokenType: "DPoP", dpopProof: "eyJ.p.s"),
+        ]
+        for a in answers { #expect(AgentProtocol.TokenAnswer(json: roundTrip(a.json)) == a) }
+        // A token with a line break (a header injection), an unknown type or kind: refused.
+        var bad = answers[0]
+        bad.token = "at-1\r\nX-Evil: 1"
+        #expect(AgentProtocol.TokenAnswer(json: roundTrip(bad.json)) == nil)
+        var o = roundTrip(answers[0].json)
+        o["token_type"] = .string("MAC")
+        #expect(AgentProtocol.TokenAnswer(json: o) == nil)
+        o = roundTrip(answers[0].json)
+        o["kind"] = .string("refresh")
+        #expect(AgentProtocol.TokenAnswer(json: o) == nil)
+    }
+
+    @Test func everyFailureRoundTripsWithItsStatusAndBecomesTheLocalError() {
+        for code in AgentProtocol.Failure.Code.allCases {
+            let f = AgentProtocol.Failure(code, "because \(code.rawValue)", target: code == .targetRefused ? "https://api.example/" : nil,
+                                          retryAfter: code == .tooMany ? 12 : nil)
+            let status = Int(code.status.prefix(3))!
+            #expect(AgentProtocol.Failure(json: roundTrip(f.json), status: status) == f, "\(code)")
+            switch (code, f.error) {
+            case (.unsupported, .unsupported), (.targetRefused, .targetRefused(_, "https://api.example/", _)), (.tooMany, .rateLimited(_, 12)): break
+            case (.unsupported, _), (.targetRefused, _), (.tooMany, _): Issue.record("\(code) became \(f.error)")
+            case (_, .noPreviousSignIn(.agentRefused)): break
+            default: Issue.record("\(code) became \(f.error)")
+            }
+        }
+        // A code this end does not know (a newer agent): a failure, never a crash; a 429 without a body is too many.
+        #expect(AgentProtocol.Failure(json: ["error": .string("from_the_future")], status: 418).code == .failed)
+        #expect(AgentProtocol.Failure(json: [:], status: 429).code == .tooMany)
+        // What the agent says is shown without control characters.
+        #expect(AgentProtocol.Failure(json: ["error": .string("refused"), "message": .string("no\u{1b}[2J")], status: 403).message == "no[2J")
+    }
+}
