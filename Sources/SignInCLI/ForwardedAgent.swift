@@ -30,20 +30,21 @@ enum ForwardedAgent {
     /// `signin status` through the agent: the forwarded session, its accounts and its limits.
     static func status(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }
-        let session = try agent.hello()["session"]?.object
+        let session = try agent.hello().session
         if json {
-            out(JSONText.object(["through_agent": .string(agent.agent.socketPath), "session": session.map { JSONText.value(.object($0)) } ?? .null]))
+            out(JSONText.object(["through_agent": .string(agent.agent.socketPath), "session": session?.json ?? .null]))
             return .success
         }
         var lines = ["Through the agent forwarded with `signin ssh` (SIGNIN_AGENT_SOCK=\(agent.agent.socketPath)); this machine keeps no grant."]
         if let s = session {
-            let accounts = s["accounts"]?.array?.compactMap(\.string).map(\.withoutControlCharacters) ?? []
-            lines.append("Accounts: " + (accounts.isEmpty ? "none" : accounts.joined(separator: ", ")))
-            if let p = s["profile"]?.string { lines.append("Configuration: \(p.withoutControlCharacters) (on the laptop)") }
-            let chains = s["impersonate"]?.array?.compactMap(\.string) ?? []
-            if !chains.isEmpty { lines.append("Service accounts: " + chains.joined(separator: "; ").withoutControlCharacters) }
-            lines.append("Until: " + (s["expires_at"]?.number.map { iso8601(Date(timeIntervalSince1970: $0)) } ?? "the end of the SSH session"))
-            if s["confirm"]?.bool == true { lines.append("Each new account or token kind is confirmed on the laptop.") }
+            lines.append("Accounts: " + (s.accounts.isEmpty ? "none" : s.accounts.joined(separator: ", ")))
+            if let p = s.profile { lines.append("Configuration: \(p) (on the laptop)") }
+            if !s.impersonate.isEmpty { lines.append("Service accounts: " + s.impersonate.joined(separator: "; ")) }
+            if !s.audiences.isEmpty || !s.resources.isEmpty {
+                lines.append("Only tokens for: " + (s.audiences.map { "--audience \($0)" } + s.resources.map { "--resource \($0)" }).joined(separator: ", "))
+            }
+            lines.append("Until: " + (s.expiresAt.map { iso8601(Date(timeIntervalSince1970: TimeInterval($0))) } ?? "the end of the SSH session"))
+            if s.confirm { lines.append("Each new account or token kind is confirmed on the laptop.") }
         } else {
             lines.append("The agent's own socket: every account of every configuration it serves.")
         }
@@ -55,13 +56,13 @@ enum ForwardedAgent {
     /// `signin accounts` through the agent: the accounts the session forwards.
     static func accounts(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }
-        let accounts = try agent.hello()["session"]?.object?["accounts"]?.array?.compactMap(\.string) ?? []
+        let accounts = try agent.hello().session?.accounts ?? []
         if json {
             out(JSONText.render(.array(accounts.map { .object(["account": .string($0), "through_agent": .bool(true)]) })))
         } else if accounts.isEmpty {
             out("The agent's own socket serves every account stored where it runs (`signin accounts` there lists them).")
         } else {
-            for (i, a) in accounts.enumerated() { out((i == 0 ? "* " : "  ") + a.withoutControlCharacters + "  (forwarded)") }
+            for (i, a) in accounts.enumerated() { out((i == 0 ? "* " : "  ") + a + "  (forwarded)") }
         }
         return .success
     }

@@ -106,7 +106,7 @@ final class AgentTokens: TokenSource {
     let account: String?
     /// The service-account chain asked for on this command line (no configuration here names one).
     private(set) var chain: [String] = []
-    private var helloAnswer: AgentClient.Answer?
+    private var helloAnswer: AgentProtocol.Hello?
 
     init(agent: AgentClient, account: String?) {
         self.agent = agent
@@ -152,23 +152,22 @@ final class AgentTokens: TokenSource {
     func markRejected(_ token: String) throws(SignInError) { try agent.rejected(token) }
 
     /// The agent's hello (asked once per run): its session's limits and the hosts its configuration allows.
-    func hello() throws(SignInError) -> [String: JSONValue] {
-        if let helloAnswer { return helloAnswer.object }
-        let a = try agent.hello()
-        guard a.status == 200 else { throw agent.failure(a) }
-        helloAnswer = a
-        return a.object
+    func hello() throws(SignInError) -> AgentProtocol.Hello {
+        if let helloAnswer { return helloAnswer }
+        let h = try agent.greeting()
+        helloAnswer = h
+        return h
     }
 
-    func gitHosts() -> [String] { (try? hello())?[AgentProtocol.Key.gitHosts]?.array?.compactMap(\.string) ?? [] }
-    func dockerRegistries() -> [String] { (try? hello())?[AgentProtocol.Key.dockerRegistries]?.array?.compactMap(\.string) ?? [] }
+    func gitHosts() -> [String] { (try? hello())?.gitHosts ?? [] }
+    func dockerRegistries() -> [String] { (try? hello())?.dockerRegistries ?? [] }
 
     /// The laptop's agent gives the person's ID token (never the grant) and names its configuration's STS; this
     /// machine asks STS itself, with nothing cached here (there is no store here). STS finding the ID token
     /// expired makes one forced refresh on the laptop and one more try.
     func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials {
         if let problem = request.problem { throw .unsupported(reason: problem) }
-        guard let endpoint = try hello()[AgentProtocol.Key.awsSTSEndpoint]?.string else {
+        guard let endpoint = try hello().awsSTSEndpoint else {
             throw .unsupported(reason: "the agent at \(agent.socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
         }
         let saved = (chain, configuredChain)

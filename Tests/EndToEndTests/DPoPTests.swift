@@ -6,7 +6,7 @@ import Testing
 /// checks every proof (signature, method, URL, time, replay, the nonce when it asks for one) and binds the refresh
 /// token and the access token to the key's thumbprint.
 @Suite struct DPoPTests {
-    static let offered = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"dpop_signing_alg_values_supported": ["ES256", "RS256"]}"#]) }
+    static let offered = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"dpop_signing_alg_values_supported": ["ES256", "RS256"]}"#]).endingWithTheTestProcess() }
 
     @Test func theGrantIsBoundToTheKeyAndTheTokenGoesWithAProof() throws {
         let p = try Self.offered.get()

@@ -5,10 +5,10 @@ import Testing
 /// its discovery lists both, so a sign-in pushes its request and binds the grant to a key, and glewlwyd checks
 /// the proofs its own way (its nonce, its replay cache, its `cnf.jkt`).
 @Suite struct GlewlwydTests {
-    static let plain = Result { try Provider(script: "glewlwyd_provider.py") }
-    static let withNonce = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_DPOP_NONCE": "1"]) }
+    static let plain = Result { try Provider(script: "glewlwyd_provider.py").finishingWithTheTestProcess() }
+    static let withNonce = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_DPOP_NONCE": "1"]).finishingWithTheTestProcess() }
 
-    static let withResources = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_RESOURCES": "https://orders.example.test/,https://billing.example.test/api"]) }
+    static let withResources = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_RESOURCES": "https://orders.example.test/,https://billing.example.test/api"]).finishingWithTheTestProcess() }
 
     /// Issue 42: glewlwyd's resource indicators (RFC 8707). Both resources asked at sign-in; a refresh naming one
     /// answers a token whose `aud` is that resource (glewlwyd's access tokens are JWTs), kept for the next call; a

@@ -88,6 +88,20 @@ final class Provider: @unchecked Sendable {
         return self
     }
 
+    /// This provider, told to end as the test process exits (its standard input closed) and waited for: one that runs
+    /// a server of its own (glewlwyd) stops it and removes its folder first, which a SIGKILL would leave behind.
+    func finishingWithTheTestProcess() -> Provider {
+        Leftovers.finishAtExit(self)
+        return self
+    }
+
+    /// Closes its standard input and waits (five seconds at most) for it to end by itself; then ends it.
+    func finish() {
+        try? stdin.fileHandleForWriting.close()
+        let pid = process.processIdentifier
+        if !waitFor(seconds: 5, { !self.process.isRunning }) { Leftovers.end(pid, group: false) }
+    }
+
     // Strict provider controls (per client ID, so tests can run at once).
     func control(_ clientID: String, _ settings: [String: Any]) throws {
         _ = try http("POST", "/_control/\(clientID)", body: JSONSerialization.data(withJSONObject: settings))
@@ -120,6 +134,15 @@ enum Shared {
 /// `.ci/leftovers` counts a process still there after the run as left behind).
 enum Leftovers {
     private static let atExit = Mutex<[pid_t]>([])
+    private static let finishing = Mutex<[Provider]>([])
+
+    /// Finishes `provider` (`Provider.finish`) as this process exits.
+    static func finishAtExit(_ provider: Provider) {
+        finishing.withLock { list in
+            if list.isEmpty { atexit { Leftovers.finishing.withLock { $0 }.forEach { $0.finish() } } }
+            list.append(provider)
+        }
+    }
 
     /// Ends `pid` as this process exits. A shared provider also exits when its standard input closes, which happens
     /// only once this process is gone: too late for a check that starts the moment it is.

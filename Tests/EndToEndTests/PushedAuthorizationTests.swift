@@ -5,7 +5,7 @@ import Testing
 /// and the browser opens with only `client_id`, `request_uri` and the repeated `response_type` and `scope`; a provider that requires it, one that lacks it,
 /// and a refusal, each as a person would meet them. A strict provider of its own, whose discovery lists the endpoint.
 @Suite struct PushedAuthorizationTests {
-    static let advertised = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"pushed_authorization_request_endpoint": "{issuer}/par"}"#]) }
+    static let advertised = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"pushed_authorization_request_endpoint": "{issuer}/par"}"#]).endingWithTheTestProcess() }
     static let required = Result {
         try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"pushed_authorization_request_endpoint": "{issuer}/par", "require_pushed_authorization_requests": true}"#])
     }

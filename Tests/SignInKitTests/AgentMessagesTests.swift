@@ -47,4 +47,24 @@ import Testing
         // What the agent says is shown without control characters.
         #expect(AgentProtocol.Failure(json: ["error": .string("refused"), "message": .string("no\u{1b}[2J")], status: 403).message == "no[2J")
     }
+
+    @Test func theHelloAndASessionRoundTrip() {
+        let session = AgentProtocol.SessionInfo(id: "0a1b", host: "devbox", accounts: ["alice@example.org"], profile: "corp", impersonate: ["sa@p.iam.gserviceaccount.com"],
+                                                audiences: ["orders-api"], resources: ["https://orders.example.test/"], expiresAt: 2_000_000_000, confirm: true,
+                                                served: 3, createdAt: 1_900_000_000)
+        #expect(AgentProtocol.SessionInfo(json: roundTrip(session.json)) == session)
+        let forwarded = AgentProtocol.Hello(signinVersion: "0.2.0", session: session, gitHosts: ["git.example.org"], dockerRegistries: ["*.pkg.dev"],
+                                            awsSTSEndpoint: "https://sts.amazonaws.com", googleSTSEndpoint: "https://sts.googleapis.com/v1/token",
+                                            iamCredentialsEndpoint: "https://iamcredentials.googleapis.com")
+        #expect(AgentProtocol.Hello(json: roundTrip(forwarded.json)) == forwarded)
+        let own = AgentProtocol.Hello(signinVersion: "0.2.0", store: "/home/a/.config/signin /home/a/.local/share/signin")
+        #expect(AgentProtocol.Hello(json: roundTrip(own.json)) == own)
+        // An endpoint that is not https (but on loopback) is not taken from an agent; a host with a terminal escape is shown without it.
+        var o = roundTrip(forwarded.json)
+        o["aws_sts_endpoint"] = .string("http://sts.example.com")
+        #expect(AgentProtocol.Hello(json: o).awsSTSEndpoint == nil)
+        var s = roundTrip(session.json)
+        s["host"] = .string("dev\u{1b}]0;pwned\u{07}box")
+        #expect(AgentProtocol.SessionInfo(json: s)?.host.contains("\u{1b}") == false)
+    }
 }

@@ -56,18 +56,16 @@ struct AgentCommand: SignInCommand {
 
     static func list(_ agent: AgentClient, json: Bool) throws(SignInError) -> ExitCode {
         let a = try agent.request("GET", "/v1/sessions")
-        let sessions = a.object["sessions"]?.array ?? []
+        let sessions = (a.object["sessions"]?.array ?? []).compactMap { $0.object.flatMap(AgentProtocol.SessionInfo.init(json:)) }
         if json {
-            out(JSONText.render(JSONText.value(.object(a.object))))
+            out(JSONText.object(["sessions": .array(sessions.map(\.json))]))
             return .success
         }
         if sessions.isEmpty { out("No forwarded sessions (agent on \(agent.socketPath)).") }
         for s in sessions {
-            guard let o = s.object else { continue }
-            let until = o["expires_at"]?.number.map { iso8601(Date(timeIntervalSince1970: $0)) } ?? "the end of the SSH session"
-            let accounts = o["accounts"]?.array?.compactMap(\.string).joined(separator: ", ") ?? ""
-            out("\(o["id"]?.string ?? "?")  \(o["host"]?.string?.withoutControlCharacters ?? "?")  \(accounts.withoutControlCharacters)  until \(until)"
-                + (o["confirm"]?.bool == true ? "  confirm" : "") + "  served \(o["served"]?.number.map { Int($0) } ?? 0)")
+            let until = s.expiresAt.map { iso8601(Date(timeIntervalSince1970: TimeInterval($0))) } ?? "the end of the SSH session"
+            let only = s.audiences.isEmpty && s.resources.isEmpty ? "" : "  only " + (s.audiences + s.resources).joined(separator: ", ")
+            out("\(s.id)  \(s.host)  \(s.accounts.joined(separator: ", "))  until \(until)" + (s.confirm ? "  confirm" : "") + only + "  served \(s.served)")
         }
         return .success
     }

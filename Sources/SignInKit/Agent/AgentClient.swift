@@ -33,6 +33,13 @@ import Glibc
     /// The agent's `hello`: its session's restrictions and the hosts its configuration allows.
     public func hello() throws(SignInError) -> Answer { try request("GET", AgentProtocol.Path.hello) }
 
+    /// The agent's `hello`, read: its session and the settings the remote side's bridges need.
+    public func greeting() throws(SignInError) -> AgentProtocol.Hello {
+        let a = try hello()
+        guard a.status == 200 else { throw failure(a) }
+        return AgentProtocol.Hello(json: a.object)
+    }
+
     /// The answer to `request` (of the configuration `profile`, on the agent's own socket), as
     /// `SignInClient.token(_:)` gives it on the machine the agent runs on.
     public func token(_ request: TokenRequest, profile: String? = nil) throws(SignInError) -> IssuedToken {
@@ -64,7 +71,7 @@ import Glibc
     /// (an agent started under another HOME or data folder is someone else's business). nil: none answers.
     public func servesStore(of environment: [String: String]) -> Bool? {
         guard let a = try? hello(), a.status == 200 else { return nil }
-        return a.object[AgentProtocol.Key.store]?.string == AgentProtocol.store(environment: environment)
+        return AgentProtocol.Hello(json: a.object).store == AgentProtocol.store(environment: environment)
     }
 
     /// One request on a fresh connection (the protocol's one request per connection). Before anything is sent:

@@ -141,3 +141,112 @@ extension AgentProtocol {
         }
     }
 }
+
+extension AgentProtocol {
+    /// A forwarded session as the agent describes it (in `hello` on its socket, and in `GET /v1/sessions`).
+    public struct SessionInfo: Sendable, Equatable {
+        public var id: String
+        /// The destination `signin ssh` was given.
+        public var host: String
+        /// The accounts forwarded, by e-mail (or `sub`).
+        public var accounts: [String]
+        /// The configuration forwarded (a name, or a file's path); nil: the default one.
+        public var profile: String?
+        /// The service-account chains the remote side may ask for, each joined by commas.
+        public var impersonate: [String]
+        /// When not empty, the only APIs served (`signin ssh --audience`, `--resource`).
+        public var audiences: [String]
+        public var resources: [String]
+        /// Seconds since 1970, or nil: the SSH session's end.
+        public var expiresAt: Int?
+        public var confirm: Bool
+        public var served: Int
+        public var createdAt: Int
+
+        public init(id: String, host: String, accounts: [String], profile: String?, impersonate: [String], audiences: [String], resources: [String],
+                    expiresAt: Int?, confirm: Bool, served: Int, createdAt: Int) {
+            self.id = id
+            self.host = host
+            self.accounts = accounts
+            self.profile = profile
+            self.impersonate = impersonate
+            self.audiences = audiences
+            self.resources = resources
+            self.expiresAt = expiresAt
+            self.confirm = confirm
+            self.served = served
+            self.createdAt = createdAt
+        }
+
+        @_spi(CLI) public var json: JSONValueOut {
+            func strings(_ a: [String]) -> JSONValueOut { .array(a.map { .string($0) }) }
+            return .object(["id": .string(id), "host": .string(host), "accounts": strings(accounts), "profile": profile.map { .string($0) } ?? .null,
+                            "impersonate": strings(impersonate), "audiences": strings(audiences), "resources": strings(resources),
+                            "expires_at": expiresAt.map { .int($0) } ?? .null, "confirm": .bool(confirm), "served": .int(served), "created_at": .int(createdAt)])
+        }
+
+        /// Read back; what came over the socket is shown without control characters.
+        public init?(json o: [String: JSONValue]) {
+            guard let id = o["id"]?.string else { return nil }
+            func strings(_ k: String) -> [String] { o[k]?.array?.compactMap(\.string).map(\.withoutControlCharacters) ?? [] }
+            self.init(id: id.withoutControlCharacters, host: (o["host"]?.string ?? "?").withoutControlCharacters, accounts: strings("accounts"),
+                      profile: o["profile"]?.string?.withoutControlCharacters, impersonate: strings("impersonate"), audiences: strings("audiences"),
+                      resources: strings("resources"), expiresAt: o["expires_at"]?.number.map { Int($0) }, confirm: o["confirm"]?.bool == true,
+                      served: o["served"]?.number.map { Int($0) } ?? 0, createdAt: o["created_at"]?.number.map { Int($0) } ?? 0)
+        }
+    }
+
+    /// The agent's `hello`: its protocol, its session on a forwarded socket (with the settings of the session's
+    /// configuration the remote side's bridges need), or on its own socket the store it serves.
+    public struct Hello: Sendable, Equatable {
+        public var protocolVersion: Int
+        /// signin's version on the machine the agent runs on.
+        public var signinVersion: String?
+        public var session: SessionInfo?
+        /// On the agent's own socket: the configuration and data folders it serves.
+        public var store: String?
+        public var gitHosts: [String]
+        public var dockerRegistries: [String]
+        public var awsSTSEndpoint: String?
+        public var googleSTSEndpoint: String?
+        public var iamCredentialsEndpoint: String?
+
+        public init(protocolVersion: Int = AgentProtocol.version, signinVersion: String? = nil, session: SessionInfo? = nil, store: String? = nil,
+                    gitHosts: [String] = [], dockerRegistries: [String] = [], awsSTSEndpoint: String? = nil, googleSTSEndpoint: String? = nil,
+                    iamCredentialsEndpoint: String? = nil) {
+            self.protocolVersion = protocolVersion
+            self.signinVersion = signinVersion
+            self.session = session
+            self.store = store
+            self.gitHosts = gitHosts
+            self.dockerRegistries = dockerRegistries
+            self.awsSTSEndpoint = awsSTSEndpoint
+            self.googleSTSEndpoint = googleSTSEndpoint
+            self.iamCredentialsEndpoint = iamCredentialsEndpoint
+        }
+
+        @_spi(CLI) public var json: JSONValueOut {
+            var o: [String: JSONValueOut] = ["protocol": .int(protocolVersion), "session": session?.json ?? .null]
+            if let signinVersion { o["signin"] = .string(signinVersion) }
+            if let store { o[Key.store] = .string(store) }
+            if session != nil {
+                o[Key.gitHosts] = .array(gitHosts.map { .string($0) })
+                o[Key.dockerRegistries] = .array(dockerRegistries.map { .string($0) })
+            }
+            if let awsSTSEndpoint { o[Key.awsSTSEndpoint] = .string(awsSTSEndpoint) }
+            if let googleSTSEndpoint { o[Key.googleSTSEndpoint] = .string(googleSTSEndpoint) }
+            if let iamCredentialsEndpoint { o[Key.iamCredentialsEndpoint] = .string(iamCredentialsEndpoint) }
+            return .object(o)
+        }
+
+        /// Read back. Endpoints that are not http(s) URLs by signin's rules are left out.
+        public init(json o: [String: JSONValue]) {
+            func strings(_ k: String) -> [String] { o[k]?.array?.compactMap(\.string) ?? [] }
+            func endpoint(_ k: String) -> String? { o[k]?.string.flatMap { EndpointURL.problem($0) == nil ? $0 : nil } }
+            self.init(protocolVersion: o["protocol"]?.number.map { Int($0) } ?? 0, signinVersion: o["signin"]?.string,
+                      session: o["session"]?.object.flatMap(SessionInfo.init(json:)), store: o[Key.store]?.string, gitHosts: strings(Key.gitHosts),
+                      dockerRegistries: strings(Key.dockerRegistries), awsSTSEndpoint: endpoint(Key.awsSTSEndpoint),
+                      googleSTSEndpoint: endpoint(Key.googleSTSEndpoint), iamCredentialsEndpoint: endpoint(Key.iamCredentialsEndpoint))
+        }
+    }
+}

@@ -160,21 +160,20 @@ import Glibc
     }
 
     private func hello(_ session: Session?) -> LoopbackResponse {
-        var o: [String: JSONValueOut] = ["protocol": .int(AgentProtocol.version), "signin": .string(SignInKitVersion.string)]
+        var h = AgentProtocol.Hello(signinVersion: SignInKitVersion.string)
         if let session {
-            o["session"] = .object(Self.describe(session))
+            h.session = Self.describe(session)
             if let c = try? client(session.profile) {
-                o[AgentProtocol.Key.gitHosts] = .array(GitHosts.patterns(for: c.configuration).map { .string($0) })
-                o[AgentProtocol.Key.dockerRegistries] = .array(DockerRegistries.patterns(for: c.configuration).map { .string($0) })
-                o[AgentProtocol.Key.awsSTSEndpoint] = .string(c.configuration.awsSTSEndpoint)
-                o[AgentProtocol.Key.googleSTSEndpoint] = .string(c.configuration.googleSTSEndpoint)
-                o[AgentProtocol.Key.iamCredentialsEndpoint] = .string(c.configuration.iamCredentialsEndpoint)
+                h.gitHosts = GitHosts.patterns(for: c.configuration)
+                h.dockerRegistries = DockerRegistries.patterns(for: c.configuration)
+                h.awsSTSEndpoint = c.configuration.awsSTSEndpoint
+                h.googleSTSEndpoint = c.configuration.googleSTSEndpoint
+                h.iamCredentialsEndpoint = c.configuration.iamCredentialsEndpoint
             }
         } else {
-            o["session"] = .null
-            o[AgentProtocol.Key.store] = .string(AgentProtocol.store(environment: environment))
+            h.store = AgentProtocol.store(environment: environment)
         }
-        return Self.json("200 OK", o)
+        return .text("200 OK", h.json.text, contentType: "application/json")
     }
 
     private func client(_ profile: String?) throws(SignInError) -> SignInClient {
@@ -411,15 +410,13 @@ import Glibc
     }
 
     private func listSessions() -> LoopbackResponse {
-        Self.json("200 OK", ["sessions": .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { .object(Self.describe($0)) })])
+        Self.json("200 OK", ["sessions": .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { Self.describe($0).json })])
     }
 
-    private static func describe(_ s: Session) -> [String: JSONValueOut] {
-        ["id": .string(s.id), "host": .string(s.host), "accounts": .array(s.names.map { .string($0) }), "profile": s.profile.map { .string($0) } ?? .null,
-         "impersonate": .array(s.chains.sorted().map { .string($0) }),
-         "audiences": .array(s.audiences.sorted().map { .string($0) }), "resources": .array(s.resources.sorted().map { .string($0) }),
-         "expires_at": s.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null, "confirm": .bool(s.confirm), "served": .int(s.served),
-         "created_at": .int(Int(s.createdAt.timeIntervalSince1970))]
+    private static func describe(_ s: Session) -> AgentProtocol.SessionInfo {
+        AgentProtocol.SessionInfo(id: s.id, host: s.host, accounts: s.names, profile: s.profile, impersonate: s.chains.sorted(), audiences: s.audiences.sorted(),
+                                  resources: s.resources.sorted(), expiresAt: s.expiresAt.map { Int($0.timeIntervalSince1970) }, confirm: s.confirm,
+                                  served: s.served, createdAt: Int(s.createdAt.timeIntervalSince1970))
     }
 
     /// Why a session is over, or nil while it holds; `remove`: its socket goes too (the `signin ssh` that opened it

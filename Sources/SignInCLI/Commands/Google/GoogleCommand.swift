@@ -77,8 +77,8 @@ struct GoogleCommand: SignInCommand {
     /// through the agent.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
         let hello = try agent.hello()
-        return try write(sts: hello[AgentProtocol.Key.googleSTSEndpoint]?.string ?? WorkloadIdentityFederation.defaultSTSEndpoint,
-                         iam: hello[AgentProtocol.Key.iamCredentialsEndpoint]?.string ?? "https://iamcredentials.googleapis.com")
+        return try write(sts: hello.googleSTSEndpoint ?? WorkloadIdentityFederation.defaultSTSEndpoint,
+                         iam: hello.iamCredentialsEndpoint ?? "https://iamcredentials.googleapis.com")
     }
 
     private func write(sts: String, iam: String) throws(SignInError) -> ExitCode {
