@@ -167,6 +167,45 @@ import Testing
         #expect(try apiStats()["registrations"] as? Int == registrations + 1)
     }
 
+    /// Against idpyoidc 5's OP (IdentityPython; a server no one here wrote), whose token exchange helper decides: an
+    /// exchanged token for each of two audiences (its `aud` the audience; kept: the second call asks nothing), and an
+    /// audience its policy does not allow is idpyoidc's `invalid_target`: exit 7, nothing stored.
+    @Test func idpyoidcExchangesForTwoAudiencesAndRefusesAThird() throws {
+        let p = try Provider(script: "idpyoidc_provider.py")
+        defer { p.finish() }  // it removes its folder (idpyoidc's keys) once its input closes
+        let port = try Subprocess.run(Paths.python, ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let client: [String: Any] = ["client_id": "signin-idpy", "client_secret": "idpy-secret-1", "redirect_uri": "http://127.0.0.1:\(port)/callback",
+                                     "audiences": ["orders-api", "billing-api"]]
+        _ = try p.http("POST", "/_client", body: JSONSerialization.data(withJSONObject: client))
+        let box = try Sandbox(issuer: p.issuer, clientID: "signin-idpy", secret: "idpy-secret-1",
+                              extra: ["redirect_port": Int(port) ?? 0, "dpop": "never", "pushed_authorization": "never"])
+        let login = try box.signin("login")
+        try #require(login.status == 0 && login.stdout.contains("Diana Krall"), "\(login.stdout) \(login.stderr)")
+        var tokens: [String: String] = [:]
+        for audience in ["orders-api", "billing-api"] {
+            let r = try box.signin("token", "--audience", audience, "--json")
+            let token = Self.json(r.stdout)["access_token"] as? String ?? ""
+            #expect(r.status == 0 && !token.isEmpty, "\(r.stderr)")
+            // idpyoidc's tokens are JWTs: their `aud` is the audience asked.
+            let payload = token.split(separator: ".").dropFirst().first.map(String.init) ?? ""
+            var b64 = payload.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while b64.count % 4 != 0 { b64 += "=" }
+            let claims = Data(base64Encoded: b64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+            #expect((claims["aud"] as? [String]) == [audience] || claims["aud"] as? String == audience, "\(claims)")
+            tokens[audience] = token
+        }
+        let answered = try JSONSerialization.jsonObject(with: p.http("GET", "/_stats")) as? [String: Any]
+        #expect(answered?["exchanges"] as? Int == 2)
+        #expect(try box.signin("token", "--audience", "orders-api").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == tokens["orders-api"])
+        let again = try JSONSerialization.jsonObject(with: p.http("GET", "/_stats")) as? [String: Any]
+        #expect(again?["exchanges"] as? Int == 2, "the second call came from the cache")
+        let before = box.storeSnapshot()
+        let refused = try box.signin("token", "--audience", "payroll-api")
+        #expect(refused.status == 7 && refused.stderr.contains("payroll-api"), "\(refused.status) \(refused.stderr)")
+        #expect(box.storeSnapshot() == before)
+    }
+
     /// Through `exec`, `kubectl-credential` and the library: the same tokens for the same API.
     @Test func execKubectlAndTheLibraryGetTheSameTokenForAnAPI() async throws {
         let strict = try Shared.strict.get()

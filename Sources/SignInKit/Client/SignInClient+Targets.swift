@@ -64,7 +64,7 @@ extension SignInClient {
         let validity = forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : minimumValidity
         let subjectExpiry = try restore(account: account).accessToken?.expirationDate
         let token = try cachedCredential(key: Self.exchangeKey(audience: audience, resource: resource), account: account, minimumValidity: validity,
-                                         buyingWith: .access, retryWhen: { $0 == "invalid_token" || $0 == "invalid_grant" || $0 == "invalid_request" }) { subject throws(SignInError) in
+                                         buyingWith: .access, retryWhen: { $0 == "invalid_token" || $0 == "invalid_grant" }) { subject throws(SignInError) in
             var tokens = TokenClient(config: configuration, endpoints: stored.endpoints)
             tokens.proofKey = try stored.proofKey()
             let r = try tokens.exchange(subjectToken: subject, subjectTokenType: TokenExchange.accessTokenType, audience: audience, resource: resource,
