@@ -17,6 +17,8 @@ protocol TokenSource {
     /// The hosts `git-credential` answers and the registries `docker-credential` answers.
     func gitHosts() -> [String]
     func dockerRegistries() -> [String]
+    /// The resource each git host pattern is given a token for (`git_resources`).
+    func gitResources() -> [String: String]
     /// Where those lists come from, for a refusal's message.
     var settingsName: String { get }
     /// The user name `git-credential` answers, when the configuration names one.
@@ -30,6 +32,9 @@ extension TokenSource {
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
         try token(.access, freshness, audience: nil)
     }
+
+    /// A stand-in: no host has a resource of its own.
+    func gitResources() -> [String: String] { [:] }
 
     /// A source that cannot ask for one API's token (a stand-in): says so.
     func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
@@ -93,6 +98,7 @@ struct LocalTokens: TokenSource {
 
     func markRejected(_ token: String) throws(SignInError) { try c.client.markAccessTokenRejected(token, account: c.account) }
     func gitHosts() -> [String] { GitHosts.patterns(for: c.client.configuration) }
+    func gitResources() -> [String: String] { c.client.configuration.gitResources }
     func dockerRegistries() -> [String] { DockerRegistries.patterns(for: c.client.configuration) }
     var settingsName: String { c.client.configuration.sourcePath }
     var gitUsername: String? { c.client.configuration.gitUsername }
@@ -160,6 +166,7 @@ final class AgentTokens: TokenSource {
     }
 
     func gitHosts() -> [String] { (try? hello())?.gitHosts ?? [] }
+    func gitResources() -> [String: String] { (try? hello())?.gitResources ?? [:] }
     func dockerRegistries() -> [String] { (try? hello())?.dockerRegistries ?? [] }
 
     /// The laptop's agent gives the person's ID token (never the grant) and names its configuration's STS; this

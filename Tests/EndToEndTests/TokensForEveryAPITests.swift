@@ -216,6 +216,14 @@ import Testing
         let exchanged = try box.signin("exec", "--audience", "orders-api", "--", "/bin/sh", "-c", "printf %s \"$SIGNIN_ACCESS_TOKEN\"")
         let exchangedFor = try Self.audience(of: exchanged.stdout, strict)
         #expect(exchanged.status == 0 && exchangedFor == "orders-api", "\(exchanged.stderr)")
+        // git: a host given the API's resource gets that token; another allowed host gets the grant's own.
+        try box.writeConfig(["client_id": box.clientID, "issuer": strict.issuer, "resources": [Self.orders],
+                             "git_hosts": ["git.orders.example.test", "git.example.test"], "git_resources": ["git.orders.example.test": Self.orders]])
+        let git = try box.signin(["git-credential", "get"], stdin: Data("protocol=https\nhost=git.orders.example.test\n\n".utf8))
+        #expect(git.status == 0 && git.stdout.contains("password=\(token)\n"), "\(git.stdout) \(git.stderr)")
+        let own = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let other = try box.signin(["git-credential", "get"], stdin: Data("protocol=https\nhost=git.example.test\n\n".utf8))
+        #expect(other.stdout.contains("password=\(own)\n"), "\(other.stdout) \(other.stderr)")
         let kubectl = try box.signin("kubectl-credential", "--token", "access", "--resource", Self.orders)
         let kubeToken = (Self.json(kubectl.stdout)["status"] as? [String: Any])?["token"] as? String
         #expect(kubectl.status == 0 && kubeToken == token, "\(kubectl.stdout) \(kubectl.stderr)")

@@ -206,6 +206,8 @@ extension AgentProtocol {
         /// On the agent's own socket: the configuration and data folders it serves.
         public var store: String?
         public var gitHosts: [String]
+        /// The session configuration's `git_resources` (a host pattern to a resource).
+        public var gitResources: [String: String] = [:]
         public var dockerRegistries: [String]
         public var awsSTSEndpoint: String?
         public var googleSTSEndpoint: String?
@@ -231,6 +233,7 @@ extension AgentProtocol {
             if let store { o[Key.store] = .string(store) }
             if session != nil {
                 o[Key.gitHosts] = .array(gitHosts.map { .string($0) })
+                if !gitResources.isEmpty { o[Key.gitResources] = .object(gitResources.mapValues { .string($0) }) }
                 o[Key.dockerRegistries] = .array(dockerRegistries.map { .string($0) })
             }
             if let awsSTSEndpoint { o[Key.awsSTSEndpoint] = .string(awsSTSEndpoint) }
@@ -243,6 +246,11 @@ extension AgentProtocol {
         public init(json o: [String: JSONValue]) {
             func strings(_ k: String) -> [String] { o[k]?.array?.compactMap(\.string) ?? [] }
             func endpoint(_ k: String) -> String? { o[k]?.string.flatMap { EndpointURL.problem($0) == nil ? $0 : nil } }
+            defer {
+                if case .object(let m)? = o[Key.gitResources] {
+                    for (k, v) in m { if let r = v.string, GitHosts.isValidPattern(k), SignInConfiguration.isValidResource(r) { gitResources[k] = r } }
+                }
+            }
             self.init(protocolVersion: o["protocol"]?.number.map { Int($0) } ?? 0, signinVersion: o["signin"]?.string,
                       session: o["session"]?.object.flatMap(SessionInfo.init(json:)), store: o[Key.store]?.string, gitHosts: strings(Key.gitHosts),
                       dockerRegistries: strings(Key.dockerRegistries), awsSTSEndpoint: endpoint(Key.awsSTSEndpoint),

@@ -55,6 +55,7 @@ public enum AgentProtocol {
         public static let retryAfter = "retry_after"
         /// The hello's settings of a session's configuration, for the remote side's bridges.
         public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
+        public static let gitResources = "git_resources"
         public static let googleSTSEndpoint = "google_sts_endpoint", iamCredentialsEndpoint = "iam_credentials_endpoint"
         public static let rejectedToken = "X-Signin-Token"
         /// A `target_refused` answer's resource or audience.

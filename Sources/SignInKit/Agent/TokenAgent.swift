@@ -165,6 +165,7 @@ import Glibc
             h.session = Self.describe(session)
             if let c = try? client(session.profile) {
                 h.gitHosts = GitHosts.patterns(for: c.configuration)
+                h.gitResources = c.configuration.gitResources
                 h.dockerRegistries = DockerRegistries.patterns(for: c.configuration)
                 h.awsSTSEndpoint = c.configuration.awsSTSEndpoint
                 h.googleSTSEndpoint = c.configuration.googleSTSEndpoint

@@ -30,6 +30,16 @@ public enum GitHosts {
         }
     }
 
+    /// The resource `git_resources` gives `host`, if any: an exact pattern before a wildcard, then the longest.
+    public static func resource(for host: String, in map: [String: String]) -> String? {
+        let matching = map.keys.filter { allows(host, patterns: [$0]) }
+        let best = matching.sorted { a, b in
+            let (wa, wb) = (a.hasPrefix("*."), b.hasPrefix("*."))
+            return wa != wb ? !wa : (a.count != b.count ? a.count > b.count : a < b)
+        }.first
+        return best.flatMap { map[$0] }
+    }
+
     /// Whether `host` is this machine (where plain http is allowed, as for the provider's endpoints).
     public static func isLoopback(_ host: String) -> Bool {
         var name = split(host.lowercased()).name

@@ -59,6 +59,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
     /// default, Google's source hosts for the Google issuer and none otherwise.
     public var gitHosts: [String]?
+    /// For some of those hosts, the API whose token git is given instead of the grant's own (`git_resources`: a
+    /// host pattern to a resource indicator, one of `resources`): RFC 8707's token for that host alone.
+    public var gitResources: [String: String] = [:]
     /// The APIs the sign-in asks for (`resources`, RFC 8707 resource indicators: absolute URIs without a fragment),
     /// one `resource` parameter each on the authorization request; `TokenRequest.resource` then gets an access token
     /// for one of them alone. Empty: none asked for.
@@ -311,7 +314,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "resources", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
         "docker_registries", "aws_region", "aws_sts_endpoint",
         "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
@@ -424,6 +427,16 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                     throw fail("git_hosts", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a host pattern (a host name, host:port, or *.domain)")
                 }
                 return h.lowercased()
+            }
+        }
+        if let v = obj["git_resources"], v != .null {
+            guard case .object(let items) = v else { throw fail("git_resources", "must map host patterns to resources, such as {\"git.example.com\": \"https://git.example.com/\"}") }
+            for (pattern, value) in items {
+                guard GitHosts.isValidPattern(pattern) else { throw fail("git_resources", "\"\(pattern.withoutControlCharacters)\" is not a host pattern (a host name, host:port, or *.domain)") }
+                guard let r = value.string, SignInConfiguration.isValidResource(r) else {
+                    throw fail("git_resources", "the resource of \(pattern.withoutControlCharacters) is not a resource indicator (an absolute https URI without a fragment)")
+                }
+                c.gitResources[pattern.lowercased()] = r
             }
         }
         if let v = obj["resources"], v != .null {
