@@ -47,8 +47,14 @@ import FoundationEssentials
     /// Bytes as the agent's socket might carry them: an answer to the client, a token request's query to the agent.
     public static func agentMessage(_ bytes: [UInt8]) {
         let client = AgentClient(socketPath: "/nonexistent")
-        if let a = try? client.parse(bytes) { _ = client.failure(a) }
+        if let a = try? client.parse(bytes) {
+            _ = client.failure(a)
+            _ = AgentProtocol.TokenAnswer(json: a.object)
+            _ = AgentProtocol.Hello(json: a.object)
+        }
         let text = String(decoding: bytes, as: UTF8.self)
+        if let o = JSONValue.object(from: Data(bytes)) { _ = try? ProtectedResourceMetadata.parse(o, for: "https://api.example/", endpoint: "fuzz") }
+        _ = ProtectedResourceMetadata.url(fromChallenge: String(text.prefix(512)))
         if let q = FormEncoding.decode(Substring(text)) { _ = AgentProtocol.tokenRequest(q) }
         if case .request(let head) = HTTPRequestHead.parse(bytes), let q = FormEncoding.decode(Substring(head.query)) { _ = AgentProtocol.tokenRequest(q) }
     }
