@@ -125,6 +125,9 @@ def main():
             f.write("\n".join(kept) + "\n")
         print(f"{OUTPUT}: {len(kept)} symbols ({len(order) - len(kept)} left out: also defined in the toolchain's libraries, or not in the symbol table)")
     finally:
+        # The entries held decrypted in the kernel keyring go with the store (`signin lock`), before its folder.
+        if "env" in locals():
+            subprocess.run([BINARY, "lock"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         provider.stop()
         shutil.rmtree(work, ignore_errors=True)
 
