@@ -13,7 +13,7 @@ struct IDTokenCommand: SignInCommand {
             --impersonate-service-account and --audience, the service account's ID token for that audience
             (Cloud Run, IAP), minted through the IAM Service Account Credentials API.
             """,
-        ownOptions: [.minTTL, .forceRefresh, audienceOption, Impersonation.option], takesAccount: true)
+        ownOptions: Freshness.options + [audienceOption, Impersonation.option], takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?

@@ -15,7 +15,7 @@ struct Token: SignInCommand {
             at sign-in); with --audience, your token exchanged for one meant for that audience (RFC 8693). Each is
             kept encrypted until it expires; a resource or audience the provider refuses exits 7.
             """,
-        ownOptions: [.minTTL, .forceRefresh, Impersonation.option] + TokenTarget.options, takesAccount: true)
+        ownOptions: Freshness.options + [Impersonation.option] + TokenTarget.options, takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?

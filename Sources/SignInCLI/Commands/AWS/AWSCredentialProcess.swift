@@ -3,7 +3,9 @@ import FoundationEssentials
 
 /// `signin aws-credential-process --role-arn ARN`: the `credential_process` of `~/.aws/config`.
 struct AWSCredentialProcess: SignInCommand {
-    var startsStatic: Bool { true }
+    /// Handed over as `signin token` is: at once for a forced refresh (unless a forwarded agent answers it).
+    let startsStatic: Bool
+    var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
         name: name, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
         details: """
@@ -24,6 +26,7 @@ struct AWSCredentialProcess: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         role = try AWSRoleOptions(a)
         forceRefresh = a.has(.forceRefresh)
+        startsStatic = Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
         try noPositional(a, Self.spec)
     }
 
