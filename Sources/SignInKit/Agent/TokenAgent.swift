@@ -341,8 +341,7 @@ import Glibc
     private func withdrawQuestion(_ sessionID: String, why: String) {
         guard let q = questions[sessionID] else { return }
         kill(q.pid, SIGKILL)
-        var status: Int32 = 0
-        _ = SystemCall.retrying { waitpid(q.pid, &status, 0) }
+        _ = ChildProcess(pid: q.pid).wait()
         settle(sessionID, approved: false, why: why)
     }
 
@@ -450,10 +449,8 @@ import Glibc
     private func tick() {
         for (id, s) in sessions { if let (why, remove) = endReason(s) { finish(id, why: why, remove: remove) } }
         for (id, q) in questions {
-            var status: Int32 = 0
-            let done = SystemCall.retrying { waitpid(q.pid, &status, WNOHANG) }
-            if done == q.pid {
-                let yes = ChildProcess.termination(status) == .exited(0)
+            if let ended = ChildProcess(pid: q.pid).wait(block: false) {
+                let yes = ended == .exited(0)
                 settle(id, approved: yes, why: yes ? "allowed" : "not confirmed")
             } else if MonotonicClock.now() - q.askedAt > Self.questionSeconds {
                 withdrawQuestion(id, why: "no answer within \(Int(Self.questionSeconds)) s")

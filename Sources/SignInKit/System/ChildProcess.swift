@@ -81,6 +81,14 @@ import Glibc
     }
 
     /// A wait status decoded: the one place it is.
+    /// Waits for this child to end and reaps it; with `block` false, only looks (nil: it is still running). The one
+    /// `waitpid` of signin's Swift code.
+    public func wait(block: Bool = true) -> Termination? {
+        var status: Int32 = 0
+        guard SystemCall.retrying({ waitpid(pid, &status, block ? 0 : WNOHANG) }) == pid else { return nil }
+        return Self.termination(status)
+    }
+
     public static func termination(_ status: Int32) -> Termination {
         let signal = status & 0x7f
         return signal != 0 ? .signaled(signal) : .exited((status >> 8) & 0xff)

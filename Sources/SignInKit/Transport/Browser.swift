@@ -61,16 +61,15 @@ import Glibc
         }
         // Nothing of ours reaches the browser (the key prefetch's sockets included); it stays in our session, so that
         // Ctrl-C reaches its launcher too. It sees the environment this client was given (the process's by default).
-        let child: pid_t
+        let child: ChildProcess
         switch ChildProcess.spawnQuiet(path: exe, argv: argv, environment: environment, newSession: false) {
-        case .success(let started): child = started.pid
+        case .success(let started): child = started
         case .failure(let f): return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(f.errno))")
         }
         let name = argv[0]
         DispatchQueue.global(qos: .utility).async {
-            var status: Int32 = 0
-            guard SystemCall.retrying({ waitpid(child, &status, 0) }) == child else { return }
-            switch ChildProcess.termination(status) {
+            guard let ended = child.wait() else { return }
+            switch ended {
             case .signaled(let signal): onFailure("\(name) was killed by signal \(signal)")
             case .exited(let code) where code != 0: onFailure("\(name) exited with status \(code)")
             case .exited: break
