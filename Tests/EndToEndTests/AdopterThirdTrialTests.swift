@@ -96,8 +96,9 @@ import Testing
             return counts
         }
         let few = try traced(20), many = try traced(2000)
+        // Not one per call (the old code started 1,980 here); the runtime's own pool may add a thread under load.
         let threads = ["clone", "clone3"].map { (many[$0] ?? 0) - (few[$0] ?? 0) }.reduce(0, +)
-        #expect(threads == 0, "threads started for 1,980 more cached calls: \(threads)")
+        #expect(threads < 5, "threads started for 1,980 more cached calls: \(threads)")
         let total = many.values.reduce(0, +) - few.values.reduce(0, +)
         #expect(total < 40, "system calls for 1,980 more cached calls: \(total) (\(many.filter { few[$0.key] != $0.value }))")
     }
