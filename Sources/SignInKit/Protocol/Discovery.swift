@@ -95,11 +95,7 @@ enum Discovery {
         let suffix = "/.well-known/oauth-authorization-server"
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         var urls: [String] = []
-        if let u = URL(string: trimmed), let scheme = u.scheme, let host = u.host {
-            let port = u.port.map { ":\($0)" } ?? ""
-            let h = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-            urls.append("\(scheme)://\(h)\(port)\(suffix)\(u.path)")
-        }
+        if let inserted = EndpointURL.wellKnown("oauth-authorization-server", insertedInto: trimmed) { urls.append(inserted) }
         if !urls.contains(trimmed + suffix) { urls.append(trimmed + suffix) }
         return urls
     }

@@ -9,6 +9,16 @@ import Glibc
 /// RFC 6761). `http://127.evil.example/` is a name like any other.
 enum EndpointURL {
     /// Why `url` may not be used, or nil when it may.
+    /// `url` with `/.well-known/NAME` between its host (and port) and its path, as RFC 8414 3.1 and RFC 9728 3.1 place
+    /// a metadata document; nil for a URL without a scheme and host.
+    static func wellKnown(_ name: String, insertedInto url: String) -> String? {
+        guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host else { return nil }
+        let port = u.port.map { ":\($0)" } ?? ""
+        let h = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        let path = u.path == "/" ? "" : u.path
+        return "\(scheme)://\(h)\(port)/.well-known/\(name)\(path)"
+    }
+
     static func problem(_ url: String) -> String? {
         if url.unicodeScalars.contains(where: { $0.isControl }) { return "contains control characters" }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host, !host.isEmpty,

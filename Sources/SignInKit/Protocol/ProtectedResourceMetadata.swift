@@ -13,11 +13,8 @@ struct ProtectedResourceMetadata: Sendable, Equatable {
     /// Where the metadata of `resource` is (RFC 9728 3.1): `/.well-known/oauth-protected-resource` between the host and
     /// the path of the resource's URL. Nil for a URL that is not an absolute http(s) one.
     static func url(for resource: String) -> String? {
-        guard let u = URL(string: resource), let scheme = u.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = u.host else { return nil }
-        let port = u.port.map { ":\($0)" } ?? ""
-        let h = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        let path = u.path == "/" ? "" : u.path
-        return "\(scheme)://\(h)\(port)/.well-known/oauth-protected-resource\(path)"
+        guard let scheme = URL(string: resource)?.scheme?.lowercased(), scheme == "https" || scheme == "http" else { return nil }
+        return EndpointURL.wellKnown("oauth-protected-resource", insertedInto: resource)
     }
 
     /// The `resource_metadata` URL of a 401's `WWW-Authenticate` challenge (RFC 9728 5.1), when it names one.
