@@ -19,7 +19,19 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         // Signal holding and spawn file actions, which need C (an async-signal-safe handler, a glibc extension).
         .target(name: "CSystem", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "SignInKit", dependencies: ["CCurl", "COpenSSL", "CSystem"]),
+        // SignInKit in layers, each a target that may use only those above it here, so that the compiler refuses an
+        // upward reference (as swift-nio splits NIOCore, NIOPosix and NIOHTTP1). SignInKit re-exports them all:
+        // `import SignInKit` stays the one import an adopter writes. docs/layout.md has what each holds.
+        // Errors, values (JSON, tokens), OpenSSL's primitives, and the system layer: every libc call from Swift.
+        .target(name: "SignInBase", dependencies: ["COpenSSL", "CSystem"]),
+        // libcurl, and the loopback HTTP server every local server shares.
+        .target(name: "SignInTransport", dependencies: ["SignInBase", "CCurl", "CSystem"]),
+        // The specs, named after them; signatures, proof keys and the TPM; the configuration they speak.
+        .target(name: "SignInProtocol", dependencies: ["SignInBase", "SignInTransport", "COpenSSL", "CSystem"]),
+        // The encrypted credential store and where its key lives.
+        .target(name: "SignInStorage", dependencies: ["SignInBase", "SignInProtocol", "COpenSSL", "CSystem"]),
+        // The client and its use cases, Google's and AWS's services, the agent.
+        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CCurl", "COpenSSL", "CSystem"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
         .target(name: "SignInCLI", dependencies: ["SignInKit"]),
@@ -31,8 +43,8 @@ let package = Package(
         .executableTarget(name: "signin-tasks", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/tasks"),
         // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
         .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "COpenSSL", "SignInCLI"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-test-worker", "SignInKit", "SignInKitURLSession"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "COpenSSL", "SignInCLI"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// What a command declares, as swift-argument-parser's `CommandConfiguration` with the command's options: its name,
 /// its help, the options and words it takes, and what it needs. Help, the manual page, the completions and the

@@ -1,5 +1,5 @@
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// What the person sees on standard error while a sign-in runs.
 struct Events: Sendable {

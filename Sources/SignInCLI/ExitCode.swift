@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// Exit codes, the same for every command (README, `--help` and the man page list them).
 struct ExitCode: Equatable, Sendable {

@@ -1,5 +1,5 @@
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// What the commands that neither hand out tokens nor sign in say on a machine reached with `signin ssh`, where
 /// `SIGNIN_AGENT_SOCK` names the forwarded agent and there is no configuration and no store: what the agent

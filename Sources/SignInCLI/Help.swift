@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `--help`, `signin help COMMAND` and the manual page, all from the commands' own declarations (`Commands.all`),
 /// so they cannot drift.

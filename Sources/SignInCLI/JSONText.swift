@@ -1,5 +1,5 @@
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 enum JSONText {
     static func object(_ o: [String: JSONValueOut]) -> String { render(.object(o)) }

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// One option a command accepts: its spelling, its value (if it takes one) and its help line.
 struct OptionSpec: Sendable, Equatable {

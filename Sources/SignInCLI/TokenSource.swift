@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// Where the token commands and the bridges get their tokens: this machine's store (through the library's one
 /// token path, `SignInClient.token`), or, on a machine reached with `signin ssh`, the forwarded agent

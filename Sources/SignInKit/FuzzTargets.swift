@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Entry points for the libFuzzer targets in `Fuzz/`: every parser that reads bytes from outside

@@ -1,5 +1,5 @@
 // The `signin` command line: argv, text, JSON and exit codes over SignInKit. No protocol logic lives here.
-@_spi(CLI) import SignInKit
+import SignInKit
 import SignInCLI
 
 #if canImport(Glibc)

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// Several accounts side by side: work and personal with the same provider and client, and named configurations.
 @Suite struct AccountsTests {

@@ -1,5 +1,9 @@
 import Foundation
 @testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 import Testing
 
 /// DPoP (RFC 9449): where discovery offers it, the grant is bound to a key of this machine. The strict provider

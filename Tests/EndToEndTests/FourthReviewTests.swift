@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(CLI) import SignInKit
+import SignInKit
 import SignInKitURLSession
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// The store key stays where the person put it: a move ends in one arrangement, makes a new key, asks twice;
 /// each configuration's `key_storage` holds; the kernel's copy is the user's alone.

@@ -1,5 +1,9 @@
 import Foundation
 @testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 import Testing
 
 /// The store key off the disk: a real Secret Service (gnome-keyring in a private D-Bus session), a passphrase,

@@ -1,5 +1,9 @@
 import Foundation
 @testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 import Testing
 
 /// The store key sealed to a TPM 2.0: a software TPM (`swtpm`) started by each test with a state folder of its

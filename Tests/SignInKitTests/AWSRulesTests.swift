@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 @testable import SignInCLI
 
 /// The AWS pieces that need no STS: the profile file's editing, the command line aws-cli splits, STS's answers

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// The agent protocol's answers, typed: what one end encodes the other reads back the same, and each refusal is
 /// the error a remote command reports (issue 40, item 4).

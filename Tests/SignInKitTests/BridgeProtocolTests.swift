@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 @testable import SignInCLI
 
 /// The bridges' protocols with a stand-in token source: no process, no store, no provider.

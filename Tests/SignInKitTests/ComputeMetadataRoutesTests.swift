@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// The metadata server's routes and manners with a stand-in source: no socket, no store, no provider.
 @Suite struct ComputeMetadataRoutesTests {

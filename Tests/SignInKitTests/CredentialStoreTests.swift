@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 @Suite final class CredentialStoreTests {
     let root = NSTemporaryDirectory() + "signin-store-\(UUID().uuidString)"

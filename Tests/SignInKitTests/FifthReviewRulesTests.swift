@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// The fifth review's rules that need no process (issue 39).
 @Suite struct FifthReviewRulesTests {

@@ -1,5 +1,9 @@
 import Foundation
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 import Testing
 
 /// signin's own JSON parser reads every provider document, configuration and store entry: it must agree with

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// Hostile or broken provider answers: each a clear provider error, never a crash or a hang.
 @Suite struct ProviderAnswerTests {

@@ -1,6 +1,10 @@
 import COpenSSL
 import Foundation
-@_spi(CLI) @testable import SignInKit
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
 
 /// Test-only signing keys, made with OpenSSL, to mint ID tokens that SignInKit must accept or refuse.
 final class TestKey: @unchecked Sendable {

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin dpop-proof --method M --url U`: a DPoP proof (RFC 9449) for one request presenting the access token
 /// `signin token` prints, for a grant bound to this machine's key. The private key never leaves signin.

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin restore`: the sign-in restored without a browser, refreshed when needed; prints who.
 struct Restore: SignInCommand {

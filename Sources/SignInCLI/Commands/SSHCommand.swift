@@ -1,6 +1,6 @@
 import Dispatch
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 #if canImport(Glibc)
 import Glibc

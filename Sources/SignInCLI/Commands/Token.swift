@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin token`: only the access token on standard output, refreshed first when needed.
 struct Token: SignInCommand {

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin whoami`: the signed-in profile, from the store, without network.
 struct Whoami: SignInCommand {

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `--min-ttl` and `--force-refresh`, as the token commands and bridges read them.
 struct Freshness: Sendable {

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `--impersonate-service-account SA[,SA...]`, as gcloud's: the commands that hand out tokens hand out the service
 /// account's instead, minted with the person's grant (the last e-mail is the target, any before it delegates).

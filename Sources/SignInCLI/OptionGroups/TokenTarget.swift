@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `--resource URI` and `--audience AUDIENCE`: an access token for one API. `--resource` asks for a token for
 /// that API alone (RFC 8707; one of the configuration's `resources`, asked for at sign-in), `--audience` exchanges the

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Temporary AWS credentials for a role, as STS `AssumeRoleWithWebIdentity` issues them. The secret key and the

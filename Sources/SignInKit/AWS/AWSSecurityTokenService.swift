@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// AWS STS's `AssumeRoleWithWebIdentity` (API version 2011-06-15): an OpenID Connect ID token buys a role's

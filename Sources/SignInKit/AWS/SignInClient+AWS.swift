@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// AWS roles from any OpenID provider: the signed-in person's ID token (its audience this client) exchanged at

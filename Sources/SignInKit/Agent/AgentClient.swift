@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -5,7 +9,7 @@ import Glibc
 
 /// A client of signin's agent (`AgentProtocol`): what `signin token` and the bridges use on a machine reached over
 /// SSH, where `SIGNIN_AGENT_SOCK` names the forwarded socket and there is no configuration and no store.
-@_spi(CLI) public struct AgentClient: Sendable {
+package struct AgentClient: Sendable {
     public let socketPath: String
     /// How long to wait for an answer (a confirmation on the laptop may take a person's time).
     public var timeoutSeconds = 150.0

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// The agent protocol's answers as types both ends encode and decode (`AgentProtocol` has the paths and keys):
@@ -32,7 +36,7 @@ extension AgentProtocol {
                       subject: issued.subject, kind: issued.kind, tokenType: issued.tokenType, dpopProof: issued.dpopProof)
         }
 
-        @_spi(CLI) public var json: JSONValueOut {
+        package var json: JSONValueOut {
             var o: [String: JSONValueOut] = [Key.token: .string(token), Key.expiresAt: expiresAt.map { .int($0) } ?? .null, Key.account: .string(account),
                                              Key.subject: .string(subject), Key.kind: .string(kind == .id ? "id" : "access"), Key.tokenType: .string(tokenType)]
             if let dpopProof { o[Key.dpopProof] = .string(dpopProof) }
@@ -112,7 +116,7 @@ extension AgentProtocol {
             self.retryAfter = retryAfter
         }
 
-        @_spi(CLI) public var json: JSONValueOut {
+        package var json: JSONValueOut {
             var o: [String: JSONValueOut] = [Key.error: .string(code.rawValue)]
             if let message { o[Key.message] = .string(message) }
             if let target { o[Key.target] = .string(target) }
@@ -178,7 +182,7 @@ extension AgentProtocol {
             self.createdAt = createdAt
         }
 
-        @_spi(CLI) public var json: JSONValueOut {
+        package var json: JSONValueOut {
             func strings(_ a: [String]) -> JSONValueOut { .array(a.map { .string($0) }) }
             return .object(["id": .string(id), "host": .string(host), "accounts": strings(accounts), "profile": profile.map { .string($0) } ?? .null,
                             "impersonate": strings(impersonate), "audiences": strings(audiences), "resources": strings(resources),
@@ -227,7 +231,7 @@ extension AgentProtocol {
             self.iamCredentialsEndpoint = iamCredentialsEndpoint
         }
 
-        @_spi(CLI) public var json: JSONValueOut {
+        package var json: JSONValueOut {
             var o: [String: JSONValueOut] = ["protocol": .int(protocolVersion), "session": session?.json ?? .null]
             if let signinVersion { o["signin"] = .string(signinVersion) }
             if let store { o[Key.store] = .string(store) }

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import CSystem
 import Dispatch
 import FoundationEssentials
@@ -29,7 +33,7 @@ import Glibc
 ///    question waits on its own, so the agent goes on answering everyone else (one question per session at once).
 /// 5. Each request served or refused on a forwarded socket is logged (time, remote host, account, token kind; never
 ///    a token) to `AgentProtocol.logPath`, which is kept under `AgentProtocol.logLimit`.
-@_spi(CLI) public final class TokenAgent: @unchecked Sendable {
+package final class TokenAgent: @unchecked Sendable {
     public let socketPath: String
     private let environment: [String: String]
     private let makeClient: (String?) throws(SignInError) -> SignInClient

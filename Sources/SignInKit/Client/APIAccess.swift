@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Signing in to an API from its address alone, as the Model Context Protocol's authorization asks of every client:

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// The authorization code grant with PKCE through the system browser and the loopback listener (RFC 6749 4.1,

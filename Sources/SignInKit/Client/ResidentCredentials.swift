@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// The entries a client read last, kept in memory while nothing in the store's folder changed, so that a cached

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// The token path, AWS roles and Google federation for async code: each runs its synchronous namesake on a thread

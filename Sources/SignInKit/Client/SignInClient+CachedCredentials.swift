@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Short-lived credentials bought with the person's grant (a service account's tokens, a role's AWS keys), kept

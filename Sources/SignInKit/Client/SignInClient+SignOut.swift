@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -93,7 +97,7 @@ extension SignInClient {
     /// Where the grant of `account` (or the current account) would be revoked: before asking a person, so that a
     /// provider with no revocation endpoint is refused first (`.unsupported`, nothing changed). Nil when the
     /// provider cannot be reached to find out (then `disconnect` removes the local credentials and reports it).
-    @_spi(CLI) public func revocationEndpoint(account: String? = nil) throws(SignInError) -> String? {
+    package func revocationEndpoint(account: String? = nil) throws(SignInError) -> String? {
         guard let c = try credentials(account: account) else { throw .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         do throws(SignInError) {
             guard let url = try revocationEndpoint(c, http: HTTPClient(configuration: configuration)) else { throw Self.noRevocationEndpoint(issuer) }

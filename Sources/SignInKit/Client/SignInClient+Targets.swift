@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Tokens for one API: an access token restricted to a resource the sign-in asked for (RFC 8707 resource

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +78,7 @@ public final class SignInClient: Sendable {
     }
 
     /// `discoverEndpoints()` for callers that are not async (the command line's `init`): blocks on the network.
-    @_spi(CLI) public func discoverEndpointsBlocking() throws(SignInError) -> ProviderEndpoints {
+    package func discoverEndpointsBlocking() throws(SignInError) -> ProviderEndpoints {
         if let known = cachedEndpoints() { return known }
         let endpoints = try Discovery.endpoints(for: configuration, http: HTTPClient(configuration: configuration))
         DiscoveryCache.shared.store(endpoints, for: configuration)
@@ -95,7 +99,7 @@ public final class SignInClient: Sendable {
     var knownEndpoints: ProviderEndpoints? { DiscoveryCache.shared.endpoints(for: configuration) }
 
     /// Whether the provider, as discovered in this process, offers the device flow (nil: not discovered yet).
-    @_spi(CLI) public var offersDeviceFlow: Bool? { knownEndpoints.map { $0.deviceAuthorization != nil } }
+    package var offersDeviceFlow: Bool? { knownEndpoints.map { $0.deviceAuthorization != nil } }
 
     /// The provider's userinfo for an access token at `endpoints` (see `SignInUser.userInfo()`).
     func userInfo(accessToken: String, tokenType: String = "Bearer", proofKey: ProofKey? = nil, endpoints: ProviderEndpoints) async throws(SignInError) -> [String: JSONValue] {

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// What a program's code needs of a `SignInClient`, so that its own tests can stand in for one: write the code

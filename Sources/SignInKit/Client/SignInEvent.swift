@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Progress of a sign-in, for a caller to show. Never carries a token.
@@ -20,10 +24,3 @@ public enum SignInEvent: Sendable {
     case refusedConnection(reason: String)
 }
 
-/// Whether the system browser was started for a sign-in.
-public enum BrowserLaunch: Sendable, Equatable {
-    /// The command that was started (`$BROWSER`, `xdg-open`, `wslview`); it may still fail later (`.browserFailed`).
-    case launched(command: String)
-    /// No browser could be started, and why; the person can open the URL by hand.
-    case unavailable(reason: String)
-}

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// A sign-in under way (`SignInClient.signInWithEvents()`): await its `value`, or cancel it.

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 /// How an interactive sign-in runs.
 public struct SignInOptions: Sendable {
     /// Open the system browser (else only report the URL through `.authorizationURL`).
@@ -44,15 +48,4 @@ public struct SignInOptions: Sendable {
 extension SignInOptions {
     /// `timeout` in whole seconds, at least one.
     var timeoutSeconds: Int { max(1, timeout.wholeSecondsRoundedUp) }
-}
-
-extension Duration {
-    /// As seconds, for `Date` arithmetic and the C interfaces.
-    var timeInterval: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-
-    /// Whole seconds, a part second counting as one: what the C interfaces and the configuration file take.
-    var wholeSecondsRoundedUp: Int { Int(timeInterval.rounded(.up)) }
 }

@@ -1,12 +1,8 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
-
-/// Which token a caller needs fresh.
-public enum TokenKind: Sendable {
-    /// The OAuth access token, for APIs.
-    case access
-    /// The OpenID Connect ID token, for services that take one (Kubernetes' OIDC authenticator, Cloud Run).
-    case id
-}
 
 /// The signed-in user, as GoogleSignIn's `GIDGoogleUser`: who it is, what was granted, and the tokens.
 ///

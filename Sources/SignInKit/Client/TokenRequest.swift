@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// What a consumer asks of signin's one token path (`SignInClient.token(_:)`): `signin token` and `id-token`,

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Google's IAM Service Account Credentials API (`iamcredentials.googleapis.com/v1`): a person's access token

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Google's Cloud Resource Manager API, for the one thing the metadata server may need from it: a project's

@@ -1,3 +1,7 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
 import FoundationEssentials
 
 /// Service-account impersonation, as `gcloud --impersonate-service-account` does it: the person's grant buys a

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// aws-cli's shared configuration file (`~/.aws/config`, or `$AWS_CONFIG_FILE`): INI sections `[default]` and
 /// `[profile NAME]` of `key = value` lines. Edited line by line, so comments, other profiles and other keys of the

@@ -1,5 +1,5 @@
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin aws-credential-process --role-arn ARN`: the `credential_process` of `~/.aws/config`.
 struct AWSCredentialProcess: SignInCommand {

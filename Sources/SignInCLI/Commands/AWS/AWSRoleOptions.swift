@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `--role-arn`, `--duration` and `--session-name`, as `aws-credential-process` and `aws configure` read them.
 struct AWSRoleOptions: Sendable {

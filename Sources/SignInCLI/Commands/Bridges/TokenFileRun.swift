@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Synchronization
-@_spi(CLI) import SignInKit
+import SignInKit
 
 #if canImport(Glibc)
 import Glibc

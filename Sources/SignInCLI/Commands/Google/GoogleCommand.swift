@@ -1,5 +1,5 @@
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin google external-account --audience POOL_PROVIDER`: google-auth's `external_account` file for signin.
 struct GoogleCommand: SignInCommand {

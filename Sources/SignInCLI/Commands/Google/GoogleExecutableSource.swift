@@ -1,5 +1,5 @@
 import FoundationEssentials
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin google-executable-source`: the command of an `external_account` file's executable credential source.
 struct GoogleExecutableSource: SignInCommand {

@@ -1,5 +1,5 @@
 import Synchronization
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// What `exec --gce-metadata` and `metadata-server` say on standard error while they serve: each request with
 /// `--verbose` (path and status, never a token), and once each, what the person should do about a refusal.

@@ -1,4 +1,4 @@
-@_spi(CLI) import SignInKit
+import SignInKit
 
 /// `signin metadata-server [--port N]`: the metadata server of `exec --gce-metadata`, for as long as it runs.
 ///

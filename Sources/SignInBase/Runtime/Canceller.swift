@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Wakes a blocking wait (the loopback listener, device-flow polling) from another thread or a signal.
+package final class Canceller: Sendable {
+    private let readFD: Int32
+    private let writeFD: Int32
+    private let flag = Atomic<Bool>(false)
+    /// Sockets of transfers in flight: shut down at cancellation, so a waiting transfer ends at once; and how many
+    /// shielded sections (`shielded`) are running, during which a cancellation waits for the work to finish.
+    private let state = Locked<(sockets: Set<Int32>, shielded: Int)>(([], 0))
+
+    package init() {
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            }
+        } else {
+            fds = [-1, -1]
+        }
+        readFD = fds[0]
+        writeFD = fds[1]
+    }
+
+    deinit {
+        if readFD >= 0 { close(readFD) }
+        if writeFD >= 0 { close(writeFD) }
+    }
+
+    package var isCanceled: Bool { flag.load(ordering: .acquiring) }
+    /// Canceled, and not inside a shielded section: what a transfer checks before and after it runs.
+    package var interrupts: Bool { isCanceled && state.withLock { $0.shielded == 0 } }
+    /// A descriptor that becomes readable once `cancel()` was called, for `poll`.
+    package var pollFD: Int32 { readFD }
+
+    /// Registers a transfer's socket; true when already canceled (the caller should give up), never inside a
+    /// shielded section.
+    package func watch(socket fd: Int32) -> Bool {
+        state.withLock { s in
+            s.sockets.insert(fd)
+            guard isCanceled, s.shielded == 0 else { return false }
+            shutdown(fd, Int32(SHUT_RDWR))
+            return true
+        }
+    }
+
+    package func unwatch(socket fd: Int32) { state.withLock { _ = $0.sockets.remove(fd) } }
+
+    package func cancel() {
+        state.withLock { s in
+            flag.store(true, ordering: .releasing)
+            // Inside a shielded section (a token request sent, its answer to be saved) nothing is cut: the work
+            // finishes and the section's end reports the cancellation.
+            if s.shielded == 0 { for fd in s.sockets { shutdown(fd, Int32(SHUT_RDWR)) } }
+        }
+        var b: UInt8 = 1
+        _ = write(writeFD, &b, 1)
+    }
+
+    /// Runs `body`, which a cancellation does not interrupt: a token request that, once sent, has spent what it
+    /// sent (a rotated refresh token, a code) and must finish and be saved. Canceled before it starts: nothing
+    /// runs, `.canceled`. Canceled while it runs: it finishes (its answer saved), then `.canceled` says so.
+    func shielded<T>(_ operation: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        let started = state.withLock { s -> Bool in
+            guard !isCanceled else { return false }
+            s.shielded += 1
+            return true
+        }
+        guard started else { throw .canceled(reason: "\(operation) was canceled before it started; nothing changed") }
+        let result: Result<T, SignInError>
+        do throws(SignInError) { result = .success(try body()) } catch { result = .failure(error) }
+        state.withLock { $0.shielded -= 1 }
+        if isCanceled {
+            switch result {
+            case .success: throw .canceled(reason: "\(operation) was canceled after its request was sent; it finished and its answer was saved")
+            case .failure(let e): throw .canceled(reason: "\(operation) was canceled after its request was sent; it ran to its end: \(e.description)")
+            }
+        }
+        return try result.get()
+    }
+
+    /// Waits up to `seconds`; returns true if canceled meanwhile.
+    package func sleep(seconds: Double) -> Bool {
+        if isCanceled { return true }
+        var p = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, Int32(max(0, seconds * 1000)))
+        return isCanceled
+    }
+}

@@ -1,0 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Crash points for the fault tests: with `SIGNIN_FAILPOINT=<name>` the process kills itself (SIGKILL, as
+/// `kill -9` would) when it reaches that point, so a test can prove a crash at each step of a store write
+/// leaves the old or the new credentials. Unset (always, in normal use), a hit costs one comparison.
+package enum Failpoint {
+    private static let armed: String? = getenv("SIGNIN_FAILPOINT").map { String(cString: $0) }
+
+    package static func hit(_ name: String) {
+        if let armed, armed == name { kill(getpid(), SIGKILL) }
+    }
+}

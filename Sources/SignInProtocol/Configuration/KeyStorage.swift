@@ -1,0 +1,77 @@
+import SignInBase
+import SignInTransport
+import CSystem
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a store's key is kept (`key_storage` in the configuration). Decided once, when the key is created;
+/// an existing store keeps its key where it is until `StoreKey.move(to:)`.
+public enum KeyStorage: String, Sendable, CaseIterable, Codable {
+    /// The TPM when one is reachable (`/dev/tpmrm0`, `TSS2_TCTI` or `TPM2TOOLS_TCTI`), else the Secret Service
+    /// when a session bus offers it, else a file.
+    case auto
+    /// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC), as an item labelled "signin store key".
+    case secretService = "secret-service"
+    /// Wrapped under a key derived from a passphrase with scrypt.
+    case passphrase
+    /// A file beside the entries (mode 0600): what a copy of the folder carries along.
+    case file
+    /// Sealed to this machine's TPM 2.0: unsealed without a prompt here, useless on any other machine.
+    case tpm
+    /// Sealed to this machine's TPM under a passphrase the TPM itself checks (with its dictionary-attack lockout).
+    case tpmPassphrase = "tpm+passphrase"
+
+    /// Whether the key is sealed to the TPM.
+    package var isTPM: Bool { self == .tpm || self == .tpmPassphrase }
+    /// Whether opening the key asks for a passphrase.
+    package var asksPassphrase: Bool { self == .passphrase || self == .tpmPassphrase }
+}
+
+/// Why a passphrase is asked for.
+public enum PassphrasePurpose: Sendable, Equatable {
+    /// A new passphrase for a new key (ask twice).
+    case create
+    /// The passphrase that unlocks the key; `attempt` counts from 1.
+    case unlock(attempt: Int)
+}
+
+/// Asks the person (or a script's file descriptor) for the passphrase; nil when there is no way to ask.
+public typealias PassphraseProvider = @Sendable (PassphrasePurpose) -> String?
+
+/// How a store's key is kept and found: the settings a `CredentialStore` needs for it.
+public struct KeyCustody: Sendable {
+    /// Where a new key goes.
+    public var storage: KeyStorage
+    /// How long an unwrapped key stays in the kernel keyring; zero keeps it out of the kernel.
+    public var cacheDuration: Duration {
+        get { .seconds(cacheSeconds) }
+        set { cacheSeconds = max(0, newValue.wholeSecondsRoundedUp) }
+    }
+    package var cacheSeconds: Int
+    /// Asks for the passphrase of a `passphrase` store.
+    public var passphrase: PassphraseProvider?
+    /// Whether a session bus may offer the Secret Service (`$DBUS_SESSION_BUS_ADDRESS` is set).
+    public var sessionBusAvailable: Bool
+    /// The configuration file these settings come from, named when the store's key is not where it asks.
+    public var configurationPath: String?
+    /// The TPM as the TSS names it (`device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`): from `TSS2_TCTI`, else
+    /// `TPM2TOOLS_TCTI`, else `/dev/tpmrm0` when present; nil when this machine shows none.
+    public var tpmDevice: String? {
+        get { tpmDeviceOverride ?? TPM.device() }
+        set { tpmDeviceOverride = .some(newValue) }
+    }
+    /// Set: what the program chose; nil: the environment decides when a TPM is first needed (never on a cached path).
+    private var tpmDeviceOverride: String??
+
+    /// Settings for a store: where new keys go, the cache lifetime (default eight hours), the passphrase source.
+    public init(storage: KeyStorage = .auto, cacheDuration: Duration = .seconds(8 * 3600), passphrase: PassphraseProvider? = nil,
+                sessionBusAvailable: Bool = getenv("DBUS_SESSION_BUS_ADDRESS").map { $0.pointee != 0 } ?? false) {
+        self.storage = storage
+        self.cacheSeconds = max(0, cacheDuration.wholeSecondsRoundedUp)
+        self.passphrase = passphrase
+        self.sessionBusAvailable = sessionBusAvailable
+    }
+}
+

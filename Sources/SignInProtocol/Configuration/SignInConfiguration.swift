@@ -1,0 +1,530 @@
+import SignInBase
+import SignInTransport
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `signin` needs to know about the OAuth client and the provider, read from a JSON file.
+///
+/// ```json
+/// { "client_id": "123.apps.googleusercontent.com", "client_secret": "GOCSPX-...",
+///   "scopes": ["openid", "email", "profile"] }
+/// ```
+public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible {
+    /// The OAuth client ID (required).
+    public var clientID: String
+    /// The client secret, for clients that have one (Google desktop clients do; it is not secret there).
+    public var clientSecret: String?
+    /// Scopes to ask for. Default `openid email profile`.
+    public var scopes: [String]
+    /// The OpenID issuer; endpoints come from its discovery document. Default Google.
+    public var issuer: String
+    /// Endpoints that override discovery; when authorization, token and JWKS are all given, discovery is skipped.
+    public var endpoints: EndpointOverrides
+    /// Loopback port for the redirect; 0 lets the system choose a free one.
+    public var redirectPort: Int
+    /// Path of the redirect URI on the loopback listener.
+    public var redirectPath: String
+    /// The host the redirect URI names: `127.0.0.1` (the default, RFC 8252 7.3), or `localhost` for providers
+    /// that register only `http://localhost` (AWS Cognito, some smallstep set-ups). The listener binds the loopback
+    /// addresses and checks who connects either way.
+    public var redirectHost: String = "127.0.0.1"
+    /// Suggests an account to the provider (`login_hint`).
+    public var loginHint: String?
+    /// Restricts Google sign-in to a Workspace domain (`hd`); the ID token's `hd` claim must match.
+    public var hostedDomain: String?
+    /// Extra parameters added to the authorization URL as given (for example `prompt`).
+    public var extraAuthorizationParameters: [String: String]
+    /// Time allowed for each request to the provider (connect and answer), in whole seconds from 1 to 300.
+    /// Default 30 seconds.
+    public var httpTimeout: Duration {
+        get { .seconds(httpTimeoutSeconds) }
+        set { httpTimeoutSeconds = min(300, max(1, newValue.wholeSecondsRoundedUp)) }
+    }
+    var httpTimeoutSeconds: Int
+    /// A PEM file of certificate authorities to trust instead of the system's (a corporate proxy, a test CA).
+    public var caFile: String?
+    /// The loopback listener answers only connections from this user's own processes (default). Turn off only
+    /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
+    public var listenerSameUserOnly: Bool
+    /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file, tpm, tpm+passphrase). Default auto.
+    public var keyStorage: KeyStorage
+    /// How long an unlocked key stays in the kernel keyring (`key_cache_seconds`; zero: not at all). Default 8 hours.
+    public var keyCacheDuration: Duration {
+        get { .seconds(keyCacheSeconds) }
+        set { keyCacheSeconds = max(0, newValue.wholeSecondsRoundedUp) }
+    }
+    var keyCacheSeconds: Int
+    /// The user name `signin git-credential` answers (default: the account's e-mail).
+    public var gitUsername: String?
+    /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
+    /// default, Google's source hosts for the Google issuer and none otherwise.
+    public var gitHosts: [String]?
+    /// For some of those hosts, the API whose token git is given instead of the grant's own (`git_resources`: a
+    /// host pattern to a resource indicator, one of `resources`): RFC 8707's token for that host alone.
+    public var gitResources: [String: String] = [:]
+    /// The APIs the sign-in asks for (`resources`, RFC 8707 resource indicators: absolute URIs without a fragment),
+    /// one `resource` parameter each on the authorization request; `TokenRequest.resource` then gets an access token
+    /// for one of them alone. Empty: none asked for.
+    public var resources: [String] = []
+
+    /// Whether `uri` can be a resource indicator (RFC 8707 2: an absolute URI, no fragment; https, or http on
+    /// loopback as for any endpoint here).
+    public static func isValidResource(_ uri: String) -> Bool {
+        guard !uri.contains("#"), !uri.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } ?? false }),
+              let colon = uri.firstIndex(of: ":"), colon > uri.startIndex else { return false }
+        let scheme = uri[..<colon].lowercased()
+        guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }), scheme.first?.isLetter == true else { return false }
+        if scheme == "https" || scheme == "http" { return EndpointURL.problem(uri) == nil }
+        return uri.count > colon.utf16Offset(in: uri) + 1
+    }
+
+    /// How the client secret goes to the token endpoint (`token_endpoint_auth_method`): `client_secret_basic` or
+    /// `client_secret_post`. Nil: as the provider's discovery document says, HTTP Basic when it says nothing.
+    public var tokenEndpointAuthMethod: String?
+    /// The Google Cloud project the metadata server names (`project_id`), for gcloud and the client libraries.
+    public var projectID: String?
+    /// The project's number (`project_number`); looked up through the Cloud Resource Manager API when only the ID
+    /// is given. gcloud decides it runs "on GCE" from this number.
+    public var projectNumber: String?
+    /// The service account whose tokens `token`, `id-token`, `exec`, the metadata server and the docker helper hand
+    /// out instead of the person's (`impersonate_service_account`): the last e-mail is the target, any before it a
+    /// delegation chain, as `gcloud --impersonate-service-account` takes them. Empty: the person's own tokens.
+    public var impersonateServiceAccount: [String]
+    /// The IAM Service Account Credentials API (`iam_credentials_endpoint`), default Google's.
+    public var iamCredentialsEndpoint: String
+    /// The Cloud Resource Manager API (`resource_manager_endpoint`), default Google's.
+    public var resourceManagerEndpoint: String
+    /// The AWS region whose STS `signin aws-credential-process` asks (`aws_region`); nil: STS's global endpoint.
+    public var awsRegion: String?
+    /// The STS endpoint itself (`aws_sts_endpoint`), for a partition or a test; nil: from `aws_region`.
+    public var awsSTSEndpointOverride: String?
+    /// Google Cloud through workload or workforce identity federation (`google_federation_audience`,
+    /// `workforce_pool_user_project`, `google_sts_endpoint`): the metadata server's tokens are then bought at
+    /// Google's STS with the person's ID token. nil: no federation.
+    public var googleFederation: WorkloadIdentityFederation?
+    /// Google's STS token endpoint (`google_sts_endpoint`), for federation and the `external_account` files
+    /// `signin google external-account` writes.
+    public var googleSTSEndpoint: String
+    /// Where `AssumeRoleWithWebIdentity` goes: `aws_sts_endpoint`, else `https://sts.REGION.amazonaws.com`, else
+    /// `https://sts.amazonaws.com`.
+    public var awsSTSEndpoint: String {
+        awsSTSEndpointOverride ?? awsRegion.map { "https://sts.\($0).amazonaws.com" } ?? "https://sts.amazonaws.com"
+    }
+    /// The registries `signin docker-credential get` answers (`docker_registries`): `host`, `host:port` or
+    /// `*.domain`. Nil: Google's registries (`*-docker.pkg.dev`, `gcr.io`, `*.gcr.io`) for Google, none otherwise.
+    public var dockerRegistries: [String]?
+    /// The program this configuration belongs to (`loadDefault(appName:)`): a `SignInClient` made with it keeps
+    /// its credentials in `$XDG_DATA_HOME/<appName>`, apart from the `signin` command's. Nil: the `signin` command's.
+    public var appName: String?
+    /// Whether the authorization request is pushed to the provider first and the browser opens with only its
+    /// `request_uri` (RFC 9126, `pushed_authorization`): `auto` (default) where discovery lists the endpoint.
+    public var pushedAuthorization: PushedAuthorization = .auto
+    /// Whether the grant is bound to a key of this machine with DPoP proofs (RFC 9449, `dpop`): `auto` (default)
+    /// where discovery lists ES256 in `dpop_signing_alg_values_supported`.
+    public var proofOfPossession: ProofOfPossession = .auto
+    /// The file this configuration came from, named in every error about it.
+    public var sourcePath: String
+
+    /// The configuration without its client secret, for logs and test failures.
+    public var description: String {
+        "SignInConfiguration(\(sourcePath): client \(clientID)\(clientSecret == nil ? "" : ", secret set"), issuer \(issuer), scopes \(scopes.joined(separator: " ")))"
+    }
+
+    /// Google's issuer, the default.
+    public static let googleIssuer = ProviderRules.googleIssuer
+
+    /// Explicit endpoint URLs; nil means "from discovery". Each must be https (or http to this machine only);
+    /// one that is not is a `.configInvalid` error when the client first needs the endpoints.
+    public struct EndpointOverrides: Sendable, Equatable {
+        package var authorization: String?
+        package var token: String?
+        package var revocation: String?
+        package var userinfo: String?
+        package var jwks: String?
+        package var deviceAuthorization: String?
+        var pushedAuthorization: String?
+
+        /// The authorization endpoint (where the browser goes).
+        public var authorizationEndpoint: URL? {
+            get { authorization.flatMap { URL(string: $0) } }
+            set { authorization = newValue?.absoluteString }
+        }
+        /// The token endpoint (code exchange and refresh).
+        public var tokenEndpoint: URL? {
+            get { token.flatMap { URL(string: $0) } }
+            set { token = newValue?.absoluteString }
+        }
+        /// The revocation endpoint (RFC 7009), used by `disconnect()`.
+        public var revocationEndpoint: URL? {
+            get { revocation.flatMap { URL(string: $0) } }
+            set { revocation = newValue?.absoluteString }
+        }
+        /// The userinfo endpoint, for profile fields the ID token lacks.
+        public var userinfoEndpoint: URL? {
+            get { userinfo.flatMap { URL(string: $0) } }
+            set { userinfo = newValue?.absoluteString }
+        }
+        /// The JSON Web Key Set that signs ID tokens.
+        public var jwksURI: URL? {
+            get { jwks.flatMap { URL(string: $0) } }
+            set { jwks = newValue?.absoluteString }
+        }
+        /// The device authorization endpoint (RFC 8628).
+        public var deviceAuthorizationEndpoint: URL? {
+            get { deviceAuthorization.flatMap { URL(string: $0) } }
+            set { deviceAuthorization = newValue?.absoluteString }
+        }
+        /// The pushed authorization request endpoint (RFC 9126).
+        public var pushedAuthorizationRequestEndpoint: URL? {
+            get { pushedAuthorization.flatMap { URL(string: $0) } }
+            set { pushedAuthorization = newValue?.absoluteString }
+        }
+        /// No overrides: everything from discovery.
+        public init() {}
+    }
+
+    /// Whether the authorization request is pushed first (RFC 9126, `pushed_authorization`).
+    public enum PushedAuthorization: String, Sendable, Equatable, CaseIterable {
+        /// When the provider lists a pushed authorization request endpoint (default).
+        case auto
+        /// Always; a provider without the endpoint is an error.
+        case always
+        /// Never; a provider that requires it is an error that says so.
+        case never
+    }
+
+    /// When a sign-in binds its grant to a key with DPoP (RFC 9449).
+    public enum ProofOfPossession: String, Sendable, Equatable, CaseIterable {
+        /// When the provider's discovery lists ES256 among `dpop_signing_alg_values_supported` (default).
+        case auto
+        /// Always; a provider that does not list ES256 is an error.
+        case always
+        /// Never: bearer tokens.
+        case never
+    }
+
+    /// A configuration built in code. `appName` keeps the program's credentials apart from the `signin` command's
+    /// (in `$XDG_DATA_HOME/<appName>`); nil shares the command's store.
+    public init(clientID: String, clientSecret: String? = nil, scopes: [String] = ["openid", "email", "profile"],
+                issuer: String = SignInConfiguration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback",
+                appName: String? = nil) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.issuer = issuer
+        self.endpoints = EndpointOverrides()
+        self.redirectPort = redirectPort
+        self.redirectPath = redirectPath
+        self.loginHint = nil
+        self.hostedDomain = nil
+        self.extraAuthorizationParameters = [:]
+        self.httpTimeoutSeconds = 30
+        self.caFile = nil
+        self.listenerSameUserOnly = true
+        self.gitUsername = nil
+        self.gitHosts = nil
+        self.tokenEndpointAuthMethod = nil
+        self.keyStorage = .auto
+        self.keyCacheSeconds = 8 * 3600
+        self.projectID = nil
+        self.projectNumber = nil
+        self.impersonateServiceAccount = []
+        self.iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
+        self.resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
+        self.awsRegion = nil
+        self.googleFederation = nil
+        self.googleSTSEndpoint = WorkloadIdentityFederation.defaultSTSEndpoint
+        self.awsSTSEndpointOverride = nil
+        self.dockerRegistries = nil
+        self.appName = appName
+        self.sourcePath = "(in code)"
+    }
+
+    /// True when the issuer is Google, whose ID tokens may name it without the scheme.
+    public var isGoogle: Bool { ProviderRules.isGoogle(issuer) }
+
+    /// What is special about this configuration's provider (`ProviderRules`).
+    package var providerRules: ProviderRules { ProviderRules.forIssuer(issuer) }
+
+    /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>` (a relative
+    /// `$XDG_CONFIG_HOME` is ignored, as the XDG specification says).
+    public static func directory(environment: [String: String], appName: String = "signin") -> String {
+        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/" + appName }
+        return ProcessEnvironment.home(environment) + "/.config/" + appName
+    }
+
+    /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
+    /// `<directory>/NAME.json`), `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else `<directory>/config.json`.
+    public static func defaultPath(explicit: String?, profile: String? = nil, environment: [String: String]) -> String {
+        if let explicit, !explicit.isEmpty { return ProcessEnvironment.absolute(explicit) }
+        if let profile, !profile.isEmpty { return directory(environment: environment) + "/\(profile).json" }
+        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return ProcessEnvironment.absolute(p) }
+        if let p = environment["SIGNIN_PROFILE"], !p.isEmpty { return directory(environment: environment) + "/\(p).json" }
+        return directory(environment: environment) + "/config.json"
+    }
+
+    /// Whether `name` can name a configuration: letters, digits, `.`, `_` and `-`, not starting with a dot or a
+    /// dash (it would be read as an option).
+    public static func isValidProfileName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && !name.hasPrefix("-") && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    }
+
+    /// The named configurations in `directory(environment:)`: `config` for `config.json`, else the file's name.
+    public static func profileNames(environment: [String: String]) -> [String] {
+        var names: [String] = []
+        for name in Directory.fileNames(directory(environment: environment)) where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            names.append(String(name.dropLast(5)))
+        }
+        return names.sorted()
+    }
+
+    /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;
+    /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
+    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> SignInConfiguration {
+        let env = ProcessEnvironment.current
+        for name in [profile, env["SIGNIN_PROFILE"]].compactMap({ $0 }) where !name.isEmpty && !isValidProfileName(name) {
+            throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil,
+                                 reason: "\"\(name)\" is not a configuration name (letters, digits, . _ -, not starting with a dot)")
+        }
+        var c = try (appName != nil && explicitPath == nil)
+            ? load(path: directory(environment: env, appName: appName!) + "/\(profile ?? "config").json")
+            : load(path: defaultPath(explicit: explicitPath, profile: profile, environment: env))
+        c.appName = appName
+        return c
+    }
+
+    /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
+    public static func load(path: String) throws(SignInError) -> SignInConfiguration {
+        let data: Data
+        do {
+            data = try FileIO.read(path: path, limit: 1 << 20)
+        } catch let e {
+            if e.notFound {
+                throw .configNotFound(file: path)
+            }
+            throw .configInvalid(file: path, field: nil, reason: e.reason)
+        }
+        return try parse(data, sourcePath: path)
+    }
+
+    /// The client ID in `config.example.json`, refused so that nobody signs in against a client that is not theirs.
+    static let placeholderClientID = "1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com"
+
+    static let knownFields: Set<String> = [
+        "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
+        "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
+        "pushed_authorization_request_endpoint", "pushed_authorization",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
+        "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
+        "docker_registries", "aws_region", "aws_sts_endpoint",
+        "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
+    ]
+
+    /// Parses configuration JSON; `sourcePath` is used in error messages.
+    public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
+        func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
+        // One pass: valid JSON, one object, no field given twice (valid JSON, but the person meant one of them).
+        var parser = JSONParser(bytes: Array(data), refusingDuplicates: true)
+        guard data.count <= 1 << 20, case .object(let obj)? = try? parser.document() else {
+            // Say where the JSON goes wrong, or which field is there twice, or that it is valid but not an object.
+            if let problem = JSONSyntax.firstError(in: Array(data), refusingDuplicates: true) {
+                let twice = problem.reason.contains("appears twice")
+                throw fail(nil, (twice ? "" : "not valid JSON ") + "at line \(problem.line), column \(problem.column): \(problem.reason)")
+            }
+            throw fail(nil, "not a JSON object (expected {\"client_id\": ...})")
+        }
+        for key in obj.keys.sorted() where !knownFields.contains(key) {
+            let known = knownFields.filter { $0 != "$comment" }.sorted()
+            if let near = Suggest.nearest(key, among: known) { throw fail(key, "unknown field (did you mean \"\(near)\"?)") }
+            throw fail(key, "unknown field (known: \(known.joined(separator: ", ")))")
+        }
+        func string(_ key: String) throws(SignInError) -> String? {
+            guard let v = obj[key], v != .null else { return nil }
+            guard let s = v.string else { throw fail(key, "must be a string") }
+            guard !s.isEmpty else { throw fail(key, "must not be empty") }
+            return s
+        }
+        func url(_ key: String) throws(SignInError) -> String? {
+            guard let s = try string(key) else { return nil }
+            if let problem = EndpointURL.problem(s) { throw fail(key, problem) }
+            return s
+        }
+        guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
+        if clientID == placeholderClientID {
+            throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here")
+        }
+        var c = SignInConfiguration(clientID: clientID)
+        c.sourcePath = sourcePath
+        c.clientSecret = try string("client_secret")
+        if let v = obj["scopes"] {
+            if let s = v.string {
+                c.scopes = s.split(separator: " ").map(String.init)
+            } else if let a = v.array {
+                var scopes: [String] = []
+                for item in a {
+                    guard let s = item.string, !s.isEmpty, !s.contains(" ") else { throw fail("scopes", "each scope must be a non-empty string without spaces") }
+                    scopes.append(s)
+                }
+                c.scopes = scopes
+            } else {
+                throw fail("scopes", "must be a list of strings or a space-separated string")
+            }
+            if c.scopes.isEmpty { throw fail("scopes", "must not be empty") }
+        }
+        if !c.scopes.contains("openid") { c.scopes.insert("openid", at: 0) }
+        if let issuer = try url("issuer") {
+            // Kept exactly as given: some issuers end in "/" (Auth0), and ID tokens must name it exactly.
+            c.issuer = ProviderRules.isGoogle(issuer) ? ProviderRules.googleIssuer : issuer
+        }
+        c.endpoints.authorization = try url("authorization_endpoint")
+        c.endpoints.token = try url("token_endpoint")
+        c.endpoints.revocation = try url("revocation_endpoint")
+        c.endpoints.userinfo = try url("userinfo_endpoint")
+        c.endpoints.jwks = try url("jwks_uri")
+        c.endpoints.deviceAuthorization = try url("device_authorization_endpoint")
+        c.endpoints.pushedAuthorization = try url("pushed_authorization_request_endpoint")
+        if let p = try string("pushed_authorization") {
+            guard let mode = PushedAuthorization(rawValue: p) else { throw fail("pushed_authorization", "must be auto, always or never") }
+            c.pushedAuthorization = mode
+        }
+        if let p = try string("dpop") {
+            guard let mode = ProofOfPossession(rawValue: p) else { throw fail("dpop", "must be auto, always or never") }
+            c.proofOfPossession = mode
+        }
+        if let v = obj["redirect_port"], v != .null {
+            guard case .number = v, let p = v.int, (0...65535).contains(p) else { throw fail("redirect_port", "must be a whole number from 0 to 65535 (0: any free port)") }
+            c.redirectPort = p
+        }
+        if let h = try string("redirect_host") {
+            guard h == "127.0.0.1" || h == "localhost" else { throw fail("redirect_host", "must be \"127.0.0.1\" or \"localhost\"") }
+            c.redirectHost = h
+        }
+        if let p = try string("redirect_path") {
+            guard p.hasPrefix("/"), !p.contains("?"), !p.contains("#"), !p.contains(" ") else { throw fail("redirect_path", "must start with / and hold no query, fragment or space") }
+            c.redirectPath = p
+        }
+        if let v = obj["http_timeout"], v != .null {
+            guard case .number = v, let t = v.int, (1...300).contains(t) else { throw fail("http_timeout", "must be a whole number of seconds from 1 to 300") }
+            c.httpTimeoutSeconds = t
+        }
+        if let ca = try string("ca_file") {
+            guard ca.hasPrefix("/"), access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }
+            c.caFile = ca
+        }
+        if let v = obj["listener_same_user_only"], v != .null {
+            guard case .bool(let b) = v else { throw fail("listener_same_user_only", "must be true or false") }
+            c.listenerSameUserOnly = b
+        }
+        c.gitUsername = try string("git_username")
+        if let m = try string("token_endpoint_auth_method") {
+            guard ["client_secret_basic", "client_secret_post"].contains(m) else { throw fail("token_endpoint_auth_method", "must be client_secret_basic or client_secret_post") }
+            c.tokenEndpointAuthMethod = m
+        }
+        if let v = obj["git_hosts"], v != .null {
+            guard case .array(let items) = v else { throw fail("git_hosts", "must be a list of host patterns, such as [\"git.example.com\", \"*.example.org\", \"127.0.0.1:8080\"]") }
+            c.gitHosts = try items.map { item throws(SignInError) -> String in
+                guard let h = item.string, GitHosts.isValidPattern(h) else {
+                    throw fail("git_hosts", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a host pattern (a host name, host:port, or *.domain)")
+                }
+                return h.lowercased()
+            }
+        }
+        if let v = obj["git_resources"], v != .null {
+            guard case .object(let items) = v else { throw fail("git_resources", "must map host patterns to resources, such as {\"git.example.com\": \"https://git.example.com/\"}") }
+            for (pattern, value) in items {
+                guard GitHosts.isValidPattern(pattern) else { throw fail("git_resources", "\"\(pattern.withoutControlCharacters)\" is not a host pattern (a host name, host:port, or *.domain)") }
+                guard let r = value.string, SignInConfiguration.isValidResource(r) else {
+                    throw fail("git_resources", "the resource of \(pattern.withoutControlCharacters) is not a resource indicator (an absolute https URI without a fragment)")
+                }
+                c.gitResources[pattern.lowercased()] = r
+            }
+        }
+        if let v = obj["resources"], v != .null {
+            guard case .array(let items) = v else { throw fail("resources", "must be a list of the APIs' URIs, such as [\"https://api.example.com/\"]") }
+            c.resources = try items.map { item throws(SignInError) -> String in
+                guard let r = item.string, SignInConfiguration.isValidResource(r) else {
+                    throw fail("resources", "\(item.string.map { "\"\($0.withoutControlCharacters)\"" } ?? "each entry") is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
+                }
+                return r
+            }
+        }
+        if let k = try string("key_storage") {
+            guard let storage = KeyStorage(rawValue: k) else { throw fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }
+            c.keyStorage = storage
+        }
+        if let v = obj["key_cache_seconds"], v != .null {
+            guard case .number = v, let t = v.int, (0...(30 * 86400)).contains(t) else { throw fail("key_cache_seconds", "must be a whole number of seconds from 0 (no cache) to 2592000") }
+            c.keyCacheSeconds = t
+        }
+        c.projectID = try string("project_id")
+        if let id = c.projectID, !ServiceAccounts.isProjectID(id) {
+            throw fail("project_id", "\"\(id)\" is not a project ID (6 to 30 lowercase letters, digits and hyphens, starting with a letter)")
+        }
+        if let v = obj["project_number"], v != .null {
+            let text: String? = v.string ?? (v.int.map { String($0) })
+            guard let n = text, !n.isEmpty, n.count <= 20, n.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw fail("project_number", "must be the project's number (digits)") }
+            c.projectNumber = n
+        }
+        if let v = obj["impersonate_service_account"], v != .null {
+            let items: [String]
+            if let s = v.string {
+                items = s.split(separator: ",").map { $0.trimmingWhitespace }
+            } else if let a = v.array {
+                items = a.compactMap(\.string)
+                guard items.count == a.count else { throw fail("impersonate_service_account", "must be an e-mail or a list of e-mails") }
+            } else {
+                throw fail("impersonate_service_account", "must be a service account's e-mail, or a comma-separated delegation chain")
+            }
+            if let bad = items.first(where: { !ServiceAccounts.isEmail($0) }) {
+                throw fail("impersonate_service_account", "\"\(bad)\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)")
+            }
+            c.impersonateServiceAccount = items
+        }
+        if let u = try url("iam_credentials_endpoint") { c.iamCredentialsEndpoint = u }
+        if let u = try url("resource_manager_endpoint") { c.resourceManagerEndpoint = u }
+        if let region = try string("aws_region") {
+            let labels = region.split(separator: "-", omittingEmptySubsequences: false)
+            guard region.count <= 32, labels.count >= 3, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber) } }) else {
+                throw fail("aws_region", "\"\(region)\" is not an AWS region (such as eu-west-1)")
+            }
+            c.awsRegion = region
+        }
+        c.awsSTSEndpointOverride = try url("aws_sts_endpoint")
+        let stsEndpoint = try url("google_sts_endpoint")
+        let userProject = try string("workforce_pool_user_project")
+        if let audience = try string("google_federation_audience") {
+            guard WorkloadIdentityFederation.isAudience(audience) else {
+                throw fail("google_federation_audience", "\"\(audience)\" is not a pool provider (//iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/providers/PROVIDER, or .../workforcePools/POOL/providers/PROVIDER)")
+            }
+            let f = WorkloadIdentityFederation(audience: audience, userProject: userProject, stsEndpoint: stsEndpoint ?? WorkloadIdentityFederation.defaultSTSEndpoint)
+            if f.isWorkforce && userProject == nil { throw fail("workforce_pool_user_project", "a workforce pool needs the project that pays for its use (its ID or number)") }
+            c.googleFederation = f
+        } else if userProject != nil {
+            throw fail("workforce_pool_user_project", "only means something with google_federation_audience (the pool provider)")
+        }
+        if let stsEndpoint { c.googleSTSEndpoint = stsEndpoint }
+        if let v = obj["docker_registries"], v != .null {
+            guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
+            c.dockerRegistries = try items.map { item throws(SignInError) -> String in
+                guard let h = item.string, DockerRegistries.isValidPattern(h) else {
+                    throw fail("docker_registries", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a registry pattern (a host name, host:port, or *.domain)")
+                }
+                return h.lowercased()
+            }
+        }
+        c.loginHint = try string("login_hint")
+        c.hostedDomain = try string("hosted_domain")
+        if let v = obj["extra_authorization_parameters"], v != .null {
+            guard case .object(let o) = v else { throw fail("extra_authorization_parameters", "must be an object of strings") }
+            let reserved: Set<String> = ["client_id", "redirect_uri", "response_type", "state", "nonce", "code_challenge", "code_challenge_method", "scope"]
+            for (k, val) in o {
+                guard let s = val.string else { throw fail("extra_authorization_parameters", "\"\(k)\" must be a string") }
+                guard !reserved.contains(k) else { throw fail("extra_authorization_parameters", "\"\(k)\" is set by signin and cannot be overridden") }
+                c.extraAuthorizationParameters[k] = s
+            }
+        }
+        return c
+    }
+}

@@ -1,0 +1,122 @@
+import SignInBase
+import SignInTransport
+import FoundationEssentials
+
+/// OpenID Connect Discovery 1.0 (`<issuer>/.well-known/openid-configuration`), and OAuth 2.0 Authorization
+/// Server Metadata (RFC 8414) for what some providers list only there.
+///
+/// Blame goes where the fault is: a bad URL the person configured is a configuration error (found when the
+/// configuration loads); a bad URL in the provider's document is a provider error.
+package enum Discovery {
+    package static func endpoints(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> ProviderEndpoints {
+        let o = config.endpoints
+        // A configuration built in code has not been through the file checks: the same rules apply to it.
+        if let problem = EndpointURL.problem(config.issuer) {
+            throw .configInvalid(file: config.sourcePath, field: "issuer", reason: problem)
+        }
+        var doc: [String: JSONValue] = [:]
+        if o.authorization == nil || o.token == nil || o.jwks == nil {
+            let base = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
+            doc = try metadata(at: base + "/.well-known/openid-configuration", issuer: config.issuer, http: http)
+        }
+        func pick(_ override: String?, _ key: String, required: Bool) throws(SignInError) -> String? {
+            if let override {
+                if let problem = EndpointURL.problem(override) { throw .configInvalid(file: config.sourcePath, field: key, reason: problem) }
+                return override
+            }
+            guard let v = doc[key]?.string, !v.isEmpty else {
+                if required { throw .providerError(endpoint: "discovery document", code: "missing_\(key)", detail: "set \"\(key)\" in the configuration") }
+                return nil
+            }
+            if let problem = EndpointURL.problem(v) {
+                throw .providerError(endpoint: "discovery document", code: "invalid_\(key)", detail: problem)
+            }
+            return v
+        }
+        return ProviderEndpoints(
+            issuer: config.issuer,
+            authorization: try pick(o.authorization, "authorization_endpoint", required: true)!,
+            token: try pick(o.token, "token_endpoint", required: true)!,
+            jwks: try pick(o.jwks, "jwks_uri", required: true)!,
+            revocation: try pick(o.revocation, "revocation_endpoint", required: false),
+            userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
+            deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
+                ?? config.providerRules.deviceAuthorizationEndpoint,
+            issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil,
+            tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) },
+            grantTypesSupported: doc["grant_types_supported"]?.array.map { $0.compactMap(\.string) },
+            pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", required: false),
+            pushedAuthorizationRequired: doc["require_pushed_authorization_requests"] == .bool(true) ? true : nil,
+            dpopSigningAlgorithms: doc[DPoP.discoveryMember]?.array.map { $0.compactMap(\.string) })
+    }
+
+    /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth
+    /// Toolkit). Tries `https://host/.well-known/oauth-authorization-server/<path>` (RFC 8414 3.1) and then the
+    /// form with the suffix appended to the issuer, which some providers use. Nil when neither names one.
+    /// The revocation endpoint in RFC 8414 metadata, or nil when the provider answered without one. When no
+    /// metadata URL could be reached at all, the network failure is thrown (the provider is down, not lacking).
+    package static func revocationFromAuthorizationServerMetadata(issuer: String, http: HTTPClient) throws(SignInError) -> String? {
+        var unreachable: SignInError?
+        var answered = false
+        for url in authorizationServerMetadataURLs(issuer: issuer) {
+            let doc: [String: JSONValue]
+            do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
+                if case .networkUnavailable = error { unreachable = unreachable ?? error } else { answered = true }
+                continue
+            }
+            answered = true
+            guard let v = doc["revocation_endpoint"]?.string, EndpointURL.problem(v) == nil else { continue }
+            return v
+        }
+        if !answered, let unreachable { throw unreachable }
+        return nil
+    }
+
+    /// Where to register a client (RFC 7591 `registration_endpoint`) at the authorization server `issuer`: from its
+    /// OpenID discovery document, else its RFC 8414 metadata. Nil when it lists none.
+    package static func registrationEndpoint(issuer: String, http: HTTPClient) throws(SignInError) -> String? {
+        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var lastError: SignInError?
+        for url in [base + "/.well-known/openid-configuration"] + authorizationServerMetadataURLs(issuer: issuer) {
+            let doc: [String: JSONValue]
+            do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
+                lastError = error
+                continue
+            }
+            guard let v = doc["registration_endpoint"]?.string else { return nil }
+            if let problem = EndpointURL.problem(v) {
+                throw .providerError(endpoint: "discovery document (\(url))", code: "invalid_registration_endpoint", detail: problem)
+            }
+            return v
+        }
+        if let lastError { throw lastError }
+        return nil
+    }
+
+    static func authorizationServerMetadataURLs(issuer: String) -> [String] {
+        let suffix = "/.well-known/oauth-authorization-server"
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var urls: [String] = []
+        if let inserted = EndpointURL.wellKnown("oauth-authorization-server", insertedInto: trimmed) { urls.append(inserted) }
+        if !urls.contains(trimmed + suffix) { urls.append(trimmed + suffix) }
+        return urls
+    }
+
+    /// Fetches a metadata document and checks that it is for `issuer`: a document for another issuer is how a
+    /// mix-up attack starts (RFC 9207, OpenID Discovery 4.3).
+    private static func metadata(at url: String, issuer: String, http: HTTPClient) throws(SignInError) -> [String: JSONValue] {
+        let endpoint = "discovery document (\(url))"
+        let r = try http.get(url, endpoint: endpoint)
+        guard r.status == 200 else {
+            throw .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: "expected 200")
+        }
+        guard let d = JSONValue.object(from: r.body) else {
+            throw .providerError(endpoint: endpoint, code: "invalid_response", detail: "not a JSON object")
+        }
+        guard let iss = d["issuer"]?.string, Issuer.same(iss, issuer) else {
+            throw .providerError(endpoint: endpoint, code: "issuer_mismatch",
+                                 detail: "the document names issuer \"\(d["issuer"]?.string ?? "(none)")\", expected \"\(issuer)\"")
+        }
+        return d
+    }
+}

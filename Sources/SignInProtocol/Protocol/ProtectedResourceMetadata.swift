@@ -1,0 +1,65 @@
+import SignInBase
+import SignInTransport
+import FoundationEssentials
+
+/// OAuth 2.0 Protected Resource Metadata (RFC 9728): what an API publishes about itself, above all which
+/// authorization servers issue tokens for it.
+package struct ProtectedResourceMetadata: Sendable, Equatable {
+    /// The API's resource identifier, as the metadata states it: it must be the URL asked for (RFC 9728 3.3).
+    package let resource: String
+    /// The authorization servers that issue tokens for it (issuer identifiers), in the API's order.
+    package let authorizationServers: [String]
+    /// The scopes it says it takes, when said.
+    package let scopesSupported: [String]?
+
+    /// Where the metadata of `resource` is (RFC 9728 3.1): `/.well-known/oauth-protected-resource` between the host and
+    /// the path of the resource's URL. Nil for a URL that is not an absolute http(s) one.
+    package static func url(for resource: String) -> String? {
+        guard let scheme = URL(string: resource)?.scheme?.lowercased(), scheme == "https" || scheme == "http" else { return nil }
+        return EndpointURL.wellKnown("oauth-protected-resource", insertedInto: resource)
+    }
+
+    /// The `resource_metadata` URL of a 401's `WWW-Authenticate` challenge (RFC 9728 5.1), when it names one.
+    package static func url(fromChallenge challenge: String) -> String? {
+        let parts = challenge.split(separator: "resource_metadata=\"", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let url = parts[1].split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) else { return nil }
+        return EndpointURL.problem(url) == nil ? url : nil
+    }
+
+    /// Fetches and checks the metadata of `resource`: an answer for another resource, or naming an authorization
+    /// server that is not https (but on loopback), is refused (a mix-up, or tokens sent in the clear).
+    package static func fetch(for resource: String, http: HTTPClient) throws(SignInError) -> ProtectedResourceMetadata {
+        if let problem = EndpointURL.problem(resource) {
+            throw .unsupported(reason: "--resource \(resource.withoutControlCharacters): \(problem)")
+        }
+        guard let url = url(for: resource) else { throw .unsupported(reason: "--resource \(resource.withoutControlCharacters) is not an absolute http(s) URL") }
+        let endpoint = "the API's metadata (\(url))"
+        let r = try http.get(url, endpoint: endpoint)
+        guard r.status == 200 else {
+            throw .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: "the API publishes no protected resource metadata (RFC 9728) there; configure its provider instead (`signin init`)")
+        }
+        guard let doc = JSONValue.object(from: r.body) else { throw .providerError(endpoint: endpoint, code: "invalid_response", detail: "not a JSON object") }
+        return try parse(doc, for: resource, endpoint: endpoint)
+    }
+
+    package static func parse(_ doc: [String: JSONValue], for resource: String, endpoint: String) throws(SignInError) -> ProtectedResourceMetadata {
+        guard let stated = doc["resource"]?.string, stated == resource else {
+            throw .providerError(endpoint: endpoint, code: "resource_mismatch",
+                                 detail: "the metadata is for \"\((doc["resource"]?.string ?? "(none)").withoutControlCharacters)\", not \(resource.withoutControlCharacters): refused (RFC 9728 3.3)")
+        }
+        let servers = doc["authorization_servers"]?.array?.compactMap(\.string) ?? []
+        guard !servers.isEmpty else {
+            throw .providerError(endpoint: endpoint, code: "missing_authorization_servers", detail: "the metadata names no authorization server")
+        }
+        for s in servers where EndpointURL.problem(s) != nil {
+            throw .providerError(endpoint: endpoint, code: "invalid_authorization_server", detail: "\(s.withoutControlCharacters): \(EndpointURL.problem(s)!)")
+        }
+        return ProtectedResourceMetadata(resource: stated, authorizationServers: servers, scopesSupported: doc["scopes_supported"]?.array?.compactMap(\.string))
+    }
+
+    package init(resource: String, authorizationServers: [String], scopesSupported: [String]? = nil) {
+        self.resource = resource
+        self.authorizationServers = authorizationServers
+        self.scopesSupported = scopesSupported
+    }
+}

@@ -1,0 +1,102 @@
+import SignInBase
+import SignInTransport
+import FoundationEssentials
+
+/// A token endpoint's answer (RFC 6749 5.1), checked before anything in it is used.
+package struct TokenResponse: Sendable, CustomStringConvertible {
+    package var accessToken: String
+    package var expiresIn: Int?
+    package var refreshToken: String?
+    package var idToken: String?
+    package var scope: [String]?
+    /// `DPoP` when the access token is bound to the proof key (RFC 9449 5), else `Bearer`.
+    package var tokenType: String = "Bearer"
+
+    /// What a token may be made of, wherever it comes from (the token endpoint, the IAM API): visible ASCII only,
+    /// so no token can carry a line break into a header or an escape into a terminal.
+    package static func isTokenText(_ token: String) -> Bool { token.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
+
+    /// Never the tokens themselves: a stray `print` or a test failure message must not leak one.
+    package var description: String {
+        "TokenResponse(access token: \(accessToken.count) characters, expires in: \(expiresIn.map(String.init) ?? "?") s, refresh token: \(refreshToken == nil ? "no" : "yes"), ID token: \(idToken == nil ? "no" : "yes"))"
+    }
+
+    /// `proofSent`: the request carried a DPoP proof, so the answer may be a `DPoP` token (and only then).
+    package static func parse(_ r: HTTPResponse, endpoint: String, proofSent: Bool = false) throws(SignInError) -> TokenResponse {
+        guard r.status == 200 else { throw OAuthError.from(r, endpoint: endpoint) }
+        func invalid(_ detail: String) -> SignInError { .providerError(endpoint: endpoint, code: "invalid_response", detail: detail) }
+        guard let o = JSONValue.object(from: r.body) else { throw invalid("the answer is not a JSON object") }
+        guard let access = o["access_token"]?.string, !access.isEmpty else {
+            if let code = o["error"]?.string { throw OAuthError.make(code: code, description: o["error_description"]?.string, endpoint: endpoint) }
+            throw invalid("no access_token")
+        }
+        guard let type = o["token_type"]?.string, type.lowercased() == "bearer" || (proofSent && type.lowercased() == "dpop") else {
+            throw invalid(proofSent ? "token_type is neither Bearer nor DPoP" : "token_type is not Bearer")
+        }
+        let expires = o["expires_in"]?.int
+        if let e = expires, e < 0 || e > 10 * 365 * 86400 { throw invalid("expires_in out of range") }
+        let refresh = o["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let id = o["id_token"]?.string
+        // Tokens go into Authorization headers and onto standard output: only visible ASCII (RFC 6749 A.12-A.13),
+        // so a provider cannot inject a header line or a terminal escape sequence through one.
+        for (name, token) in [("access_token", access), ("refresh_token", refresh), ("id_token", id)] {
+            if let token, !Self.isTokenText(token) { throw invalid("\(name) holds characters a token may not contain") }
+        }
+        let scope = o["scope"]?.string?.split(separator: " ").map { String($0).withoutControlCharacters }.filter { !$0.isEmpty }
+        return TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope,
+                             tokenType: type.lowercased() == "dpop" ? "DPoP" : "Bearer")
+    }
+}
+
+/// OAuth 2.0 error responses (RFC 6749 5.2), turned into `SignInError.providerError` with the provider's code.
+package enum OAuthError {
+    /// The codes that mean the provider no longer accepts a grant: the person revoked access, the grant expired,
+    /// or a rotated refresh token was reused. `invalid_code` is what some providers say instead.
+    static let grantRefusedCodes: Set<String> = ["invalid_grant", "invalid_code"]
+
+    package static func make(code: String, description: String?, endpoint: String) -> SignInError {
+        .providerError(endpoint: endpoint, code: code, detail: description.map { String($0.prefix(300)) })
+    }
+
+    package static func from(_ r: HTTPResponse, endpoint: String) -> SignInError {
+        if r.status == 429 { return .rateLimited(endpoint: endpoint, retryAfterSeconds: retryAfterSeconds(r.headers["retry-after"])) }
+        if let o = JSONValue.object(from: r.body), let code = o["error"]?.string {
+            return make(code: code, description: o["error_description"]?.string, endpoint: endpoint)
+        }
+        let detail = r.body.isEmpty ? "HTTP \(r.status) with an empty body" : "HTTP \(r.status), not an OAuth error response"
+        return .providerError(endpoint: endpoint, code: "http_\(r.status)", detail: detail)
+    }
+}
+
+extension OAuthError {
+    /// `Retry-After` (RFC 9110 10.2.3) in seconds from now: a number of seconds, or an HTTP date. Nil when absent or
+    /// unreadable; capped at a day, so a hostile value cannot read as "never".
+    package static func retryAfterSeconds(_ value: String?, now: Date = Date()) -> Int? {
+        guard let v = value?.trimmingWhitespace, !v.isEmpty else { return nil }
+        if v.allSatisfy({ $0.isASCII && $0.isNumber }) { return v.count > 6 ? 86_400 : min(Int(v) ?? 0, 86_400) }
+        // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT".
+        let parts = v.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])),
+              let year = Int(parts[3]) else { return nil }
+        let hms = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard hms.count == 3 else { return nil }
+        // Days from the civil date (Howard Hinnant's algorithm), so no calendar is loaded for one header.
+        let y = month < 2 ? year - 1 : year, m = month + 1
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        let at = Double(days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+        return max(0, min(86_400, Int((at - now.timeIntervalSince1970).rounded(.up))))
+    }
+}
+
+extension SignInError {
+    /// True when the provider refused the grant itself (not a network fault or an outage).
+    package var isGrantRefused: Bool {
+        if case .providerError(_, let code, _) = self { return OAuthError.grantRefusedCodes.contains(code) }
+        return false
+    }
+}

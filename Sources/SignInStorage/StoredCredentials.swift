@@ -1,0 +1,167 @@
+import SignInBase
+import SignInProtocol
+import SignInTransport
+import FoundationEssentials
+
+/// What is kept between runs for one account of one client at one provider. `CredentialStore` keeps it
+/// encrypted; a `CredentialStorage` of a program's own must keep it as secret as a password (`Codable` for that).
+public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConvertible {
+    /// The provider (issuer identifier).
+    public var issuer: String
+    /// The OAuth client.
+    public var clientID: String
+    /// The long-lived grant, when the provider gave one.
+    public var refreshToken: String?
+    /// The last access token.
+    public var accessToken: String?
+    /// When `accessToken` expires, if the provider said.
+    public var accessTokenExpiry: Date?
+    /// The last verified ID token.
+    public var idToken: String?
+    /// When `idToken` expires.
+    public var idTokenExpiry: Date?
+    /// Who it is; `profile.userID` (`sub`) names the account.
+    public var profile: SignInProfile
+    /// The scopes granted.
+    public var grantedScopes: [String]
+    /// The provider's endpoints at sign-in, so a refresh needs no discovery.
+    public var endpoints: ProviderEndpoints
+    /// When this was saved.
+    public var savedAt: Date
+    /// When the provider refused the stored grant (`invalid_grant` on a refresh). Kept, not deleted: the person
+    /// learns what happened, and nothing is lost until they sign in again or out.
+    public var grantEndedAt: Date?
+    /// Service-account tokens minted with this account's grant (impersonation), kept encrypted with the rest until
+    /// they expire, so that a repeated `signin token --impersonate-service-account` needs no network.
+    public var serviceAccountTokens: [ServiceAccountToken]?
+    /// When a program was told by an API that `accessToken` is no longer valid (`markAccessTokenRejected`); the
+    /// next restore refreshes. Nil once a refresh replaced it.
+    public var accessTokenRejectedAt: Date?
+    /// The private key the grant is bound to with DPoP (RFC 9449), as base64 DER (SEC1), or, for a key made inside
+    /// the TPM, `tpm:` and the TPM's wrapped blob (usable on that TPM only); nil for a bearer grant. Kept as secret
+    /// as the refresh token, never shown: callers get proofs made with it.
+    public var dpopKey: String?
+    /// `DPoP` when `accessToken` must be presented with a proof of `dpopKey` (`Authorization: DPoP`); nil means
+    /// `Bearer`.
+    public var accessTokenType: String?
+
+    /// A service account's token as `SignInClient`'s impersonation caches it.
+    public struct ServiceAccountToken: Codable, Sendable, Equatable {
+        /// What it was minted for: the kind, the chain and the scopes or audience.
+        public var key: String
+        /// The token. Treat it as a password.
+        public var value: String
+        /// When it expires.
+        public var expiry: Date
+
+        package init(key: String, value: String, expiry: Date) {
+            self.key = key
+            self.value = value
+            self.expiry = expiry
+        }
+    }
+
+    /// Credentials as a program's own storage or a test builds them.
+    public init(issuer: String, clientID: String, refreshToken: String?, accessToken: String?, accessTokenExpiry: Date?,
+                idToken: String?, idTokenExpiry: Date?, profile: SignInProfile, grantedScopes: [String], endpoints: ProviderEndpoints,
+                savedAt: Date = Date(), grantEndedAt: Date? = nil) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.refreshToken = refreshToken
+        self.accessToken = accessToken
+        self.accessTokenExpiry = accessTokenExpiry
+        self.idToken = idToken
+        self.idTokenExpiry = idTokenExpiry
+        self.profile = profile
+        self.grantedScopes = grantedScopes
+        self.endpoints = endpoints
+        self.savedAt = savedAt
+        self.grantEndedAt = grantEndedAt
+    }
+
+    /// Never the tokens themselves.
+    public var description: String {
+        "StoredCredentials(\(issuer), sub \(profile.userID), refresh token: \(refreshToken == nil ? "no" : "yes")\(dpopKey == nil ? "" : ", DPoP-bound"), access token until \(accessTokenExpiry.map { "\($0)" } ?? "?"))"
+    }
+}
+
+extension StoredCredentials {
+    /// Reads what `JSONEncoder` wrote (dates as seconds since 1970) with signin's own parser: the cached path
+    /// decodes an entry on every `signin token`, and Foundation's generic decoding cost more than the rest of it.
+    /// Nil when a required member is missing or any member has the wrong type, as the decoder would refuse it.
+    package init?(json o: [String: JSONValue]) {
+        func string(_ v: JSONValue?) -> String?? {
+            switch v {
+            case nil, .null?: return .some(nil)
+            case .string(let s)?: return .some(s)
+            default: return nil
+            }
+        }
+        func date(_ v: JSONValue?) -> Date?? {
+            switch v {
+            case nil, .null?: return .some(nil)
+            case .number(let n)?: return .some(Date(timeIntervalSince1970: n))
+            default: return nil
+            }
+        }
+        func bool(_ v: JSONValue?) -> Bool?? {
+            switch v {
+            case nil, .null?: return .some(nil)
+            case .bool(let b)?: return .some(b)
+            default: return nil
+            }
+        }
+        guard case .string(let issuer)? = o["issuer"], case .string(let clientID)? = o["clientID"],
+              let refreshToken = string(o["refreshToken"]), let accessToken = string(o["accessToken"]),
+              let accessTokenExpiry = date(o["accessTokenExpiry"]), let idToken = string(o["idToken"]),
+              let idTokenExpiry = date(o["idTokenExpiry"]), case .number(let saved)? = o["savedAt"],
+              let grantEndedAt = date(o["grantEndedAt"]),
+              case .array(let scopeValues)? = o["grantedScopes"], case .object(let p)? = o["profile"], case .object(let e)? = o["endpoints"]
+        else { return nil }
+        var scopes: [String] = []
+        for v in scopeValues {
+            guard case .string(let s) = v else { return nil }
+            scopes.append(s)
+        }
+        guard case .string(let userID)? = p["userID"], let name = string(p["name"]), let givenName = string(p["givenName"]),
+              let familyName = string(p["familyName"]), let email = string(p["email"]), let emailVerified = bool(p["emailVerified"]),
+              let picture = string(p["pictureURL"]), let hostedDomain = string(p["hostedDomain"]) else { return nil }
+        var serviceAccountTokens: [ServiceAccountToken]?
+        if case .array(let items)? = o["serviceAccountTokens"] {
+            serviceAccountTokens = items.compactMap { item in
+                guard case .object(let t) = item, case .string(let key)? = t["key"], case .string(let value)? = t["value"],
+                      case .number(let expiry)? = t["expiry"] else { return nil }
+                return ServiceAccountToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry))
+            }
+        }
+        guard case .string(let endpointIssuer)? = e["issuer"], case .string(let authorization)? = e["authorization"],
+              case .string(let token)? = e["token"], case .string(let jwks)? = e["jwks"], let revocation = string(e["revocation"]),
+              let userinfo = string(e["userinfo"]), let device = string(e["deviceAuthorization"]),
+              let issParameter = bool(e["issuerParameterSupported"]) else { return nil }
+        self.init(issuer: issuer, clientID: clientID, refreshToken: refreshToken, accessToken: accessToken, accessTokenExpiry: accessTokenExpiry,
+                  idToken: idToken, idTokenExpiry: idTokenExpiry,
+                  profile: SignInProfile(userID: userID, name: name, givenName: givenName, familyName: familyName, email: email,
+                                         emailVerified: emailVerified, picture: picture, hostedDomain: hostedDomain),
+                  grantedScopes: scopes,
+                  endpoints: ProviderEndpoints(issuer: endpointIssuer, authorization: authorization, token: token, jwks: jwks, revocation: revocation,
+                                               userinfo: userinfo, deviceAuthorization: device, issuerParameterSupported: issParameter,
+                                               tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) },
+                                               grantTypesSupported: e["grantTypesSupported"]?.array.map { $0.compactMap(\.string) }),
+                  savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
+        self.serviceAccountTokens = serviceAccountTokens
+        guard let rejectedAt = date(o["accessTokenRejectedAt"]), let dpopKey = string(o["dpopKey"]), let tokenType = string(o["accessTokenType"]) else { return nil }
+        self.accessTokenRejectedAt = rejectedAt
+        self.dpopKey = dpopKey
+        self.accessTokenType = tokenType
+    }
+}
+
+extension StoredCredentials {
+    /// The DPoP key of the grant; nil for a bearer grant; a key that does not parse is an error.
+    package func proofKey() throws(SignInError) -> ProofKey? { try ProofKey.fromEntry(dpopKey) }
+}
+
+extension StoredCredentials {
+    /// The client at the provider these credentials belong to.
+    public var identity: ClientIdentity { ClientIdentity(issuer: issuer, clientID: clientID) }
+}

@@ -1,0 +1,81 @@
+import SignInBase
+import CSystem
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens a URL in the person's browser without waiting for it: `$BROWSER`, else `wslview` on WSL, else `xdg-open`.
+package enum Browser {
+    public typealias Outcome = BrowserLaunch
+
+    /// Whether this session looks like it can show a browser here (a display, no SSH, or an explicit `$BROWSER`).
+    public static func localBrowserLikely(environment: [String: String]) -> Bool {
+        if let b = environment["BROWSER"], !b.isEmpty { return true }
+        if environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil { return false }
+        if isWSL, findExecutable("wslview", environment: environment) != nil { return true }
+        return (environment["DISPLAY"] ?? "").isEmpty == false || (environment["WAYLAND_DISPLAY"] ?? "").isEmpty == false
+    }
+
+    static var isWSL: Bool {
+        guard let f = fopen("/proc/sys/kernel/osrelease", "r") else { return false }
+        defer { fclose(f) }
+        var buf = [CChar](repeating: 0, count: 256)
+        guard fgets(&buf, 255, f) != nil else { return false }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased().contains("microsoft")
+    }
+
+    static func findExecutable(_ name: String, environment: [String: String]) -> String? {
+        ExecutableSearch.locate(name, environment: environment)
+    }
+
+    /// The argv to run: `$BROWSER` (first of a colon-separated list; `%s` replaced by the URL), never through a
+    /// shell, so `&` and `=` in the URL reach the browser unchanged.
+    package static func command(for url: String, environment: [String: String]) -> [String]? {
+        if let b = environment["BROWSER"], !b.isEmpty {
+            let first = String(b.split(separator: ":").first ?? Substring(b))
+            var argv = first.split(separator: " ").map(String.init)
+            if argv.contains(where: { $0.contains("%s") }) {
+                argv = argv.map { $0.replacing("%s", with: url) }
+            } else {
+                argv.append(url)
+            }
+            return argv
+        }
+        if isWSL, let w = findExecutable("wslview", environment: environment) { return [w, url] }
+        if let x = findExecutable("xdg-open", environment: environment) { return [x, url] }
+        return nil
+    }
+
+    /// Starts the browser and returns at once; its output goes to /dev/null and it is reaped in the background.
+    /// `onFailure` is called (on another thread) if the browser command exits unsuccessfully.
+    public static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void = { _ in }) -> Outcome {
+        guard let argv = command(for: url, environment: environment) else {
+            return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
+        }
+        guard let exe = findExecutable(argv[0], environment: environment) else {
+            // $BROWSER is set, but names nothing that can run: say so, rather than ask for it to be set.
+            if let b = environment["BROWSER"], !b.isEmpty {
+                return .unavailable(reason: "$BROWSER names \(argv[0].withoutControlCharacters), which is not a program that can be run (not found, or not executable)")
+            }
+            return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
+        }
+        // Nothing of ours reaches the browser (the key prefetch's sockets included); it stays in our session, so that
+        // Ctrl-C reaches its launcher too. It sees the environment this client was given (the process's by default).
+        let child: ChildProcess
+        switch ChildProcess.spawnQuiet(path: exe, argv: argv, environment: environment, newSession: false) {
+        case .success(let started): child = started
+        case .failure(let f): return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(f.errno))")
+        }
+        let name = argv[0]
+        DispatchQueue.global(qos: .utility).async {
+            guard let ended = child.wait() else { return }
+            switch ended {
+            case .signaled(let signal): onFailure("\(name) was killed by signal \(signal)")
+            case .exited(let code) where code != 0: onFailure("\(name) exited with status \(code)")
+            case .exited: break
+            }
+        }
+        return .launched(command: argv[0])
+    }
+}

@@ -1,0 +1,171 @@
+import SignInBase
+import CCurl
+import FoundationEssentials
+
+/// One HTTP request in, one response out, over libcurl. Only the network path loads this:
+/// libcurl is initialised on first use, never on a cached `signin token`.
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var body: Data
+    /// The final response's headers, names in lower case (the last of a repeated name).
+    package var headers: [String: String] = [:]
+
+    package init(status: Int, body: Data, headers: [String: String] = [:]) {
+        self.status = status
+        self.body = body
+        self.headers = headers
+    }
+}
+
+/// How requests are made: the part of a configuration the HTTP layer needs, and nothing else of it.
+package struct HTTPSettings: Sendable, Equatable {
+    /// Time allowed to connect, and for the whole exchange, in seconds.
+    package var connectTimeout: Int = 10
+    package var totalTimeout: Int = 30
+    /// Provider documents and token responses are small; anything bigger is refused.
+    package var maxResponseBytes: Int = 1 << 20
+    /// Certificate authorities to trust instead of the system's.
+    package var caFile: String?
+
+    package init(connectTimeout: Int = 10, totalTimeout: Int = 30, maxResponseBytes: Int = 1 << 20, caFile: String? = nil) {
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+        self.maxResponseBytes = maxResponseBytes
+        self.caFile = caFile
+    }
+}
+
+package struct HTTPClient: Sendable {
+    /// Loads libcurl now (in the release build's static half: hands the run to the dynamic half now), so that a
+    /// caller about to take resources a hand-over would leave behind (a refresh's reserved room on disk) takes them
+    /// in the process that will send the request.
+    package static func loadLibrary() throws(SignInError) {
+        DynamicSibling.require(.network)
+        guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
+    }
+
+    package var settings: HTTPSettings
+    package var connectTimeout: Int { settings.connectTimeout }
+    package var totalTimeout: Int { settings.totalTimeout }
+    var maxResponseBytes: Int { settings.maxResponseBytes }
+    package var caFile: String? { settings.caFile }
+
+    package init(_ settings: HTTPSettings) { self.settings = settings }
+
+    package func get(_ url: String, endpoint: String, headers: [String] = []) throws(SignInError) -> HTTPResponse {
+        try perform(url: url, endpoint: endpoint, form: nil, headers: headers)
+    }
+
+    package func postForm(_ url: String, endpoint: String, form: [(String, String)], headers: [String] = []) throws(SignInError) -> HTTPResponse {
+        try perform(url: url, endpoint: endpoint, form: FormEncoding.encode(form), headers: headers)
+    }
+
+    /// A POST of a JSON body (Google's REST APIs: the IAM Service Account Credentials API).
+    package func postJSON(_ url: String, endpoint: String, json: String, headers: [String] = []) throws(SignInError) -> HTTPResponse {
+        try perform(url: url, endpoint: endpoint, form: json, headers: headers + ["Content-Type: application/json"])
+    }
+
+    private final class Sink {
+        package var data = Data()
+        var headerLines: [String] = []
+        var headerBytes = 0
+        package let limit: Int
+        var overflow = false
+        package let canceller: Canceller?
+        init(limit: Int, canceller: Canceller?) {
+            self.limit = limit
+            self.canceller = canceller
+        }
+    }
+
+    private func perform(url: String, endpoint: String, form: String?, headers: [String]) throws(SignInError) -> HTTPResponse {
+        // SignInConfiguration and discovery checked every URL already; this is the last line, for stored endpoints.
+        if let problem = EndpointURL.problem(url) { throw .providerError(endpoint: endpoint, code: "insecure_endpoint", detail: problem) }
+        try Self.loadLibrary()
+        guard let h = signin_curl_easy_init() else { throw .system(reason: "libcurl could not start") }
+        let canceller = CurrentCanceller.value
+        if canceller?.interrupts == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled before contacting the \(endpoint)") }
+        let sink = Sink(limit: maxResponseBytes, canceller: canceller)
+        let ctx = Unmanaged.passRetained(sink)
+        // The handle first: its cleanup closes the connection, which calls back with `ctx`.
+        defer {
+            signin_curl_easy_cleanup(h)
+            ctx.release()
+        }
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for header in headers + ["Accept: application/json", "User-Agent: signin/\(SignInKitVersion.string)"] {
+            list = signin_curl_slist_append(list, header)
+        }
+        defer { signin_curl_slist_free_all(list) }
+        let errbuf = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errbuf.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        defer { errbuf.deallocate() }
+
+        _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
+        _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
+        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { _ = signin_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
+        _ = signin_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT, connectTimeout)
+        _ = signin_curl_setopt_long(h, CURLOPT_TIMEOUT, totalTimeout)
+        _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)
+        _ = signin_curl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errbuf)
+        _ = signin_curl_setopt_pointer(h, CURLOPT_WRITEDATA, ctx.toOpaque())
+        _ = signin_curl_setopt_write(h, CURLOPT_WRITEFUNCTION) { ptr, size, n, user in
+            let sink = Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue()
+            let count = size * n
+            guard sink.data.count + count <= sink.limit else {
+                sink.overflow = true
+                return 0  // aborts the transfer
+            }
+            if let ptr { sink.data.append(UnsafeRawPointer(ptr).assumingMemoryBound(to: UInt8.self), count: count) }
+            return count
+        }
+        _ = signin_curl_setopt_pointer(h, CURLOPT_HEADERDATA, ctx.toOpaque())
+        _ = signin_curl_setopt_write(h, CURLOPT_HEADERFUNCTION) { ptr, size, n, user in
+            let sink = Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue()
+            let count = size * n
+            sink.headerBytes += count
+            guard sink.headerBytes <= 64 * 1024 else { return 0 }
+            guard let ptr else { return count }
+            let line = String(decoding: UnsafeRawBufferPointer(start: ptr, count: count), as: UTF8.self)
+            // A status line starts the headers of each response (a 100 Continue, then the final one).
+            if line.hasPrefix("HTTP/") { sink.headerLines.removeAll() } else { sink.headerLines.append(line) }
+            return count
+        }
+        // Each socket of the transfer is known to the canceller, which shuts it down so that a cancelled transfer
+        // ends at once rather than at the timeout.
+        _ = signin_curl_watch_sockets(h, ctx.toOpaque()) { context, fd, opened in
+            guard let context, let canceller = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue().canceller else { return 0 }
+            if opened == 0 {
+                canceller.unwatch(socket: fd)
+                return 0
+            }
+            return canceller.watch(socket: fd) ? 1 : 0
+        }
+        if let form {
+            _ = signin_curl_setopt_long(h, CURLOPT_POSTFIELDSIZE, form.utf8.count)
+            _ = signin_curl_setopt_string(h, CURLOPT_COPYPOSTFIELDS, form)
+        }
+        let rc = signin_curl_easy_perform(h)
+        if canceller?.interrupts == true { throw .canceled(reason: "\(CurrentOperation.name ?? "the request") was canceled while waiting for the \(endpoint)") }
+        if sink.overflow {
+            throw .providerError(endpoint: endpoint, code: "response_too_large", detail: "more than \(maxResponseBytes) bytes")
+        }
+        guard rc == CURLE_OK else {
+            let detail = String(cString: errbuf)
+            throw .networkUnavailable(endpoint: endpoint, detail: detail.isEmpty ? String(cString: signin_curl_easy_strerror(rc)) : detail)
+        }
+        var status = 0
+        _ = signin_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+        var headers: [String: String] = [:]
+        for line in sink.headerLines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            headers[name] = line[line.index(after: colon)...].trimmingWhitespace
+        }
+        return HTTPResponse(status: status, body: sink.data, headers: headers)
+    }
+}
