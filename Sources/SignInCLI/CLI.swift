@@ -268,6 +268,6 @@ struct Browsing {
     /// `noBrowser`: `--no-browser`; `paste`: the command reads a pasted answer (a login, not a bridge, not `--device`).
     init(noBrowser: Bool, paste: Bool, _ env: [String: String]) {
         headless = noBrowser || !Browser.localBrowserLikely(environment: env)
-        self.paste = paste && (headless || (isatty(0) == 1 && tcgetpgrp(0) == getpgrp()))
+        self.paste = paste && (headless || (Posix.isatty(0) && Posix.tcgetpgrp(0) == Posix.getpgrp()))
     }
 }

@@ -11,7 +11,7 @@ func writeAll(_ fd: Int32, _ s: String) {
     var bytes = Array(s.utf8)
     var off = 0
     while off < bytes.count {
-        let n = SystemCall.retrying { bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) } }
+        let n = SystemCall.retrying { bytes.withUnsafeMutableBytes { Posix.write(fd, $0.baseAddress! + off, $0.count - off) } }
         if n <= 0 { return }
         off += n
     }
@@ -23,7 +23,7 @@ func readLine(fd: Int32 = 0, limit: Int = 64 * 1024) -> String? {
     var bytes: [UInt8] = []
     var b: UInt8 = 0
     while bytes.count < limit {
-        let n = SystemCall.retrying { read(fd, &b, 1) }
+        let n = SystemCall.retrying { Posix.read(fd, &b, 1) }
         if n <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
         if b == UInt8(ascii: "\n") { break }
         bytes.append(b)

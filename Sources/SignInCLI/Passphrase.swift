@@ -26,7 +26,7 @@ enum Passphrase {
     static func fromTerminal(_ purpose: PassphrasePurpose) -> String? {
         let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard tty >= 0 else { return nil }
-        defer { close(tty) }
+        defer { Posix.close(tty) }
         func ask(_ prompt: String) -> String? {
             writeAll(tty, prompt)
             let hidden = HiddenInput.echoOff(tty)

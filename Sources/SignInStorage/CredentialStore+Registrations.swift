@@ -22,7 +22,7 @@ extension CredentialStore {
         let (path, c) = recordPath(o, kind: kind, name: name)
         guard let data = try? FileIO.read(path: path, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)),
               var plain = Crypto.open(entry.sealed, key: o.key, aad: EntryFile.aad(configuration: c, account: kind)) else { return nil }
-        defer { plain.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
         return JSONValue.object(from: Data(plain))
     }
 
@@ -31,7 +31,7 @@ extension CredentialStore {
         guard let o = try open() else { throw .storeUnwritable(path: directory, reason: "no store key could be made") }
         let (path, c) = recordPath(o, kind: kind, name: name)
         var plain = Array(json.utf8)
-        defer { plain.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
         let bytes = EntryFile(version: Self.formatVersion, sealed: try Crypto.seal(plain, key: o.key, aad: EntryFile.aad(configuration: c, account: kind))).bytes
         do { try FileIO.writeAtomically(bytes, to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
     }

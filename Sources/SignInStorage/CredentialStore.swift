@@ -20,7 +20,7 @@ final class DecryptedEntries: Sendable {
 
     package static func identity(_ path: String) -> FileIdentity? {
         var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
+        guard Posix.lstat(path, &st) == 0 else { return nil }
         return FileIdentity(inode: UInt64(st.st_ino), size: Int64(st.st_size), modified: Int64(st.st_mtim.tv_sec), modifiedNanoseconds: Int64(st.st_mtim.tv_nsec))
     }
 
@@ -134,18 +134,18 @@ public struct CredentialStore: CredentialStorage {
     @discardableResult
     func checkDirectory(create: Bool) throws(SignInError) -> Bool {
         var st = stat()
-        if lstat(directory, &st) != 0 {
+        if Posix.lstat(directory, &st) != 0 {
             guard errno == ENOENT else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
             guard create else { return false }
             try makeDirectories()
-            guard lstat(directory, &st) == 0 else { throw .storeUnwritable(path: directory, reason: FileIO.errnoText()) }
+            guard Posix.lstat(directory, &st) == 0 else { throw .storeUnwritable(path: directory, reason: FileIO.errnoText()) }
         }
         if (st.st_mode & S_IFMT) == S_IFLNK {
             throw .storeUnreadable(path: directory, reason: "is a symbolic link; refusing to follow it (replace it with a real folder: rm \(directory) && mkdir -m 700 \(directory))")
         }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storeUnreadable(path: directory, reason: "is not a folder") }
-        guard st.st_uid == geteuid() else {
-            throw .storeUnreadable(path: directory, reason: "is owned by uid \(st.st_uid), not by you (uid \(geteuid())); fix: chown \(geteuid()) \(directory) && chmod 700 \(directory)")
+        guard st.st_uid == Posix.geteuid() else {
+            throw .storeUnreadable(path: directory, reason: "is owned by uid \(st.st_uid), not by you (uid \(Posix.geteuid())); fix: chown \(Posix.geteuid()) \(directory) && chmod 700 \(directory)")
         }
         guard st.st_mode & 0o077 == 0 else {
             throw .storeUnreadable(path: directory, reason: "is open to other users (mode \(String(st.st_mode & 0o777, radix: 8))); fix: chmod 700 \(directory)")
@@ -361,7 +361,7 @@ public struct CredentialStore: CredentialStorage {
         let a = o.names.account(issuer: creds.issuer, clientID: creds.clientID, subject: creds.profile.userID)
         let target = path ?? entryPath(configuration: c, account: a)
         var plain = try Self.plaintext(creds)
-        defer { plain.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
         let bytes = try Self.sealed(plain, o, configuration: c, account: a)
         let name = PathName(path: target).lastComponent
         kernelEntries.remove(name)
@@ -400,11 +400,11 @@ public struct CredentialStore: CredentialStorage {
 
     private func remove(path: String) throws(SignInError) -> Bool {
         kernelEntries.remove(PathName(path: path).lastComponent)
-        if unlink(path) != 0 {
+        if Posix.unlink(path) != 0 {
             if errno == ENOENT { return false }
             throw .storeUnwritable(path: path, reason: FileIO.errnoText())
         }
-        unlink(path + ".lock")
+        Posix.unlink(path + ".lock")
         return true
     }
 
@@ -418,9 +418,9 @@ public struct CredentialStore: CredentialStorage {
         // One access(2) on the cached path: a version 1 file still there means a carry-over to finish; a format 2
         // pointer is looked for only when this store has none of its own.
         let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
-        if access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) != 0 {
+        if Posix.access(legacyVersion1Path(issuer: issuer, clientID: clientID), F_OK) != 0 {
             if let a = try readPointer(configuration: c) { return try entry(o, configuration: c, account: a) }
-            guard access(pointerPath(configuration: legacyC), F_OK) == 0 else { return nil }
+            guard Posix.access(pointerPath(configuration: legacyC), F_OK) == 0 else { return nil }
         }
         return try withConfigurationLock { () throws(SignInError) -> StoredCredentials? in
             try carryOver(o, issuer: issuer, clientID: clientID)
@@ -457,7 +457,7 @@ public struct CredentialStore: CredentialStorage {
         guard let subject else {
             guard try checkDirectory(create: false), let o = try open() else { return }
             let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
-            if unlink(path) != 0 && errno != ENOENT { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+            if Posix.unlink(path) != 0 && errno != ENOENT { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
             return
         }
         try checkDirectory(create: true)
@@ -489,8 +489,8 @@ public struct CredentialStore: CredentialStorage {
             guard let old = try read(path: path, .legacy(version: 2, issuer: issuer, clientID: clientID, account: parsed.account)) else { continue }
             if try entry(o, configuration: c, account: o.names.account(issuer: issuer, clientID: clientID, subject: old.profile.userID)) == nil { try save(old) }
             Failpoint.hit("carry-over-after-entry")
-            unlink(path)
-            unlink(path + ".lock")
+            Posix.unlink(path)
+            Posix.unlink(path + ".lock")
         }
         let legacyPointer = pointerPath(configuration: legacyC)
         if let legacyA = try readPointer(configuration: legacyC) {
@@ -499,9 +499,9 @@ public struct CredentialStore: CredentialStorage {
                 try setCurrent(issuer: issuer, clientID: clientID, subject: subject)
             }
             Failpoint.hit("carry-over-after-pointer")
-            unlink(legacyPointer)
+            Posix.unlink(legacyPointer)
         }
-        unlink(directory + "/\(legacyC).lock")
+        Posix.unlink(directory + "/\(legacyC).lock")
         // Version 1: one file per configuration.
         let v1 = legacyVersion1Path(issuer: issuer, clientID: clientID)
         if let old = try read(path: v1, .legacy(version: 1, issuer: issuer, clientID: clientID, account: nil)) {
@@ -510,7 +510,7 @@ public struct CredentialStore: CredentialStorage {
             Failpoint.hit("migrate-after-entry")
             if try readPointer(configuration: c) == nil { try setCurrent(issuer: issuer, clientID: clientID, subject: subject) }
             Failpoint.hit("migrate-after-pointer")
-            if unlink(v1) != 0 && errno != ENOENT { throw .storeUnwritable(path: v1, reason: FileIO.errnoText()) }
+            if Posix.unlink(v1) != 0 && errno != ENOENT { throw .storeUnwritable(path: v1, reason: FileIO.errnoText()) }
         }
     }
 
@@ -523,8 +523,8 @@ public struct CredentialStore: CredentialStorage {
         for name in names {
             guard let range = name.firstRange(of: ".tmp-") else { continue }
             let pidText = name[range.upperBound...].prefix { $0 != "-" }
-            guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            unlink(directory + "/" + name)
+            guard let pid = pid_t(pidText), pid != Posix.getpid(), Posix.kill(pid, 0) != 0, errno == ESRCH else { continue }
+            Posix.unlink(directory + "/" + name)
         }
     }
 
@@ -534,9 +534,9 @@ public struct CredentialStore: CredentialStorage {
         guard let names = try? fileNames(), !names.contains(where: { $0.hasSuffix(".cred") }) else { return }
         key.destroy()
         for name in Directory.fileNames(directory) where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
-            unlink(directory + "/" + name)
+            Posix.unlink(directory + "/" + name)
         }
-        rmdir(directory)
+        Posix.rmdir(directory)
     }
 
     // MARK: Locks
@@ -599,10 +599,10 @@ extension CredentialStore {
         guard try checkDirectory(create: false), let o = try open() else { return false }
         if (try? carryOver(o, issuer: issuer, clientID: clientID)) == nil {
             let legacyC = StoreNames.legacyConfiguration(issuer: issuer, clientID: clientID)
-            var removed = unlink(legacyVersion1Path(issuer: issuer, clientID: clientID)) == 0
+            var removed = Posix.unlink(legacyVersion1Path(issuer: issuer, clientID: clientID)) == 0
             if let a = try? readPointerFile(pointerPath(configuration: legacyC)) {
-                removed = unlink(entryPath(configuration: legacyC, account: a)) == 0 || removed
-                unlink(pointerPath(configuration: legacyC))
+                removed = Posix.unlink(entryPath(configuration: legacyC, account: a)) == 0 || removed
+                Posix.unlink(pointerPath(configuration: legacyC))
             }
             if removed { return true }
         }

@@ -41,7 +41,7 @@ struct KernelEntries: Sendable {
         guard id >= 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 32768)
         let n = signin_kernel_key_read(id, &buffer, UInt(buffer.count))
-        defer { buffer.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { buffer.withUnsafeMutableBytes { Posix.zero($0) } }
         guard n > Self.headerSize, n <= buffer.count, Array(buffer[0..<4]) == Self.magic, Self.header(identity) == Array(buffer[0..<Self.headerSize]) else { return nil }
         return Array(buffer[Self.headerSize..<n])
     }
@@ -51,7 +51,7 @@ struct KernelEntries: Sendable {
     package func store(_ name: String, _ identity: DecryptedEntries.FileIdentity, _ plaintext: [UInt8], seconds: Int) {
         guard enabled, seconds > 0 else { return }
         var payload = Self.header(identity) + plaintext
-        defer { payload.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { payload.withUnsafeMutableBytes { Posix.zero($0) } }
         guard payload.count <= 32767 else { return }
         _ = payload.withUnsafeBytes { signin_kernel_key_add(prefix + name, $0.baseAddress, UInt($0.count), UInt32(min(seconds, Int(UInt32.max)))) }
     }

@@ -23,7 +23,7 @@ enum KernelKeyring {
         guard id >= 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 64)
         let n = signin_kernel_key_read(id, &buffer, UInt(buffer.count))
-        defer { buffer.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { buffer.withUnsafeMutableBytes { Posix.zero($0) } }
         guard n == 32 else { return nil }
         return Array(buffer.prefix(32))
     }
@@ -34,7 +34,7 @@ enum KernelKeyring {
         let id = key.withUnsafeBytes { signin_kernel_key_add(description, $0.baseAddress, UInt($0.count), UInt32(min(seconds, Int(UInt32.max)))) }
         guard id < 0 else { return }
         let marker = directory + "/kernel-keyring-unavailable"
-        if access(marker, F_OK) != 0 {
+        if Posix.access(marker, F_OK) != 0 {
             FileIO.writeStandardError("signin: the kernel keyring is not available here (\(FileIO.errnoText())); the key will be unlocked on every use.\n")
             _ = try? FileIO.writeAtomically([], to: marker)
         }

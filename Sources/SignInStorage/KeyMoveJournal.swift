@@ -86,18 +86,18 @@ extension StoreKey {
         }
         switch journal.state {
         case .prepared:
-            for name in Directory.fileNames(directory) where name.hasSuffix(Self.pendingSuffix) { unlink(directory + "/" + name) }
+            for name in Directory.fileNames(directory) where name.hasSuffix(Self.pendingSuffix) { Posix.unlink(directory + "/" + name) }
             if let staged = journal.staged { forget(staged) }
         case .committed:
-            for pair in journal.renames where rename(directory + "/" + pair[0], directory + "/" + pair[1]) != 0 && errno != ENOENT {
+            for pair in journal.renames where Posix.rename(directory + "/" + pair[0], directory + "/" + pair[1]) != 0 && errno != ENOENT {
                 throw .storeUnwritable(path: directory + "/" + pair[1], reason: FileIO.errnoText())
             }
             Directory.sync(directory)
-            for name in journal.removals { unlink(directory + "/" + name) }
+            for name in journal.removals { Posix.unlink(directory + "/" + name) }
             if let retired = journal.retired { forget(retired) }
         }
         Directory.sync(directory)
-        if unlink(journalPath) != 0 && errno != ENOENT { throw .storeUnwritable(path: journalPath, reason: FileIO.errnoText()) }
+        if Posix.unlink(journalPath) != 0 && errno != ENOENT { throw .storeUnwritable(path: journalPath, reason: FileIO.errnoText()) }
         Directory.sync(directory)
     }
 }

@@ -109,7 +109,7 @@ package struct StoreKey {
     func location() throws(SignInError) -> Location {
         if let d = try readDescriptor(at: descriptorPath) { return .described(d) }
         var st = stat()
-        if lstat(filePath, &st) == 0 { return .file }
+        if Posix.lstat(filePath, &st) == 0 { return .file }
         guard errno == ENOENT else { throw .storeUnreadable(path: filePath, reason: FileIO.errnoText()) }
         return .none
     }
@@ -177,7 +177,7 @@ package struct StoreKey {
     /// Where the key is, after an interrupted move is finished (or rolled back): one access(2) when there is none.
     /// `recover: false` is for a caller that holds the key lock already.
     package func currentLocation(recover: Bool = true) throws(SignInError) -> Location {
-        if access(journalPath, F_OK) == 0 {
+        if Posix.access(journalPath, F_OK) == 0 {
             if recover {
                 try FileLock.with(lockPath) { () throws(SignInError) in try finishInterruptedMove() }
             } else {
@@ -350,7 +350,7 @@ package struct StoreKey {
 
     /// Why a key file (or its descriptor), as opened, may not be trusted: another owner, or open to other users.
     private func privacyProblem(_ st: stat, _ path: String) -> String? {
-        guard st.st_uid == geteuid() else { return "is owned by another user" }
+        guard st.st_uid == Posix.geteuid() else { return "is owned by another user" }
         guard st.st_mode & 0o077 == 0 else {
             return "can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(path), or sign out and in again"
         }
@@ -375,10 +375,10 @@ package struct StoreKey {
         switch storage {
         case .file, .auto:
             // O_EXCL through a temporary name and link: two processes creating the key at once end up sharing one.
-            let tmp = file + ".tmp-\(getpid())"
+            let tmp = file + ".tmp-\(Posix.getpid())"
             do { try FileIO.writeAtomically(key, to: tmp) } catch { throw .storeUnwritable(path: file, reason: error.reason) }
-            defer { unlink(tmp) }
-            if link(tmp, file) != 0 && errno != EEXIST { throw .storeUnwritable(path: file, reason: FileIO.errnoText()) }
+            defer { Posix.unlink(tmp) }
+            if Posix.link(tmp, file) != 0 && errno != EEXIST { throw .storeUnwritable(path: file, reason: FileIO.errnoText()) }
             return nil
         case .secretService:
             try SecretService.store(storeID: id, key: key, directory: directory)
@@ -462,10 +462,10 @@ package struct StoreKey {
         try? FileLock.with(lockPath) { () throws(SignInError) in try finishInterruptedMove() }
         for path in [descriptorPath, descriptorPath + Self.pendingSuffix] {
             if let d = try? readDescriptor(at: path) { forget(d) }
-            unlink(path)
+            Posix.unlink(path)
         }
-        unlink(filePath)
-        unlink(filePath + Self.pendingSuffix)
+        Posix.unlink(filePath)
+        Posix.unlink(filePath + Self.pendingSuffix)
         if custody.sessionBusAvailable { SecretService.clearAll(directory: directory) }
     }
 }

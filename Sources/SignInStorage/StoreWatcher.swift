@@ -17,32 +17,32 @@ package final class StoreWatcher: Sendable {
     /// Nil when the folder cannot be watched (inotify unavailable, the folder unusable).
     package init?(directory: String, onEvent: @escaping @Sendable (_ ended: Bool) -> Void = { _ in }, onChange: @escaping @Sendable () -> Void) {
         _ = Directory.create(directory)
-        let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        let fd = Posix.inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { return nil }
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
-        guard inotify_add_watch(fd, directory, mask) >= 0 else {
-            close(fd)
+        guard Posix.inotify_add_watch(fd, directory, mask) >= 0 else {
+            Posix.close(fd)
             return nil
         }
         let canceller = self.canceller
         DedicatedThread.start {
-            defer { close(fd) }
+            defer { Posix.close(fd) }
             var buffer = [UInt8](repeating: 0, count: 4096)
             var ended = false
             while !canceller.isCanceled && !ended {
                 var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)]
-                guard poll(&fds, 2, -1) > 0, !canceller.isCanceled else { continue }
+                guard Posix.poll(&fds, 2, -1) > 0, !canceller.isCanceled else { continue }
                 guard fds[0].revents != 0 else { continue }
                 onEvent(false)
                 // Drain this burst: a save is a temporary file, an fsync and a rename, a lock file opened and closed.
                 repeat {
-                    var n = read(fd, &buffer, buffer.count)
+                    var n = Posix.read(fd, &buffer, buffer.count)
                     while n > 0 {
                         ended = ended || Self.watchEnded(buffer, count: n)
-                        n = read(fd, &buffer, buffer.count)
+                        n = Posix.read(fd, &buffer, buffer.count)
                     }
                     fds[0].revents = 0
-                } while !ended && poll(&fds, 1, 20) > 0 && !canceller.isCanceled
+                } while !ended && Posix.poll(&fds, 1, 20) > 0 && !canceller.isCanceled
                 onEvent(ended)
                 if !canceller.isCanceled { onChange() }
             }

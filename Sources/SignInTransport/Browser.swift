@@ -18,11 +18,7 @@ package enum Browser {
     }
 
     static var isWSL: Bool {
-        guard let f = fopen("/proc/sys/kernel/osrelease", "r") else { return false }
-        defer { fclose(f) }
-        var buf = [CChar](repeating: 0, count: 256)
-        guard fgets(&buf, 255, f) != nil else { return false }
-        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased().contains("microsoft")
+        Posix.firstLine(of: "/proc/sys/kernel/osrelease")?.lowercased().contains("microsoft") ?? false
     }
 
     static func findExecutable(_ name: String, environment: [String: String]) -> String? {

@@ -75,7 +75,7 @@ enum LoopbackPeer {
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &st) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &len) : getsockname(fd, $0, &len) }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? Posix.getpeername(fd, $0, &len) : Posix.getsockname(fd, $0, &len) }
         }
         guard rc == 0 else { return nil }
         let family = Int32(st.ss_family)
@@ -121,7 +121,7 @@ enum LoopbackPeer {
     /// The holder of a loopback port, in words: the person's own program or another user's.
     static func holderText(family: Int32, port: Int) -> String {
         switch listenerOwner(family: family, port: port) {
-        case geteuid()?: return "another program of yours listens there (a sign-in or local server of yours still running, perhaps)"
+        case Posix.geteuid()?: return "another program of yours listens there (a sign-in or local server of yours still running, perhaps)"
         case let uid?: return "another user (uid \(uid)) listens there"
         case nil: return "another program holds it"
         }

@@ -122,7 +122,7 @@ package final class LoopbackServer {
                 self.port = v4.port
                 return
             case .failure(let e) where e == EADDRINUSE && ownBothFamilies:
-                Glibc.close(v4.fd)
+                Posix.close(v4.fd)
                 guard port == 0, attempts < 8 else {
                     throw .listenerUnavailable(address: "[::1]:\(v4.port)", reason: "\(LoopbackPeer.holderText(family: AF_INET6, port: v4.port)), and a browser sent to localhost:\(v4.port) may go there first and hand it the sign-in's code; choose another redirect_port, or redirect_host \"127.0.0.1\"")
                 }
@@ -156,13 +156,13 @@ package final class LoopbackServer {
     package func removeListener(tag: String) {
         listeners.removeAll { l in
             guard l.tag == tag else { return false }
-            Glibc.close(l.fd)
-            if let path = l.path { unlink(path) }
+            Posix.close(l.fd)
+            if let path = l.path { Posix.unlink(path) }
             return true
         }
         connections.removeAll { c in
             guard c.listener == tag else { return false }
-            Glibc.close(c.fd)
+            Posix.close(c.fd)
             return true
         }
     }
@@ -171,24 +171,24 @@ package final class LoopbackServer {
         guard path.utf8.count <= UnixSocketAddress.maxPathBytes else {
             throw .system(reason: "the socket path \(path) is longer than \(UnixSocketAddress.maxPathBytes) bytes; set XDG_RUNTIME_DIR to a shorter folder")
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = Posix.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
         // A socket left by an agent that died is replaced; anything else at that path is not touched.
         var st = stat()
-        if lstat(path, &st) == 0 {
-            guard (st.st_mode & S_IFMT) == S_IFSOCK, st.st_uid == geteuid() else {
-                Glibc.close(fd)
+        if Posix.lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK, st.st_uid == Posix.geteuid() else {
+                Posix.close(fd)
                 throw .system(reason: "\(path) exists and is not a socket of yours; remove it")
             }
-            unlink(path)
+            Posix.unlink(path)
         }
         // Created 0600 from the start (umask), not chmod-ed after: no window in which another user could connect.
-        let old = umask(0o177)
-        let rc = UnixSocketAddress.with(path) { Glibc.bind(fd, $0, $1) } ?? -1
-        umask(old)
-        guard rc == 0, listen(fd, 64) == 0 else {
+        let old = Posix.umask(0o177)
+        let rc = UnixSocketAddress.with(path) { Posix.bind(fd, $0, $1) } ?? -1
+        Posix.umask(old)
+        guard rc == 0, Posix.listen(fd, 64) == 0 else {
             let e = errno
-            Glibc.close(fd)
+            Posix.close(fd)
             throw .system(reason: "cannot listen on \(path): \(FileIO.errnoText(e))")
         }
         return fd
@@ -199,11 +199,11 @@ package final class LoopbackServer {
     var isOpen: Bool { !listeners.isEmpty }
 
     package func close() {
-        for c in connections { Glibc.close(c.fd) }
+        for c in connections { Posix.close(c.fd) }
         connections.removeAll()
         for l in listeners {
-            Glibc.close(l.fd)
-            if let path = l.path { unlink(path) }
+            Posix.close(l.fd)
+            if let path = l.path { Posix.unlink(path) }
         }
         listeners.removeAll()
     }
@@ -215,7 +215,7 @@ package final class LoopbackServer {
     /// before its listener is up (RFC 7591).
     package static func freeLoopbackPort() throws(SignInError) -> Int {
         let (fd, port) = try bind(family: AF_INET, port: 0)
-        Glibc.close(fd)
+        Posix.close(fd)
         return port
     }
 
@@ -236,33 +236,33 @@ package final class LoopbackServer {
     }
 
     private static func bindResult(family: Int32, port: Int) -> Result<(fd: Int32, port: Int), Errno> {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = Posix.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return .failure(Errno(code: errno)) }
         var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        Posix.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var rc: Int32
         if family == AF_INET {
             var a = sockaddr_in()
             a.sin_family = sa_family_t(AF_INET)
             a.sin_port = in_port_t(UInt16(port).bigEndian)
             a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         } else {
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+            Posix.setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
             var a = sockaddr_in6()
             a.sin6_family = sa_family_t(AF_INET6)
             a.sin6_port = in_port_t(UInt16(port).bigEndian)
-            a.sin6_addr = in6addr_loopback
-            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+            a.sin6_addr = Posix.ipv6Loopback
+            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         }
-        guard rc == 0, listen(fd, 16) == 0 else {
+        guard rc == 0, Posix.listen(fd, 16) == 0 else {
             let e = errno
-            Glibc.close(fd)
+            Posix.close(fd)
             return .failure(Errno(code: e))
         }
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &st) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        _ = withUnsafeMutablePointer(to: &st) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.getsockname(fd, $0, &len) } }
         let bound = withUnsafePointer(to: &st) { p -> Int in
             family == AF_INET
                 ? p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
@@ -298,7 +298,7 @@ package final class LoopbackServer {
             if let lines, !lines.atEOF { fds.append(pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)) }
             let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
             let ms = Int32(max(1, min(tick * 1000, (nextDeadline - now) * 1000)))
-            let n = poll(&fds, nfds_t(fds.count), ms)
+            let n = Posix.poll(&fds, nfds_t(fds.count), ms)
             if n < 0 && errno != EINTR { throw .system(reason: "poll: \(FileIO.errnoText())") }
             if n <= 0 { continue }
             for (i, l) in polledListeners.enumerated() where fds[i].revents != 0 { acceptAll(l, notice: notice) }
@@ -343,13 +343,13 @@ package final class LoopbackServer {
 
     private func acceptAll(_ listener: Listener, notice: (LoopbackServerNotice) -> Void) {
         while true {
-            let fd = accept(listener.fd, nil, nil)
+            let fd = Posix.accept(listener.fd, nil, nil)
             if fd < 0 { return }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let peer = listener.path != nil ? PeerCredentials.of(fd) : nil
             if let refusal = listener.path != nil ? Self.refusal(unixPeer: peer) : refusal(ofAccepted: fd) {
                 // Closed unanswered: another user learns nothing, not even that this is signin.
-                Glibc.close(fd)
+                Posix.close(fd)
                 if reportedPeers.insert(refusal).inserted { notice(.refusedPeer(reason: refusal)) }
                 continue
             }
@@ -357,7 +357,7 @@ package final class LoopbackServer {
             if connections.count >= LoopbackServer.maxConnections {
                 // Full: drop the oldest, so a flood of idle connections cannot lock the browser out.
                 let oldest = connections.removeFirst()
-                Glibc.close(oldest.fd)
+                Posix.close(oldest.fd)
             }
             connections.append(Connection(fd: fd, deadline: MonotonicClock.now() + LoopbackServer.perConnectionSeconds, listener: listener.tag, peer: peer))
         }
@@ -366,7 +366,7 @@ package final class LoopbackServer {
     /// A Unix socket's peer must be this user (the kernel says, `SO_PEERCRED`).
     private static func refusal(unixPeer: PeerCredentials?) -> String? {
         guard let unixPeer else { return "refused a connection whose user cannot be told (SO_PEERCRED failed)" }
-        return unixPeer.uid == geteuid() ? nil : "refused a connection from another user, uid \(unixPeer.uid)"
+        return unixPeer.uid == Posix.geteuid() ? nil : "refused a connection from another user, uid \(unixPeer.uid)"
     }
 
     /// Why a new connection is refused, or nil when it comes from the user running signin.
@@ -374,7 +374,7 @@ package final class LoopbackServer {
         guard sameUserOnly else { return nil }
         switch LoopbackPeer.owner(ofAccepted: fd) {
         case .uid(let uid):
-            return uid == geteuid() ? nil : "refused a connection from another user, uid \(uid)"
+            return uid == Posix.geteuid() ? nil : "refused a connection from another user, uid \(uid)"
         case .unknown(let reason):
             return "refused a connection whose user cannot be told (\(reason)); if your browser reaches this machine through a relay, set \"listener_same_user_only\": false"
         }
@@ -388,7 +388,7 @@ package final class LoopbackServer {
     private func expireConnections(now: Double) {
         connections.removeAll { c in
             if c.deadline <= now {
-                Glibc.close(c.fd)
+                Posix.close(c.fd)
                 return true
             }
             return false
@@ -396,7 +396,7 @@ package final class LoopbackServer {
     }
 
     private func drop(_ c: Connection) {
-        Glibc.close(c.fd)
+        Posix.close(c.fd)
         connections.removeAll { $0 === c }
     }
 
@@ -404,7 +404,7 @@ package final class LoopbackServer {
     /// EOF, errors, oversize or malformed input (answering where that is still useful).
     private func readRequest(_ c: Connection) -> HTTPRequestHead? {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = Glibc.read(c.fd, &chunk, chunk.count)
+        let n = Posix.read(c.fd, &chunk, chunk.count)
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
         if n <= 0 {
             drop(c)
@@ -425,7 +425,7 @@ package final class LoopbackServer {
         for (name, value) in reply.headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(reply.body.count)\r\nConnection: close\r\n\r\n"
         let bytes = Array(head.utf8) + reply.body
-        _ = bytes.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { Posix.send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         drop(c)
     }
 }

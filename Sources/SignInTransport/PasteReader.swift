@@ -16,7 +16,7 @@ package final class PasteReader {
     /// The complete, non-empty lines that arrived since the last call. Call when `fd` is readable.
     func readLines() -> [String] {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let got = Glibc.read(fd, &chunk, chunk.count)
+        let got = Posix.read(fd, &chunk, chunk.count)
         if got <= 0 {
             if got == 0 || (errno != EAGAIN && errno != EINTR) { atEOF = true }
             return []

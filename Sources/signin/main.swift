@@ -14,9 +14,9 @@ CrashGuard.install()
 // rotating refresh token is never spent without the new one being kept.
 SignalHolding.install()
 // A full disk or a file size limit must be a clear error from write(2), not a silent death by SIGXFSZ.
-signal(SIGXFSZ, SIG_IGN)
+Posix.ignore(SIGXFSZ)
 // A reader that goes away (`signin token | head -c0`) must not kill us mid-write of the store.
-signal(SIGPIPE, SIG_IGN)
+Posix.ignore(SIGPIPE)
 // The name it runs under chooses a command too (docker-credential-signin, a link, is `docker-credential`).
 let code = CLI.main(program: CommandLine.arguments.first ?? "signin", Array(CommandLine.arguments.dropFirst()))
-exit(code)
+Posix.exit(code)

@@ -14,7 +14,7 @@ package final class Canceller: Sendable {
 
     package init() {
         var fds: [Int32] = [-1, -1]
-        if pipe(&fds) == 0 {
+        if Posix.pipe(&fds) == 0 {
             for fd in fds {
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(fd, F_SETFL, O_NONBLOCK)
@@ -27,8 +27,8 @@ package final class Canceller: Sendable {
     }
 
     deinit {
-        if readFD >= 0 { close(readFD) }
-        if writeFD >= 0 { close(writeFD) }
+        if readFD >= 0 { Posix.close(readFD) }
+        if writeFD >= 0 { Posix.close(writeFD) }
     }
 
     package var isCanceled: Bool { flag.load(ordering: .acquiring) }
@@ -43,7 +43,7 @@ package final class Canceller: Sendable {
         state.withLock { s in
             s.sockets.insert(fd)
             guard isCanceled, s.shielded == 0 else { return false }
-            shutdown(fd, Int32(SHUT_RDWR))
+            Posix.shutdown(fd, Int32(SHUT_RDWR))
             return true
         }
     }
@@ -55,10 +55,10 @@ package final class Canceller: Sendable {
             flag.store(true, ordering: .releasing)
             // Inside a shielded section (a token request sent, its answer to be saved) nothing is cut: the work
             // finishes and the section's end reports the cancellation.
-            if s.shielded == 0 { for fd in s.sockets { shutdown(fd, Int32(SHUT_RDWR)) } }
+            if s.shielded == 0 { for fd in s.sockets { Posix.shutdown(fd, Int32(SHUT_RDWR)) } }
         }
         var b: UInt8 = 1
-        _ = write(writeFD, &b, 1)
+        _ = Posix.write(writeFD, &b, 1)
     }
 
     /// Runs `body`, which a cancellation does not interrupt: a token request that, once sent, has spent what it
@@ -87,7 +87,7 @@ package final class Canceller: Sendable {
     package func sleep(seconds: Double) -> Bool {
         if isCanceled { return true }
         var p = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
-        _ = poll(&p, 1, Int32(max(0, seconds * 1000)))
+        _ = Posix.poll(&p, 1, Int32(max(0, seconds * 1000)))
         return isCanceled
     }
 }

@@ -6,9 +6,9 @@ import Glibc
 /// `kill -9` would) when it reaches that point, so a test can prove a crash at each step of a store write
 /// leaves the old or the new credentials. Unset (always, in normal use), a hit costs one comparison.
 package enum Failpoint {
-    private static let armed: String? = getenv("SIGNIN_FAILPOINT").map { String(cString: $0) }
+    private static let armed: String? = Posix.getenv("SIGNIN_FAILPOINT")
 
     package static func hit(_ name: String) {
-        if let armed, armed == name { kill(getpid(), SIGKILL) }
+        if let armed, armed == name { Posix.kill(Posix.getpid(), SIGKILL) }
     }
 }

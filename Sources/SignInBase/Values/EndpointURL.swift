@@ -37,9 +37,9 @@ package enum EndpointURL {
         if h.hasPrefix("[") && h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
         if h == "localhost" || h == "localhost." { return true }
         var v4 = in_addr()
-        if inet_pton(AF_INET, h, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        if Posix.inet_pton(AF_INET, h, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, h, &v6) == 1 {
+        if Posix.inet_pton(AF_INET6, h, &v6) == 1 {
             return withUnsafeBytes(of: &v6) { b in b.prefix(15).allSatisfy { $0 == 0 } && b[15] == 1 }
         }
         return false

@@ -31,7 +31,7 @@ struct AccountsCommand: SignInCommand {
     /// `--all`, or no configuration named and none at the default place: every configuration's accounts (the same
     /// answer either way: "no configurations yet" is not an error).
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
-        if all || (!configurationNamed && access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
+        if all || (!configurationNamed && Posix.access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
             return Self.everywhere(json: json, env, inUse: inUse)
         }
         return nil
@@ -80,7 +80,7 @@ struct AccountsCommand: SignInCommand {
         var json: [JSONValueOut] = []
         let folder = SignInConfiguration.directory(environment: env)
         var listed = SignInConfiguration.profileNames(environment: env).map { (name: $0, path: folder + "/\($0).json") }
-        if let inUse, !listed.contains(where: { $0.path == inUse }), access(inUse, F_OK) == 0 { listed.insert((inUse, inUse), at: 0) }
+        if let inUse, !listed.contains(where: { $0.path == inUse }), Posix.access(inUse, F_OK) == 0 { listed.insert((inUse, inUse), at: 0) }
         for (name, path) in listed {
             guard let config = try? SignInConfiguration.load(path: path) else {
                 sections.append("\(name) (\(path)): cannot be read; `signin status \(name == path ? "-c" : "--profile") \(name)` says why")

@@ -87,7 +87,7 @@ struct AgentCommand: SignInCommand {
             let file = SignInConfiguration.defaultPath(explicit: isPath ? profile : nil, profile: isPath ? nil : profile, environment: env)
             return SignInClient(configuration: try SignInConfiguration.load(path: file), environment: env)
         }
-        agent.start { kill(getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait below
+        agent.start { Posix.kill(Posix.getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait below
         out("SIGNIN_AGENT_SOCK=\(agent.socketPath); export SIGNIN_AGENT_SOCK;")
         err("signin: agent on \(agent.socketPath); stop it with Ctrl-C or `signin agent --stop`.")
         _ = ChildProcess.waitForStopSignal()

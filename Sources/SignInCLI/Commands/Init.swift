@@ -35,7 +35,7 @@ struct Init: SignInCommand {
     /// cancel (exit 4). Either way nothing is written.
     static func initialize(_ a: Arguments, _ env: [String: String]) -> ExitCode {
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
-        let terminal = isatty(0) == 1
+        let terminal = Posix.isatty(0)
         HiddenInput.cancelOnSignals(code: ExitCode.canceled.rawValue, message: "\nsignin init: canceled; nothing was written.\n")
         struct EndOfInput: Error {}
         func ask(_ question: String, default d: String? = nil, hidden: Bool = false) throws(EndOfInput) -> String {
@@ -58,7 +58,7 @@ struct Init: SignInCommand {
                 err("  \(problem)")
             }
         }
-        if access(path, F_OK) == 0 {
+        if Posix.access(path, F_OK) == 0 {
             guard terminal || a.has(.yes), confirm("\(path) exists. Overwrite it?") else {
                 err("signin: \(path) exists; nothing was changed (remove it, or choose another file with --profile NAME or -c PATH).")
                 return terminal ? .canceled : .usage  // "no" is the person's choice, as logout's "no"; no terminal: a usage error
@@ -126,13 +126,13 @@ struct Init: SignInCommand {
         Directory.create(PathName(path: path).deletingLastPathComponent)
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            err("signin: cannot write \(path): \(String(cString: strerror(errno)))")
+            err("signin: cannot write \(path): \(Posix.errnoText(errno))")
             return .failure
         }
-        fchmod(fd, 0o600)
+        Posix.fchmod(fd, 0o600)
         writeAll(fd, text)
-        fsync(fd)
-        close(fd)
+        Posix.fsync(fd)
+        Posix.close(fd)
         let next = a.value(.profile).map { "signin login --profile \($0)" } ?? a.value(.config).map { _ in "signin login -c \(Invocation.quoted(path))" } ?? "signin login"
         out("Wrote \(path). Next: \(next)")
         return .success

@@ -85,9 +85,9 @@ struct Login: SignInCommand {
     /// Runs an interactive sign-in; Ctrl-C, SIGTERM or a closed terminal cancel it (the listener closes and frees
     /// its port; exit 4). Once the code is being exchanged, the sign-in finishes and is saved first.
     static func signIn(_ client: SignInClient, _ opts: SignInOptions) throws(SignInError) -> SignInUser {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGHUP, SIG_IGN)
+        Posix.ignore(SIGINT)
+        Posix.ignore(SIGTERM)
+        Posix.ignore(SIGHUP)
         let task = Task { () async throws(SignInError) -> SignInUser in try await client.signIn(options: opts) }
         let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())

@@ -62,7 +62,7 @@ struct Logout: SignInCommand {
         // Whether the grant can be revoked at all is found out before anyone is asked (nowhere to revoke: exit 2,
         // nothing changed); a provider that cannot be reached is a failed revocation later (exit 5).
         if revoke { for user in targets { _ = try client.revocationEndpoint(account: user.userID) } }
-        if !yes && isatty(0) == 1 && isatty(2) == 1 {
+        if !yes && Posix.isatty(0) && Posix.isatty(2) {
             let who = targets.map(\.profile.displayName).joined(separator: ", ")
             let question = "Sign out \(who)?" + (revoke ? " This also ends the grant at the provider (every device signed in with it)." : "")
             guard confirm(question) else {

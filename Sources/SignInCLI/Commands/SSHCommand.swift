@@ -165,7 +165,7 @@ struct SSHCommand: SignInCommand {
         let child: ChildProcess
         switch ChildProcess.spawn(path: ssh, argv: argv, environment: env) {
         case .success(let c): child = c
-        case .failure(let f): throw .system(reason: "cannot run ssh: \(String(cString: strerror(f.errno)))")
+        case .failure(let f): throw .system(reason: "cannot run ssh: \(Posix.errnoText(f.errno))")
         }
         let ended = child.waitForwardingSignals()
         endSession()
@@ -199,12 +199,12 @@ struct SSHCommand: SignInCommand {
         let me = DynamicSibling.frontPath ?? "signin"
         switch ChildProcess.spawnDetached(path: me, argv: [me, "agent"], environment: env) {
         case .success: break
-        case .failure(let f): throw .system(reason: "cannot start the agent: \(String(cString: strerror(f.errno)))")
+        case .failure(let f): throw .system(reason: "cannot start the agent: \(Posix.errnoText(f.errno))")
         }
         let deadline = MonotonicClock.now() + 10
         while MonotonicClock.now() < deadline {
             if agent.servesStore(of: env) == true { return agent }
-            usleep(10_000)  // the agent's socket appears when it is ready; nothing to wait on but the socket itself
+            Posix.usleep(10_000)  // the agent's socket appears when it is ready; nothing to wait on but the socket itself
         }
         throw .system(reason: "the agent did not start on \(agent.socketPath) within 10 s; run `signin agent` to see why")
     }

@@ -83,24 +83,24 @@ package struct AgentClient: Sendable {
     /// this user's (`SO_PEERCRED`), so a socket another user planted is never told a token or trusted for one.
     public func request(_ method: String, _ target: String, headers: [String] = []) throws(SignInError) -> Answer {
         if let folder = trustedFolder, let problem = AgentProtocol.folderProblem(folder) { throw unavailable(problem) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Posix.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
-        defer { close(fd) }
-        guard let rc = UnixSocketAddress.with(socketPath, { a, n in SystemCall.retrying { connect(fd, a, n) } }) else { throw unavailable("its path is too long") }
+        defer { Posix.close(fd) }
+        guard let rc = UnixSocketAddress.with(socketPath, { a, n in SystemCall.retrying { Posix.connect(fd, a, n) } }) else { throw unavailable("its path is too long") }
         guard rc == 0 else {
             let e = errno
             throw unavailable(e == ENOENT ? "it is gone (the SSH session or the agent ended)" : e == ECONNREFUSED ? "nothing answers on it (the SSH session or the agent ended)"
                               : e == EACCES ? "it is not yours to use" : FileIO.errnoText(e))
         }
         guard let peer = PeerCredentials.of(fd) else { throw unavailable("who listens on it cannot be told (SO_PEERCRED failed)") }
-        guard peer.uid == geteuid() else { throw unavailable("another user (uid \(peer.uid)) listens on it, not you: it is not your agent") }
+        guard peer.uid == Posix.geteuid() else { throw unavailable("another user (uid \(peer.uid)) listens on it, not you: it is not your agent") }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: signin-agent\r\nConnection: close\r\n"
         for h in headers { head += h + "\r\n" }
         head += "\r\n"
         let out = Array(head.utf8)
         var sent = 0
         while sent < out.count {
-            let n = out.withUnsafeBytes { b in SystemCall.retrying { send(fd, b.baseAddress! + sent, b.count - sent, Int32(MSG_NOSIGNAL)) } }
+            let n = out.withUnsafeBytes { b in SystemCall.retrying { Posix.send(fd, b.baseAddress! + sent, b.count - sent, Int32(MSG_NOSIGNAL)) } }
             guard n > 0 else { throw unavailable(Self.ended) }
             sent += n
         }
@@ -111,8 +111,8 @@ package struct AgentClient: Sendable {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let left = deadline - MonotonicClock.now()
             guard left > 0 else { throw unavailable("the agent did not answer within \(Int(timeoutSeconds)) s") }
-            if SystemCall.retrying({ poll(&p, 1, Int32(min(left, 60) * 1000)) }) <= 0 { continue }
-            let n = SystemCall.retrying { read(fd, &chunk, chunk.count) }
+            if SystemCall.retrying({ Posix.poll(&p, 1, Int32(min(left, 60) * 1000)) }) <= 0 { continue }
+            let n = SystemCall.retrying { Posix.read(fd, &chunk, chunk.count) }
             if n <= 0 { break }
             response += chunk[0..<n]
             guard response.count < 1 << 20 else { throw unavailable("its answer is too large") }

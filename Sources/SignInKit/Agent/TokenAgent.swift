@@ -328,7 +328,7 @@ package final class TokenAgent: @unchecked Sendable {
         guard let q = questions.removeValue(forKey: sessionID) else { return }
         if q.pidfd >= 0 {
             server.wakeFDs.removeAll { $0 == q.pidfd }
-            close(q.pidfd)
+            Posix.close(q.pidfd)
         }
         guard approved, var s = sessions[sessionID] else {
             if let s = sessions[sessionID] { log(s, "refused \(q.waiters.first.map { Self.kindName($0.request) } ?? "a token") (\(why))") }
@@ -344,7 +344,7 @@ package final class TokenAgent: @unchecked Sendable {
     /// refused with `why`.
     private func withdrawQuestion(_ sessionID: String, why: String) {
         guard let q = questions[sessionID] else { return }
-        kill(q.pid, SIGKILL)
+        Posix.kill(q.pid, SIGKILL)
         _ = ChildProcess(pid: q.pid).wait()
         settle(sessionID, approved: false, why: why)
     }
@@ -394,7 +394,7 @@ package final class TokenAgent: @unchecked Sendable {
         let id = Hex.encode((try? Crypto.randomBytes(8)) ?? [])
         let socket = AgentProtocol.folder(environment: environment) + "/fwd-\(id).sock"
         do throws(SignInError) { try server.addUnixListener(path: socket, tag: "fwd:\(id)") } catch {
-            if pidfd >= 0 { close(pidfd) }
+            if pidfd >= 0 { Posix.close(pidfd) }
             return Self.failure(.init(.socket, error.description))
         }
         if pidfd >= 0 { server.wakeFDs.append(pidfd) }
@@ -429,7 +429,7 @@ package final class TokenAgent: @unchecked Sendable {
         let gone: Bool
         if s.ownerPidFD >= 0 {
             var p = pollfd(fd: s.ownerPidFD, events: Int16(POLLIN), revents: 0)
-            gone = poll(&p, 1, 0) > 0
+            gone = Posix.poll(&p, 1, 0) > 0
         } else {
             gone = s.owner.map { Self.startTime(of: $0.pid) != s.ownerStart } ?? false
         }
@@ -468,7 +468,7 @@ package final class TokenAgent: @unchecked Sendable {
         withdrawQuestion(id, why: "the session ended")
         if s.ownerPidFD >= 0 {
             server.wakeFDs.removeAll { $0 == s.ownerPidFD }
-            close(s.ownerPidFD)
+            Posix.close(s.ownerPidFD)
         }
         server.removeListener(tag: "fwd:\(id)")
         log(s, "session ended: \(why) (\(s.served) served)")
@@ -495,12 +495,12 @@ package final class TokenAgent: @unchecked Sendable {
         var st = stat()
         // Bounded: past the limit the log moves to agent.log.1 (replacing the one before), so a flood of refused
         // requests costs at most twice the limit on disk.
-        if lstat(path, &st) == 0, Int(st.st_size) >= AgentProtocol.logLimit { rename(path, path + ".1") }
+        if Posix.lstat(path, &st) == 0, Int(st.st_size) >= AgentProtocol.logLimit { Posix.rename(path, path + ".1") }
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return }
-        defer { close(fd) }
+        defer { Posix.close(fd) }
         var bytes = Array((Date().formatted(.iso8601) + " " + line.withoutControlCharacters + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeMutableBytes { Posix.write(fd, $0.baseAddress, $0.count) }
     }
 
     static func refused(_ message: String) -> LoopbackResponse { failure(.init(.refused, message)) }

@@ -65,9 +65,13 @@ public struct KeyCustody: Sendable {
     /// Set: what the program chose; nil: the environment decides when a TPM is first needed (never on a cached path).
     private var tpmDeviceOverride: String??
 
+    /// Whether this process's environment names a D-Bus session bus (`DBUS_SESSION_BUS_ADDRESS` set and not empty):
+    /// the default of `sessionBusAvailable`.
+    public static var sessionBusInEnvironment: Bool { Posix.isSet("DBUS_SESSION_BUS_ADDRESS") }
+
     /// Settings for a store: where new keys go, the cache lifetime (default eight hours), the passphrase source.
     public init(storage: KeyStorage = .auto, cacheDuration: Duration = .seconds(8 * 3600), passphrase: PassphraseProvider? = nil,
-                sessionBusAvailable: Bool = getenv("DBUS_SESSION_BUS_ADDRESS").map { $0.pointee != 0 } ?? false) {
+                sessionBusAvailable: Bool = KeyCustody.sessionBusInEnvironment) {
         self.storage = storage
         self.cacheSeconds = max(0, cacheDuration.wholeSecondsRoundedUp)
         self.passphrase = passphrase

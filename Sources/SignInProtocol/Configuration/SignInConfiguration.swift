@@ -410,7 +410,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             c.httpTimeoutSeconds = t
         }
         if let ca = try string("ca_file") {
-            guard ca.hasPrefix("/"), access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }
+            guard ca.hasPrefix("/"), Posix.access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }
             c.caFile = ca
         }
         if let v = obj["listener_same_user_only"], v != .null {

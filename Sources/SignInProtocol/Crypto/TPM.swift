@@ -19,11 +19,11 @@ package enum TPM {
 
     /// The TPM as the TSS names it: `TSS2_TCTI`, else `TPM2TOOLS_TCTI`, else the kernel's resource manager when
     /// `/dev/tpmrm0` exists; nil when none of these says there is one.
-    package static func device(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> String? {
+    package static func device(environment: (String) -> String? = { Posix.getenv($0) }) -> String? {
         for name in ["TSS2_TCTI", "TPM2TOOLS_TCTI"] {
             if let v = environment(name), !v.isEmpty { return v }
         }
-        return access("/dev/tpmrm0", F_OK) == 0 ? "device:/dev/tpmrm0" : nil
+        return Posix.access("/dev/tpmrm0", F_OK) == 0 ? "device:/dev/tpmrm0" : nil
     }
 
     /// Nil when the TPM at `device` answers and makes its storage key; else why not.

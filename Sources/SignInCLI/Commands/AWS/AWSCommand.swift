@@ -60,7 +60,7 @@ struct AWSCommand: SignInCommand {
         let replaced = try file.set("credential_process", command, profile: profile)
         if let region { try file.set("region", region, profile: profile, onlyIfAbsent: true) }
         var st = stat()
-        let mode = stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
+        let mode = Posix.stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
         try TextFiles.write(file.text, to: path, mode: mode)
         if json {
             out(JSONText.object(["file": .string(path), "aws_profile": .string(profile), "credential_process": .string(command), "replaced": .bool(replaced != nil)]))

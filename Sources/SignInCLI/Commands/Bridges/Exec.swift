@@ -119,22 +119,22 @@ struct Exec: SignInCommand {
         let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
         let token = issued.token.value
         let name = variable
-        setenv(name, token, 1)
+        Posix.setenv(name, token, 1)
         // A DPoP-bound token is useless without proofs: COMMAND learns it must send `Authorization: DPoP` with one
         // from `signin dpop-proof` (the key stays with signin).
-        setenv("SIGNIN_TOKEN_TYPE", issued.tokenType, 1)
+        Posix.setenv("SIGNIN_TOKEN_TYPE", issued.tokenType, 1)
         // The passphrase's descriptor was for signin: COMMAND must not read it again through /proc/self/fd.
-        if let fd = passphraseFD, fd > 2 { close(fd) }
+        if let fd = passphraseFD, fd > 2 { Posix.close(fd) }
         let argv = command
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
         guard ExecCommand.locate(argv, environment: environment, executable: false) != nil else {
-            unsetenv(name)
+            Posix.unsetenv(name)
             return ExecCommand.notFound
         }
         // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
         // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
         let e = ProcessHardening.replaceImage(path: argv[0], arguments: argv, searchPath: true)
-        unsetenv(name)
+        Posix.unsetenv(name)
         return ExecCommand.cannotRun(argv, errno: e)
     }
 }

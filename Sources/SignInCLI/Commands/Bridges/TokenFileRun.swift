@@ -47,7 +47,7 @@ final class TokenFileRun: @unchecked Sendable {
     func run(_ command: [String], variables: [String], environment: [String: String], closing: [Int32]) throws(SignInError) -> ExitCode {
         try renew(minimumValidity: minTTL)
         guard let exe = ExecCommand.locate(command, environment: environment) else {
-            unlink(path)
+            Posix.unlink(path)
             return ExecCommand.notFound
         }
         var env = environment
@@ -58,7 +58,7 @@ final class TokenFileRun: @unchecked Sendable {
         switch ChildProcess.spawn(path: exe, argv: command, environment: env, closing: closing) {
         case .success(let started): child = started
         case .failure(let f):
-            unlink(path)
+            Posix.unlink(path)
             return ExecCommand.cannotRun(command, errno: f.errno)
         }
         // Started after the signals are blocked: the renewing thread must not take them.
@@ -66,7 +66,7 @@ final class TokenFileRun: @unchecked Sendable {
         let ended = child.waitForwardingSignals()
         stopped.signal()
         done.wait()
-        unlink(path)
+        Posix.unlink(path)
         return ExitCode(rawValue: ChildProcess.endAs(ended))
     }
 

@@ -67,7 +67,7 @@ struct GCEMetadataRun {
         }
         let gcloudConfig = env["CLOUDSDK_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (ProcessEnvironment.home(env) + "/.config/gcloud")
         let adc = gcloudConfig + "/application_default_credentials.json"
-        if access(adc, F_OK) == 0 {
+        if Posix.access(adc, F_OK) == 0 {
             notes.append("\(adc.withoutControlCharacters) exists: Google's client libraries use it, not signin; `gcloud auth application-default revoke` removes it (and the refresh token it holds in clear).")
         }
         if let account = gcloudAccount(env, gcloudConfig) {
@@ -90,9 +90,9 @@ struct GCEMetadataRun {
     static func expireNotOnGCE(_ path: String) -> Bool {
         guard let text = (try? TextFiles.read(path)) ?? nil, text.trimmingWhitespace == "False" else { return false }
         var st = stat()
-        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_mtim.tv_sec > time(nil) - 600 else { return false }
+        guard Posix.lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_mtim.tv_sec > Posix.now() - 600 else { return false }
         var times = [timespec(tv_sec: 0, tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: 0)]
-        return utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) == 0
+        return Posix.utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) == 0
     }
 
     /// The account of gcloud's active configuration (`CLOUDSDK_CORE_ACCOUNT`, else `[core] account` in it).

@@ -1,5 +1,4 @@
-import SignInKit
-
+import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,12 +7,12 @@ import Glibc
 /// `/proc/PID/mem` by the same user's other processes (not dumpable), and Swift's crash backtracer, whose report
 /// dumps registers and the memory they point to, replaced by a one-line message for every signal that would dump
 /// core (SIGQUIT included). `SIGNIN_DEBUG_CRASH=1` keeps the process dumpable and the full backtrace, for developers.
-public enum CrashGuard {
+package enum CrashGuard {
     static let fatalSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT, SIGQUIT, SIGSYS, SIGXCPU]
 
     /// Installs the guard (and makes the process undumpable); call first thing in main.
-    public static func install() {
-        if let v = getenv("SIGNIN_DEBUG_CRASH"), String(cString: v) == "1" { return }
+    package static func install() {
+        if getenv("SIGNIN_DEBUG_CRASH").map { String(cString: $0) } == "1" { return }
         ProcessHardening.apply()
         for sig in fatalSignals {
             var action = sigaction()
