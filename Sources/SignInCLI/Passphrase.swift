@@ -24,7 +24,7 @@ enum Passphrase {
     }
 
     static func fromTerminal(_ purpose: PassphrasePurpose) -> String? {
-        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        let tty = Posix.open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard tty >= 0 else { return nil }
         defer { Posix.close(tty) }
         func ask(_ prompt: String) -> String? {

@@ -43,35 +43,54 @@ extension TokenSource {
 }
 
 extension Freshness {
-    /// The request of `kind` for `account` and `chain` with this freshness.
-    func request(_ kind: TokenKind, audience: String?, chain: [String], account: String?) -> TokenRequest {
-        TokenRequest(kind: kind, serviceAccountChain: chain, audience: audience, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh, account: account)
+    /// The request of `kind` for `account` and `principal` with this freshness.
+    func request(_ kind: TokenKind, audience: String?, principal: TokenRequest.Principal, account: String?) -> TokenRequest {
+        var r = TokenRequest(kind: kind, audience: audience, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh, account: account)
+        r.principal = principal
+        return r
     }
 
-    func request(_ target: TokenTarget, chain: [String], account: String?) -> TokenRequest {
-        var r = request(.access, audience: target.audience, chain: chain, account: account)
+    func request(_ target: TokenTarget, principal: TokenRequest.Principal, account: String?) -> TokenRequest {
+        var r = request(.access, audience: target.audience, principal: principal, account: account)
         r.resource = target.resource
         return r
+    }
+}
+
+extension TokenRequest.Principal {
+    /// `--impersonate-service-account`'s chain as a principal: none given, as the configuration says; an empty one,
+    /// the person; else that chain.
+    init(given chain: [String]?) {
+        guard let chain else { self = .configured; return }
+        self = chain.isEmpty ? .person : .serviceAccount(chain: chain)
     }
 }
 
 /// Tokens from this machine's store, the person's or (with a chain) a service account's.
 struct LocalTokens: TokenSource {
     let c: Context
-    let chain: [String]
+    /// Whose tokens: the one token path resolves `.configured` against the configuration.
+    let principal: TokenRequest.Principal
     /// Sign in through the browser first when nobody is (`exec --login`, kubectl's interactive exec).
     let interactive: Bool
+
+    /// `chain`: the command line's `--impersonate-service-account` (nil: as the configuration says; empty: the person).
+    init(c: Context, chain: [String]?, interactive: Bool) {
+        self.c = c
+        self.principal = TokenRequest.Principal(given: chain)
+        self.interactive = interactive
+    }
 
     /// 1. The library's token path answers (`SignInClient.token`).
     /// 2. Not signed in (exit 3): with `interactive`, say so on standard error, sign in through the browser, and ask
     ///    again (no refresh forced: the sign-in's tokens are new); otherwise throw, so a script is never stopped by
     ///    a browser.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        try answer(freshness.request(kind, audience: audience, chain: chain, account: c.account))
+        try answer(freshness.request(kind, audience: audience, principal: principal, account: c.account))
     }
 
     func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        try answer(freshness.request(target, chain: chain, account: c.account))
+        try answer(freshness.request(target, principal: principal, account: c.account))
     }
 
     private func answer(_ r: TokenRequest) throws(SignInError) -> IssuedToken {
@@ -91,7 +110,7 @@ struct LocalTokens: TokenSource {
     }
 
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
-        var r = freshness.request(.access, audience: nil, chain: chain, account: c.account)
+        var r = freshness.request(.access, audience: nil, principal: principal, account: c.account)
         r.proofFor = target
         return try c.client.token(r)
     }
@@ -134,9 +153,7 @@ final class AgentTokens: TokenSource {
     private(set) var configuredChain = false
 
     private func request(_ kind: TokenKind, _ freshness: Freshness, audience: String?) -> TokenRequest {
-        var r = freshness.request(kind, audience: audience, chain: chain, account: account)
-        r.appliesConfiguredChain = configuredChain
-        return r
+        freshness.request(kind, audience: audience, principal: configuredChain ? .configured : .init(given: chain), account: account)
     }
 
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {

@@ -345,7 +345,7 @@ package final class LoopbackServer {
         while true {
             let fd = Posix.accept(listener.fd, nil, nil)
             if fd < 0 { return }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = Posix.fcntl(fd, F_SETFD, FD_CLOEXEC)
             let peer = listener.path != nil ? PeerCredentials.of(fd) : nil
             if let refusal = listener.path != nil ? Self.refusal(unixPeer: peer) : refusal(ofAccepted: fd) {
                 // Closed unanswered: another user learns nothing, not even that this is signin.
@@ -353,7 +353,7 @@ package final class LoopbackServer {
                 if reportedPeers.insert(refusal).inserted { notice(.refusedPeer(reason: refusal)) }
                 continue
             }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = Posix.fcntl(fd, F_SETFL, Posix.fcntl(fd, F_GETFL) | O_NONBLOCK)
             if connections.count >= LoopbackServer.maxConnections {
                 // Full: drop the oldest, so a flood of idle connections cannot lock the browser out.
                 let oldest = connections.removeFirst()

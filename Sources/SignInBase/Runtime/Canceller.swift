@@ -16,8 +16,8 @@ package final class Canceller: Sendable {
         var fds: [Int32] = [-1, -1]
         if Posix.pipe(&fds) == 0 {
             for fd in fds {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+                _ = Posix.fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = Posix.fcntl(fd, F_SETFL, O_NONBLOCK)
             }
         } else {
             fds = [-1, -1]

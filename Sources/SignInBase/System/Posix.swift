@@ -25,6 +25,10 @@ package enum Posix {
     }
 
     // Descriptors.
+    /// `open(2)` with a mode (for `O_CREAT`).
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { retrying { Glibc.open(path, flags, mode) } }
+    @discardableResult package static func fcntl(_ fd: Int32, _ command: Int32, _ value: Int32) -> Int32 { Glibc.fcntl(fd, command, value) }
+    package static func fcntl(_ fd: Int32, _ command: Int32) -> Int32 { Glibc.fcntl(fd, command) }
     @discardableResult package static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
     @discardableResult package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
         retrying { Glibc.read(fd, buffer, count) }
@@ -60,7 +64,7 @@ package enum Posix {
         defer { fclose(f) }
         var buf = [CChar](repeating: 0, count: 256)
         guard fgets(&buf, 255, f) != nil else { return nil }
-        let line = String(cString: buf)
+        let line = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return line.hasSuffix("\n") ? String(line.dropLast()) : line
     }
 

@@ -34,7 +34,7 @@ struct IDTokenCommand: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
+        try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write() }

@@ -124,7 +124,7 @@ struct Init: SignInCommand {
         }
         // The folders up to the file, the last one private.
         Directory.create(PathName(path: path).deletingLastPathComponent)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = Posix.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             err("signin: cannot write \(path): \(Posix.errnoText(errno))")
             return .failure

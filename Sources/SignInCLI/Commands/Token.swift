@@ -34,7 +34,7 @@ struct Token: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
+        try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 
     /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).

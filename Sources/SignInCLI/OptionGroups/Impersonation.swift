@@ -5,7 +5,8 @@ import SignInKit
 enum Impersonation {
     static let option = OptionSpec("--impersonate-service-account", value: "SA", "Hand out this service account's tokens, minted with your grant (a comma list: a delegation chain; also impersonate_service_account)")
 
-    /// The chain given on the command line (nil: as the configuration says). Checked here, before anything runs.
+    /// The chain given on the command line (nil: as the configuration says, which the one token path decides,
+    /// `TokenRequest.Principal.configured`). Checked here, before anything runs.
     static func chain(_ a: Arguments) throws(UsageError) -> [String]? {
         guard let v = a.value(option) else { return nil }
         let items = v.split(separator: ",").map { $0.trimmingWhitespace }
@@ -15,7 +16,4 @@ enum Impersonation {
         }
         return items
     }
-
-    /// The chain in force: the command line's, else the configuration's (empty: the person's own tokens).
-    static func chain(_ given: [String]?, _ c: Context) -> [String] { given ?? c.client.configuration.impersonateServiceAccount }
 }

@@ -51,6 +51,8 @@ public enum AgentProtocol {
         public static let chain = "chain", email = "email", profile = "profile"
         /// `1`: no chain given, so the agent's configuration's `impersonate_service_account` applies.
         public static let configuredChain = "configured_chain"
+        /// `1`: a token for Google Cloud's APIs, which the agent's configuration may federate (`TokenRequest.forGoogleCloud`).
+        public static let googleCloud = "google_cloud"
         public static let token = "token", expiresAt = "expires_at", subject = "subject"
         /// DPoP (RFC 9449): the request a proof is asked for, and the answer's token type and proof.
         public static let dpopMethod = "dpop_method", dpopURL = "dpop_url", tokenType = "token_type", dpopProof = "dpop_proof"
@@ -74,7 +76,8 @@ public enum AgentProtocol {
         if let a = r.audience { q.append((Key.audience, a)) }
         if let a = r.resource { q.append((Key.resource, a)) }
         if !r.serviceAccountChain.isEmpty { q.append((Key.chain, r.serviceAccountChain.joined(separator: ","))) }
-        if r.serviceAccountChain.isEmpty && r.appliesConfiguredChain { q.append((Key.configuredChain, "1")) }
+        if case .configured = r.principal { q.append((Key.configuredChain, "1")) }
+        if r.forGoogleCloud { q.append((Key.googleCloud, "1")) }
         if !r.includeEmail { q.append((Key.email, "0")) }
         if let target = r.proofFor { q += [(Key.dpopMethod, target.method), (Key.dpopURL, target.url)] }
         if let profile { q.append((Key.profile, profile)) }
@@ -110,7 +113,8 @@ public enum AgentProtocol {
             guard items.allSatisfy(ServiceAccounts.isEmail) else { return .failure(.init("chain must name service accounts by e-mail")) }
             r.serviceAccountChain = items
         }
-        r.appliesConfiguredChain = r.serviceAccountChain.isEmpty && q[Key.configuredChain] == "1"
+        if r.serviceAccountChain.isEmpty && q[Key.configuredChain] == "1" { r.principal = .configured }
+        r.forGoogleCloud = q[Key.googleCloud] == "1"
         if let url = q[Key.dpopURL] {
             let target = TokenRequest.DPoPTarget(method: q[Key.dpopMethod] ?? "GET", url: url)
             if let problem = target.problem { return .failure(.init("dpop_url and dpop_method: \(problem)")) }

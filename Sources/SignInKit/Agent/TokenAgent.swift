@@ -496,7 +496,7 @@ package final class TokenAgent: @unchecked Sendable {
         // Bounded: past the limit the log moves to agent.log.1 (replacing the one before), so a flood of refused
         // requests costs at most twice the limit on disk.
         if Posix.lstat(path, &st) == 0, Int(st.st_size) >= AgentProtocol.logLimit { Posix.rename(path, path + ".1") }
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return }
         defer { Posix.close(fd) }
         var bytes = Array((Date().formatted(.iso8601) + " " + line.withoutControlCharacters + "\n").utf8)

@@ -94,18 +94,6 @@ extension SignInClient {
         return .noPreviousSignIn(reason: .noCurrentAccount(stored: others.map { $0.profile.email ?? $0.profile.userID }))
     }
 
-    func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
-        let minimumValidity = minimumValidity.timeInterval
-        switch token {
-        case .access:
-            guard c.accessToken != nil, c.accessTokenRejectedAt == nil, let exp = c.accessTokenExpiry else { return false }
-            return exp.timeIntervalSinceNow >= minimumValidity
-        case .id:
-            guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
-            return exp.timeIntervalSinceNow >= minimumValidity
-        }
-    }
-
     /// Makes the next `restore` refresh before handing out an access token: for a caller told by an API that the
     /// token was rejected (git's `erase`). Only when `rejected` is the stored access token (compared in constant
     /// time), so a late report about an older token changes nothing.

@@ -44,7 +44,9 @@ public final class MetadataServer: @unchecked Sendable {
     /// The port the server listens on.
     public let port: Int
     /// The account the tools see (an impersonated chain's target, else the person).
-    public let impersonating: [String]
+    public var impersonating: [String] { client.serviceAccountChain(for: principal) }
+    /// Whose tokens the tools get.
+    let principal: TokenRequest.Principal
     private let client: SignInClient
     private let account: String?
     private let onEvent: @Sendable (Event) -> Void
@@ -67,7 +69,7 @@ public final class MetadataServer: @unchecked Sendable {
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(SignInError) {
         self.client = client
         self.account = account
-        self.impersonating = impersonate ?? client.configuration.impersonateServiceAccount
+        self.principal = impersonate.map { $0.isEmpty ? .person : .serviceAccount(chain: $0) } ?? .configured
         self.onEvent = onEvent
         projectNumber.withLock { $0 = client.configuration.projectNumber }
         service = LocalService(try LoopbackServer(port: port, sameUserOnly: true, methods: ["GET"], addressHostOnly: true,
@@ -100,14 +102,21 @@ public final class MetadataServer: @unchecked Sendable {
         server.close()
     }
 
-    /// The answers, from the client's store (and the IAM API when impersonating).
+    /// The answers: every token through the one token path (`SignInClient.token`), which decides the principal,
+    /// federation and the scope rule; this type only says what a tool asked (and reports what it was refused).
     private struct Source: ComputeMetadataSource {
         let server: MetadataServer
         var client: SignInClient { server.client }
         var chain: [String] { server.impersonating }
-        var federation: WorkloadIdentityFederation? { client.configuration.googleFederation }
         /// Tools refresh a token when under about four minutes remain: hand out none with less than five.
         static let margin = Duration.seconds(300)
+
+        private func request(_ kind: TokenKind) -> TokenRequest {
+            var r = TokenRequest(kind: kind, minimumValidity: Self.margin, account: server.account)
+            r.principal = server.principal
+            r.forGoogleCloud = true
+            return r
+        }
 
         func email() throws(SignInError) -> String {
             if let target = chain.last { return target }
@@ -116,42 +125,31 @@ public final class MetadataServer: @unchecked Sendable {
         }
 
         func scopes() throws(SignInError) -> [String] {
-            if !chain.isEmpty || federation != nil { return [SignInClient.cloudPlatformScope] }
+            if !chain.isEmpty || client.federation(for: request(.access)) != nil { return [SignInClient.cloudPlatformScope] }
             guard let c = try client.credentials(account: server.account) else { throw client.noAccount() }
             return c.grantedScopes
         }
 
         func accessToken(scopes asked: [String]?) throws(SignInError) -> IssuedToken {
-            var r = TokenRequest(kind: .access, serviceAccountChain: chain, scopes: asked, minimumValidity: Self.margin, account: server.account)
-            r.workloadIdentity = federation
-            if !chain.isEmpty || federation != nil { return try client.token(r) }
-            // The person's token carries the scopes granted at sign-in: a tool asking for more is told, not handed one
-            // that its API will refuse.
-            r.scopes = nil
-            let stored = try client.credentials(account: server.account)
-            let granted = Set((stored?.grantedScopes ?? []).map(Self.canonicalScope))
-            let missing = (asked ?? []).filter { !granted.contains(Self.canonicalScope($0)) }
-            if let stored, !missing.isEmpty {
-                let who = stored.profile.email ?? stored.profile.userID
-                server.onEvent(.scopeMissing(scopes: missing, account: who))
-                throw .unsupported(reason: "the sign-in of \(who) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
-            }
-            return try client.token(r)
-        }
-
-        /// Google grants `email` and `profile` under their long names, and tools may ask for either.
-        static func canonicalScope(_ s: String) -> String {
-            switch s {
-            case "https://www.googleapis.com/auth/userinfo.email": return "email"
-            case "https://www.googleapis.com/auth/userinfo.profile": return "profile"
-            default: return s
+            var r = request(.access)
+            r.scopes = asked
+            do {
+                return try client.token(r)
+            } catch {
+                // The scope rule is the token path's; what it refused is reported here, for the log.
+                if chain.isEmpty, client.federation(for: r) == nil, let asked, let stored = try? client.credentials(account: server.account),
+                   let missing = SignInClient.scopesNotGranted(asked, granted: stored.grantedScopes, rules: client.configuration.providerRules) {
+                    server.onEvent(.scopeMissing(scopes: missing, account: stored.profile.email ?? stored.profile.userID))
+                }
+                throw error
             }
         }
 
         func idToken(audience: String, full: Bool) throws(SignInError) -> SignInToken {
             if chain.isEmpty && audience != client.configuration.clientID { server.onEvent(.audienceUnavailable(audience: audience)) }
-            var r = TokenRequest(kind: .id, serviceAccountChain: chain, audience: audience, includeEmail: full, minimumValidity: Self.margin, account: server.account)
-            r.workloadIdentity = federation
+            var r = request(.id)
+            r.audience = audience
+            r.includeEmail = full
             return try client.token(r).token
         }
 
@@ -160,12 +158,10 @@ public final class MetadataServer: @unchecked Sendable {
         func numericProjectID() throws(SignInError) -> String? {
             if let known = server.projectNumber.withLock({ $0 }) { return known }
             guard let id = client.configuration.projectID else { return nil }
-            let bearer: String
-            if let federation {
-                bearer = try client.federatedAccessToken(federation, account: server.account).value
-            } else {
-                bearer = try client.restore(account: server.account).accessToken?.value ?? ""
-            }
+            // The person's own token (or the federated one): the project is the configuration's, not a service account's.
+            var r = request(.access)
+            r.principal = .person
+            let bearer = try client.token(r).token.value
             let n = try ResourceManagerClient(configuration: client.configuration).projectNumber(of: id, bearer: bearer)
             server.projectNumber.withLock { $0 = n }
             return n

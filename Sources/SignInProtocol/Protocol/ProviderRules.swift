@@ -21,6 +21,13 @@ package struct ProviderRules: Sendable {
     /// Picture addresses that take a size suffix (`=s<N>-c`), and so can be asked for at a dimension.
     let sizablePicturePrefixes: [String]
 
+    /// Scopes the provider grants under another name than a tool may ask for them (Google: `email` and `profile` for
+    /// their `userinfo` URLs), long name to the granted one.
+    let scopeAliases: [String: String]
+
+    /// `scope` as the provider grants it.
+    package func canonicalScope(_ scope: String) -> String { scopeAliases[scope] ?? scope }
+
     /// Google's issuer, the default.
     public static let googleIssuer = "https://accounts.google.com"
 
@@ -38,13 +45,14 @@ package struct ProviderRules: Sendable {
         refreshTokenHint: "add \"prompt\": \"consent\" to extra_authorization_parameters",
         defaultGitHosts: ["source.developers.google.com", "*.googlesource.com"],
         clientIDSuffix: ".apps.googleusercontent.com",
-        sizablePicturePrefixes: (3...6).map { "https://lh\($0).googleusercontent.com/" })
+        sizablePicturePrefixes: (3...6).map { "https://lh\($0).googleusercontent.com/" },
+        scopeAliases: ["https://www.googleapis.com/auth/userinfo.email": "email", "https://www.googleapis.com/auth/userinfo.profile": "profile"])
 
     /// Any other OpenID provider.
     static func standard(_ issuer: String) -> ProviderRules {
         ProviderRules(issuer: issuer, issuerAliases: [], authorizationParameters: [], deviceAuthorizationEndpoint: nil,
                       refreshTokenHint: "many providers want the \"offline_access\" scope for that", defaultGitHosts: [],
-                      clientIDSuffix: nil, sizablePicturePrefixes: [])
+                      clientIDSuffix: nil, sizablePicturePrefixes: [], scopeAliases: [:])
     }
 
     /// Whether `issuer` is Google's, in any of the forms Google uses.

@@ -93,8 +93,8 @@ struct Exec: SignInCommand {
     /// environment, then signin *becomes* COMMAND (execvp): standard streams, signals, the terminal and the exit
     /// status are COMMAND's own, exactly as if it ran alone. Nothing of signin stays in between.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        if gceMetadata { return try GCEMetadataRun(c, chain: Impersonation.chain(chain, c), login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
-        let source = LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: login)
+        if gceMetadata { return try GCEMetadataRun(c, chain: chain, login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
+        let source = LocalTokens(c: c, chain: chain, interactive: login)
         if tokenFile {
             return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: c.environment)
                 .run(command, variables: fileVariables, environment: c.environment, closing: passphraseFD.map { [$0] } ?? [])

@@ -68,7 +68,7 @@ struct DockerCredential: SignInCommand {
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         if operation == "configure" { return try configure(c, patterns: DockerRegistries.patterns(for: c.client.configuration)) }
-        return try serve(LocalTokens(c: c, chain: Impersonation.chain(chain, c), interactive: false))
+        return try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {

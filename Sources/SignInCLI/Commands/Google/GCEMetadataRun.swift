@@ -17,12 +17,13 @@ import Glibc
 ///    server stops (after answering the request in hand) and signin exits with COMMAND's status or signal.
 struct GCEMetadataRun {
     let c: Context
-    let chain: [String]
+    /// The command line's chain (nil: as the configuration says).
+    let chain: [String]?
     let login: Bool
     let verbose: Bool
     let passphraseFD: Int32?
 
-    init(_ c: Context, chain: [String], login: Bool, verbose: Bool, passphraseFD: Int32?) {
+    init(_ c: Context, chain: [String]?, login: Bool, verbose: Bool, passphraseFD: Int32?) {
         self.c = c
         self.chain = chain
         self.login = login

@@ -40,7 +40,6 @@ struct MetadataServerCommand: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        let chain = Impersonation.chain(self.chain, c)
         ChildProcess.blockStopSignals()
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
         let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
@@ -56,7 +55,7 @@ struct MetadataServerCommand: SignInCommand {
         } else {
             for (name, value) in variables { out("export \(name)=\(value)") }
         }
-        let who = chain.last ?? (try? c.client.restore(account: c.account).profile.email) ?? nil
+        let who = server.impersonating.last ?? (try? c.client.restore(account: c.account).profile.email) ?? nil
         err("signin: metadata server for \(who?.withoutControlCharacters ?? "the signed-in account") on \(server.address); stop it with Ctrl-C.")
         _ = ChildProcess.waitForStopSignal()
         server.stop()

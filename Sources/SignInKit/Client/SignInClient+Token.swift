@@ -1,0 +1,227 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
+import FoundationEssentials
+
+// The token use case: `SignInClient.token(_:)`, the one path every consumer's token takes (`signin token` and
+// `id-token`, every bridge, the metadata server, the agent for a forwarded session, `SignInClient.freshToken`'s
+// callers through `restore`). What a reader follows for a cached `signin token`, and nothing else decides it:
+//   1. Sources/signin/main.swift → SignInCLI's `CLI.run` → `Token.run` (Commands/Token.swift) → `LocalTokens`
+//      (TokenSource.swift): the command line made into a `TokenRequest`.
+//   2. This file: the principal, federation, the scope rule, the target, the token type and the answer.
+//   3. `SignInClient.restore` (SignInClient+Restore.swift): the stored entry, fresh (`isFresh`, below) or refreshed.
+//   4. `CredentialStore` and `StoreKey` (SignInStorage): the entry read and decrypted with the key where it lives.
+// The forwarded agent's client end crosses the socket with the same `TokenRequest` (Agent/AgentProtocol.swift) and
+// the agent answers it here.
+
+/// A token answered by `SignInClient.token(_:)`, and whom it is for.
+public struct IssuedToken: Sendable, Equatable {
+    public let token: SignInToken
+    public let kind: TokenKind
+    /// The person's `sub`, or the service account's e-mail.
+    public let subject: String
+    /// The person's e-mail (their `sub` when the provider gave none), or the service account's e-mail.
+    public let name: String
+    /// `DPoP` when `token` is the person's access token bound to this machine's key (RFC 9449), else `Bearer`.
+    public internal(set) var tokenType: String = "Bearer"
+    /// The key a `DPoP` token is bound to, as the entry keeps it; never leaves SignInKit.
+    var storedProofKey: String?
+    /// The proof `TokenRequest.proofFor` asked for, naming this token; nil for a bearer token.
+    public internal(set) var dpopProof: String?
+    /// The API this access token is for alone (`TokenRequest.resource`), or nil: the grant's own token.
+    public internal(set) var resource: String?
+    /// The audience this access token was exchanged for (`TokenRequest.audience` of an access token), or nil.
+    public internal(set) var audience: String?
+
+    /// The token for a consumer whose protocol can carry only a bearer token (`consumer` names it: "kubectl",
+    /// "git", "docker", "the metadata server"): the value, or, for an access token bound to this machine's DPoP key,
+    /// `.unsupported` saying so. A bound token handed out as a bearer one is refused by every API that checks the
+    /// binding, and useless to one that does not; where the protocol can say DPoP (`signin token --json`'s
+    /// `token_type`, `exec`'s `SIGNIN_TOKEN_TYPE`), it is said instead.
+    public func bearerValue(for consumer: String) throws(SignInError) -> String {
+        guard tokenType == "DPoP" else { return token.value }
+        throw .unsupported(reason: "\(consumer) can carry only a bearer token, and this access token is bound to signin's DPoP key (RFC 9449: each request needs a proof). Use `signin exec` (SIGNIN_TOKEN_TYPE says DPoP) with `signin dpop-proof`, or set \"dpop\": \"never\" in the configuration and sign in again for bearer tokens")
+    }
+
+    /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
+    public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
+        guard tokenType == "DPoP", let proofKey = try ProofKey.fromEntry(storedProofKey) else { return nil }
+        return try DPoP.proof(proofKey, method: method, url: url, accessToken: token.value)
+    }
+
+    public init(token: SignInToken, kind: TokenKind, subject: String, name: String) {
+        self.token = token
+        self.kind = kind
+        self.subject = subject
+        self.name = name
+    }
+}
+
+extension SignInClient {
+    /// The one token path: a token as `request` asks, with no browser.
+    ///
+    /// 0. The principal (`request.principal`): a given service-account chain; `.configured`, the configuration's
+    ///    `impersonate_service_account` chain, else the person; `.person`, the person whatever the configuration says.
+    ///    Federation: the request's `workloadIdentity`, else, for a token for Google Cloud (`forGoogleCloud`), the
+    ///    configuration's `google_federation_audience`. No consumer reads either setting itself.
+    /// 1. An ID token for an audience other than this client, without a service account: `.unsupported` (the
+    ///    signed-in person's ID tokens are for this client only; another audience needs a service account).
+    ///    A service account's ID token without an audience: `.unsupported` too.
+    /// 2. The person's token: `restore` (no network while the stored one is fresh for `minimumValidity` and no
+    ///    refresh is forced; one refresh for many callers and processes; rotation saved first). Scopes a request
+    ///    names for the person's access token must all be granted (Google's long and short names are one scope):
+    ///    `.unsupported` naming the missing ones otherwise, as a tool must not get a token its API refuses.
+    /// 3. A service account's: from the entry's encrypted cache while fresh, else minted through the IAM
+    ///    Credentials API with the person's token (`serviceAccountAccessToken`, `serviceAccountIDToken`); a forced
+    ///    refresh mints anew.
+    /// 4. With federation: an access token, or a service account's token, is bought through Google's STS
+    ///    with the person's ID token (`federatedAccessToken`), cached the same way; the person's own ID token is
+    ///    still the provider's.
+    /// 5. The answer says its type: `DPoP` for an access token bound to this machine's key (with the proof
+    ///    `proofFor` asks, never one for the provider's own endpoints), else `Bearer`; `IssuedToken.authorization`
+    ///    renders either.
+    public func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
+        var request = request
+        request.principal = .serviceAccount(chain: serviceAccountChain(for: request.principal))
+        let chain = request.serviceAccountChain
+        let federation = self.federation(for: request)
+        if let federation, request.kind == .access || !chain.isEmpty {
+            return try federatedToken(request, federation)
+        }
+        if request.kind == .access, request.audience != nil || request.resource != nil {
+            guard chain.isEmpty else {
+                throw .unsupported(reason: "a resource or an audience is asked for with the signed-in person's own access token; a service account's token is for the scopes it is minted with (leave out --impersonate-service-account, or --resource and --audience)")
+            }
+            return try targetedToken(request)
+        }
+        guard !chain.isEmpty else {
+            if request.kind == .id, let audience = request.audience, audience != configuration.clientID {
+                throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
+            }
+            let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
+            if request.kind == .access, let asked = request.scopes, let missing = Self.scopesNotGranted(asked, granted: user.grantedScopes, rules: configuration.providerRules) {
+                throw .unsupported(reason: "the sign-in of \(user.profile.email ?? user.userID) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
+            }
+            guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
+            var issued = IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
+            if request.kind == .access, user.accessTokenType == "DPoP" {
+                try bind(&issued, proofKey: user.storedProofKey, endpoints: user.endpoints, proofFor: request.proofFor)
+            }
+            return issued
+        }
+        let target = chain[chain.count - 1]
+        // A forced refresh of a service account's token mints a new one: nothing cached is fresh enough for that.
+        let validity = request.forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : request.minimumValidity
+        let t: SignInToken
+        switch request.kind {
+        case .access:
+            t = try serviceAccountAccessToken(chain: chain, scopes: request.scopes ?? [SignInClient.cloudPlatformScope], account: request.account,
+                                              minimumValidity: validity)
+        case .id:
+            guard let audience = request.audience else {
+                throw .unsupported(reason: "a service account's ID token needs an audience: add --audience AUDIENCE (the service it is for)")
+            }
+            t = try serviceAccountIDToken(chain: chain, audience: audience, includeEmail: request.includeEmail, account: request.account,
+                                          minimumValidity: validity)
+        }
+        return IssuedToken(token: t, kind: request.kind, subject: target, name: target)
+    }
+
+    /// A DPoP-bound access token: its type and key, and the proof `proofFor` asks for, never one for the provider's own
+    /// endpoints (with a copied refresh token, such a proof buys tokens).
+    private func bind(_ issued: inout IssuedToken, proofKey: String?, endpoints: ProviderEndpoints, proofFor: TokenRequest.DPoPTarget?) throws(SignInError) {
+        issued.tokenType = "DPoP"
+        issued.storedProofKey = proofKey
+        guard let target = proofFor else { return }
+        if let problem = target.problem { throw .unsupported(reason: "a DPoP proof: \(problem)") }
+        if let own = endpoints.ownEndpointName(of: target.url) {
+            throw .unsupported(reason: "a DPoP proof for the provider's own \(own) endpoint (\(target.url.withoutControlCharacters)) is never given out: signin makes its requests to the provider itself")
+        }
+        issued.dpopProof = try issued.dpopProof(method: target.method, url: target.url)
+    }
+
+    /// The person's access token for one API: exchanged for `audience` (RFC 8693), or for `resource` alone (RFC 8707).
+    private func targetedToken(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
+        let validity = request.minimumValidity
+        let (t, stored) = request.audience != nil
+            ? try exchangedToken(audience: request.audience, resource: request.resource, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+            : try resourceToken(request.resource!, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+        var issued = IssuedToken(token: t, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
+        issued.resource = request.resource
+        issued.audience = request.audience
+        if stored.accessTokenType == "DPoP" { try bind(&issued, proofKey: stored.dpopKey, endpoints: stored.endpoints, proofFor: request.proofFor) }
+        return issued
+    }
+
+    /// Whether answering `request` for the person would refresh first (the stored token is not fresh enough,
+    /// was marked rejected, or a refresh is forced). Reads the store only; no network.
+    public func wouldRefresh(_ request: TokenRequest) throws(SignInError) -> Bool {
+        guard let stored = try credentials(account: request.account) else { return false }
+        if request.kind == .access, request.audience != nil || request.resource != nil {
+            let key = request.audience != nil ? Self.exchangeKey(audience: request.audience, resource: request.resource) : Self.resourceKey(request.resource!)
+            guard let t = stored.serviceAccountTokens?.first(where: { $0.key == key }) else { return true }
+            return request.forceRefresh || t.expiry.timeIntervalSinceNow < request.minimumValidity.timeInterval
+        }
+        return request.forceRefresh || !isFresh(stored, minimumValidity: request.minimumValidity, token: request.kind)
+    }
+
+    private func federatedToken(_ request: TokenRequest, _ federation: WorkloadIdentityFederation) throws(SignInError) -> IssuedToken {
+        let chain = request.serviceAccountChain
+        let validity = request.minimumValidity
+        let t: SignInToken
+        switch request.kind {
+        case .access:
+            t = try federatedAccessToken(federation, scopes: request.scopes ?? [SignInClient.cloudPlatformScope], chain: chain, account: request.account,
+                                         minimumValidity: validity, forceRefresh: request.forceRefresh)
+        case .id:
+            guard let audience = request.audience else {
+                throw .unsupported(reason: "a service account's ID token needs an audience: add --audience AUDIENCE (the service it is for)")
+            }
+            t = try federatedServiceAccountIDToken(federation, chain: chain, audience: audience, includeEmail: request.includeEmail, account: request.account,
+                                                   minimumValidity: validity, forceRefresh: request.forceRefresh)
+        }
+        if let target = chain.last { return IssuedToken(token: t, kind: request.kind, subject: target, name: target) }
+        guard let stored = try credentials(account: request.account) else { throw noAccount() }
+        return IssuedToken(token: t, kind: request.kind, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
+    }
+
+    /// The service-account chain `principal` comes to (empty: the person): step 0's rule, which a consumer that
+    /// shows whom it serves (the metadata server's account) asks too.
+    package func serviceAccountChain(for principal: TokenRequest.Principal) -> [String] {
+        switch principal {
+        case .configured: return configuration.impersonateServiceAccount
+        case .person: return []
+        case .serviceAccount(let chain): return chain
+        }
+    }
+
+    /// The federation `request` is answered through, or nil: its own, else the configuration's for a token for Google
+    /// Cloud (step 0).
+    package func federation(for request: TokenRequest) -> WorkloadIdentityFederation? {
+        request.workloadIdentity ?? (request.forGoogleCloud ? configuration.googleFederation : nil)
+    }
+
+    /// The scopes of `asked` that `granted` lacks (each compared in the provider's canonical spelling), or nil when
+    /// all were granted: the scope rule of step 2, which the metadata server also reports as an event.
+    package static func scopesNotGranted(_ asked: [String], granted: [String], rules: ProviderRules) -> [String]? {
+        let have = Set(granted.map(rules.canonicalScope))
+        let missing = asked.filter { !have.contains(rules.canonicalScope($0)) }
+        return missing.isEmpty ? nil : missing
+    }
+
+    /// Whether the entry's token of `token` kind is there, not marked rejected, and valid `minimumValidity` more:
+    /// the freshness rule of step 2 (and of `restore`).
+    func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
+        let minimumValidity = minimumValidity.timeInterval
+        switch token {
+        case .access:
+            guard c.accessToken != nil, c.accessTokenRejectedAt == nil, let exp = c.accessTokenExpiry else { return false }
+            return exp.timeIntervalSinceNow >= minimumValidity
+        case .id:
+            guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
+            return exp.timeIntervalSinceNow >= minimumValidity
+        }
+    }
+
+}
