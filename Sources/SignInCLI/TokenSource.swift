@@ -186,28 +186,9 @@ final class AgentTokens: TokenSource {
     func gitResources() -> [String: String] { (try? hello())?.gitResources ?? [:] }
     func dockerRegistries() -> [String] { (try? hello())?.dockerRegistries ?? [] }
 
-    /// The laptop's agent gives the person's ID token (never the grant) and names its configuration's STS; this
-    /// machine asks STS itself, with nothing cached here (there is no store here). STS finding the ID token
-    /// expired makes one forced refresh on the laptop and one more try.
+    /// The role's credentials by the library's one AWS rule, with the laptop's ID token (`AgentClient.awsCredentials`).
     func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials {
-        if let problem = request.problem { throw .unsupported(reason: problem) }
-        guard let endpoint = try hello().awsSTSEndpoint else {
-            throw .unsupported(reason: "the agent at \(agent.socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
-        }
-        let saved = (chain, configuredChain)
-        (chain, configuredChain) = ([], false)
-        defer { (chain, configuredChain) = saved }
-        let sts = try AWSSecurityTokenService(endpoint: endpoint)
-        func attempt(force: Bool) throws(SignInError) -> AWSCredentials {
-            let id = try token(.id, Freshness(minTTL: 60, forceRefresh: force), audience: nil)
-            return try sts.assumeRole(request.roleARN, idToken: id.token.value, sessionName: request.sessionName ?? AWSRoleRequest.sessionName(from: id.name),
-                                      duration: request.duration)
-        }
-        do throws(SignInError) {
-            return try attempt(force: request.forceRefresh)
-        } catch .providerError(_, let code, _) where code == "ExpiredTokenException" {
-            return try attempt(force: true)
-        }
+        try agent.awsCredentials(request, account: account)
     }
     var settingsName: String { "the laptop's configuration (through the agent at \(agent.socketPath))" }
     var gitUsername: String? { nil }

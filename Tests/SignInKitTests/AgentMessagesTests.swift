@@ -71,4 +71,69 @@ import Testing
         s["host"] = .string("dev\u{1b}]0;pwned\u{07}box")
         #expect(AgentProtocol.SessionInfo(json: s)?.host.contains("\u{1b}") == false)
     }
+
+    @Test func aSessionRequestRoundTripsAndTheAgentRefusesWhatIsNone() throws {
+        var asked = AgentProtocol.SessionRequest(host: "devbox")
+        asked.accounts = ["alice@example.org", "bob@example.org"]
+        asked.profile = "/home/a/corp.json"
+        asked.seconds = 3600
+        asked.chains = [["deleg@p.iam.gserviceaccount.com", "sa@p.iam.gserviceaccount.com"]]
+        asked.audiences = ["orders-api"]
+        asked.resources = ["https://orders.example.test/"]
+        asked.askpass = "/usr/bin/ssh-askpass"
+        let query = Dictionary(uniqueKeysWithValues: asked.query)
+        #expect(try AgentProtocol.SessionRequest(query: query) == asked)
+        #expect(try AgentProtocol.SessionRequest(query: ["host": "h"]) == AgentProtocol.SessionRequest(host: "h"))
+        // Each key that is not what it says is refused by name, before any session exists.
+        for (key, value, named) in [("profile", "../etc/x", "profile"), ("impersonate", "not-an-email", "impersonate"),
+                                    ("resources", "relative/path", "resources"), ("seconds", "-5", "seconds")] {
+            var bad = query
+            bad[key] = value
+            #expect(throws: AgentRequestError.self) { try AgentProtocol.SessionRequest(query: bad) }
+            do { _ = try AgentProtocol.SessionRequest(query: bad) } catch { #expect(error.message.contains(named)) }
+        }
+        // A host with a terminal escape is kept without it (it is shown in the person's questions and the log).
+        #expect(try AgentProtocol.SessionRequest(query: ["host": "dev\u{1b}[2Jbox"]).host == "dev[2Jbox")
+
+        let created = AgentProtocol.SessionCreated(id: "0a1b2c3d", socket: "/run/user/1000/signin/fwd-0a1b2c3d.sock", expiresAt: 2_000_000_000)
+        #expect(AgentProtocol.SessionCreated(json: roundTrip(created.json)) == created)
+        var o = roundTrip(created.json)
+        o["socket"] = .string("relative.sock")
+        #expect(AgentProtocol.SessionCreated(json: o) == nil)
+        o = roundTrip(created.json)
+        o["id"] = .string("../x")
+        #expect(AgentProtocol.SessionCreated(json: o) == nil)
+    }
+
+    @Test func aForwardedSessionAdmitsOnlyWhatItsSignInSSHForwarded() {
+        var s = ForwardedSession(id: "0a", socket: "/tmp/x.sock", profile: "corp", subjects: ["sub-alice"], names: ["alice@example.org"],
+                                 chains: ["sa@p.iam.gserviceaccount.com"], expiresAt: nil, owner: nil, ownerPidFD: -1, ownerStart: nil,
+                                 confirm: false, askpass: nil, host: "devbox", createdAt: Date())
+        func admitted(_ r: TokenRequest, profile: String? = "corp") -> TokenRequest? {
+            if case .admitted(let a) = s.admit(r, profile: profile) { return a }
+            return nil
+        }
+        // The session's account by e-mail (any case) or sub; none named: its first.
+        #expect(admitted(TokenRequest(account: "ALICE@example.org"))?.account == "sub-alice")
+        #expect(admitted(TokenRequest())?.account == "sub-alice")
+        #expect(admitted(TokenRequest(account: "bob@example.org")) == nil)
+        // Its configuration only.
+        #expect(admitted(TokenRequest(), profile: "other") == nil)
+        // Only the chain forwarded; no chain named is the laptop configuration's decision.
+        #expect(admitted(TokenRequest(serviceAccountChain: ["sa@p.iam.gserviceaccount.com"])) != nil)
+        #expect(admitted(TokenRequest(serviceAccountChain: ["other@p.iam.gserviceaccount.com"])) == nil)
+        var configured = TokenRequest()
+        configured.principal = .configured
+        #expect(admitted(configured)?.principal == .configured)
+        // Restricted to one API: only the person's access token for it.
+        s.audiences = ["orders-api"]
+        #expect(admitted(TokenRequest(audience: "orders-api")) != nil)
+        #expect(admitted(TokenRequest(audience: "billing-api")) == nil)
+        #expect(admitted(TokenRequest(kind: .id)) == nil)
+        #expect(admitted(TokenRequest()) == nil)
+        // A refresh the remote side chooses: once per interval.
+        #expect(s.mayChooseRefresh(now: 100) == nil)
+        #expect(s.mayChooseRefresh(now: 110) == 21)
+        #expect(s.mayChooseRefresh(now: 131) == nil)
+    }
 }

@@ -120,22 +120,20 @@ struct SSHCommand: SignInCommand {
 
     private func run(_ env: [String: String]) throws(SignInError) -> ExitCode {
         let agent = try Self.runningAgent(env)
-        var query = [("host", sshArguments[destinationIndex])]
-        if !accounts.isEmpty { query.append(("accounts", accounts.joined(separator: ","))) }
-        if let profile { query.append(("profile", profile)) }
-        if let seconds { query.append(("seconds", String(seconds))) }
-        if let chain { query.append(("impersonate", chain.joined(separator: ","))) }
-        if !audiences.isEmpty { query.append(("audiences", audiences.joined(separator: "\n"))) }
-        if !resources.isEmpty { query.append(("resources", resources.joined(separator: "\n"))) }
-        if confirm {
-            query.append(("confirm", "1"))
-            query.append(("askpass", env["SIGNIN_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 } ?? env["SSH_ASKPASS"] ?? ""))
+        var asked = AgentProtocol.SessionRequest(host: sshArguments[destinationIndex])
+        asked.accounts = accounts
+        asked.profile = profile
+        asked.seconds = seconds
+        asked.chains = chain.map { [$0] } ?? []
+        asked.audiences = audiences
+        asked.resources = resources
+        if confirm { asked.askpass = env["SIGNIN_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 } ?? env["SSH_ASKPASS"] ?? "" }
+        let answer = try agent.request("POST", AgentProtocol.Path.sessions + "?" + FormEncoding.encode(asked.query))
+        guard answer.status == 200, let created = AgentProtocol.SessionCreated(json: answer.object) else {
+            let refusal = AgentProtocol.Failure(json: answer.object, status: answer.status)
+            throw .noPreviousSignIn(reason: .agentRefused(reason: refusal.message ?? "the agent would not forward (HTTP \(answer.status))"))
         }
-        let created = try agent.request("POST", AgentProtocol.Path.sessions + "?" + FormEncoding.encode(query))
-        guard created.status == 200, let id = created.object["id"]?.string, let local = created.object["socket"]?.string else {
-            let refusal = AgentProtocol.Failure(json: created.object, status: created.status)
-            throw .noPreviousSignIn(reason: .agentRefused(reason: refusal.message ?? "the agent would not forward (HTTP \(created.status))"))
-        }
+        let (id, local) = (created.id, created.socket)
         // The session ends with ssh, before signin ends (perhaps by ssh's signal, which skips any defer); on an error
         // before that, on the way out. (The agent also notices this process's end by itself, within a second.)
         var open = true

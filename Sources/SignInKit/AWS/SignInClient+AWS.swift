@@ -7,34 +7,33 @@ import FoundationEssentials
 /// AWS roles from any OpenID provider: the signed-in person's ID token (its audience this client) exchanged at
 /// STS for a role's temporary credentials, as aws-cli's `credential_process` takes them.
 extension SignInClient {
-    /// A role's credentials for `request`, with no browser.
+    /// A role's credentials for `request`, with no browser: `AWSRoleSource`'s rule with this machine's ID token.
     ///
-    /// 1. A request STS would refuse (not a role ARN, a bad session name, a duration outside 15 min to 12 h) is
-    ///    `.unsupported`, before any network.
+    /// 1. A request STS would refuse is `.unsupported`, before any network (`AWSRoleSource.check`).
     /// 2. Credentials of this role, session name, duration and STS endpoint, cached in the account's entry
     ///    (encrypted, as a service account's tokens are) and valid for `effectiveMinimumValidity` more, are
     ///    returned with no network, unless a refresh is forced.
     /// 3. Otherwise the person's ID token is restored (refreshed when needed) and STS `AssumeRoleWithWebIdentity`
     ///    is called once under the account's lock, however many processes ask at once; STS finding the ID token
-    ///    expired refreshes it once and asks again.
+    ///    expired refreshes it once and asks again (`AWSRoleSource.refreshesIDToken`).
     /// 4. The credentials are cached and returned. A refusal is a `.providerError` naming the role and what to fix;
     ///    nothing stored changes.
     public func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials {
-        if let problem = request.problem { throw .unsupported(reason: problem) }
+        try AWSRoleSource.check(request)
         let sts = AWSSecurityTokenService(configuration: configuration)
         let session: String
-        if let s = request.sessionName {
-            session = s
+        if request.sessionName != nil {
+            session = AWSRoleSource.sessionName(request, personName: "")
         } else {
             guard let stored = try credentials(account: request.account) else { throw noAccount() }
-            session = AWSRoleRequest.sessionName(from: stored.profile.email ?? stored.profile.userID)
+            session = AWSRoleSource.sessionName(request, personName: stored.profile.email ?? stored.profile.userID)
         }
         let seconds = request.duration.components.seconds
         let key = "aws|" + [request.roleARN, session, String(seconds), sts.endpoint].joined(separator: " ")
         // A forced refresh asks STS: nothing cached is fresh enough for that.
         let validity = request.forceRefresh ? Duration.seconds(2 * 43_200) : request.effectiveMinimumValidity
         let t = try cachedCredential(key: key, account: request.account, minimumValidity: validity, buyingWith: .id,
-                                     retryWhen: { $0 == "ExpiredTokenException" }) { idToken throws(SignInError) in
+                                     retryWhen: AWSRoleSource.refreshesIDToken) { idToken throws(SignInError) in
             let c = try sts.assumeRole(request.roleARN, idToken: idToken, sessionName: session, duration: request.duration)
             return SignInToken(value: c.cacheText, expirationDate: c.expiration)
         }

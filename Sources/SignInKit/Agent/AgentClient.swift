@@ -44,6 +44,22 @@ package struct AgentClient: Sendable {
         return AgentProtocol.Hello(json: a.object)
     }
 
+    /// An AWS role's credentials on a machine reached with `signin ssh`: `AWSRoleSource`'s rule with the person's ID
+    /// token from the agent (the laptop's configuration decides nothing else here) and the STS the agent's hello names.
+    /// Nothing is cached (there is no store here).
+    public func awsCredentials(_ request: AWSRoleRequest, account: String?) throws(SignInError) -> AWSCredentials {
+        try AWSRoleSource.check(request)
+        guard let endpoint = try greeting().awsSTSEndpoint else {
+            throw .unsupported(reason: "the agent at \(socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
+        }
+        let sts = try AWSSecurityTokenService(endpoint: endpoint)
+        return try AWSRoleSource.credentials(request, sts: sts) { (force) throws(SignInError) -> IssuedToken in
+            var r = TokenRequest(kind: .id, minimumValidity: .seconds(60), forceRefresh: force, account: account)
+            r.principal = .person
+            return try token(r)
+        }
+    }
+
     /// The answer to `request` (of the configuration `profile`, on the agent's own socket), as
     /// `SignInClient.token(_:)` gives it on the machine the agent runs on.
     public func token(_ request: TokenRequest, profile: String? = nil) throws(SignInError) -> IssuedToken {

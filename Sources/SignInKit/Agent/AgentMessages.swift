@@ -261,4 +261,88 @@ extension AgentProtocol {
                       googleSTSEndpoint: endpoint(Key.googleSTSEndpoint), iamCredentialsEndpoint: endpoint(Key.iamCredentialsEndpoint))
         }
     }
+
+    /// What `signin ssh` asks of the agent's own socket (`POST /v1/sessions`): a forwarded session's limits. The query
+    /// both ends read and write; the agent refuses one that does not read back (`init(query:)`), naming the key.
+    public struct SessionRequest: Sendable, Equatable {
+        /// The destination `signin ssh` was given (shown in questions and the log).
+        public var host: String
+        /// The accounts forwarded, as named (e-mail or `sub`); empty: the current one.
+        public var accounts: [String] = []
+        /// A configuration name, or (from `signin ssh -c FILE`) a file's absolute path; nil: the default one.
+        public var profile: String?
+        /// How long the session holds, in seconds; nil: as long as the `signin ssh`.
+        public var seconds: Int?
+        /// The service-account chains the remote side may ask for.
+        public var chains: [[String]] = []
+        /// When either is not empty, the only tokens served: access tokens exchanged for one of `audiences`, or for
+        /// one of `resources` alone.
+        public var audiences: [String] = []
+        public var resources: [String] = []
+        /// Each new account, token kind, service account and API put to the person first, through `askpass`.
+        public var askpass: String?
+
+        public init(host: String) { self.host = host }
+
+        public var query: [(String, String)] {
+            var q = [("host", host)]
+            if !accounts.isEmpty { q.append(("accounts", accounts.joined(separator: ","))) }
+            if let profile { q.append(("profile", profile)) }
+            if let seconds { q.append(("seconds", String(seconds))) }
+            if !chains.isEmpty { q.append(("impersonate", chains.map { $0.joined(separator: ",") }.joined(separator: ";"))) }
+            if !audiences.isEmpty { q.append(("audiences", audiences.joined(separator: "\n"))) }
+            if !resources.isEmpty { q.append(("resources", resources.joined(separator: "\n"))) }
+            if let askpass { q += [("confirm", "1"), ("askpass", askpass)] }
+            return q
+        }
+
+        /// Read back and checked: the configuration a name or an absolute path, each service account an e-mail,
+        /// each resource an absolute URI, the seconds a positive number.
+        public init(query q: [String: String]) throws(AgentRequestError) {
+            host = (q["host"] ?? "?").withoutControlCharacters
+            accounts = (q["accounts"] ?? "").split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
+            profile = q["profile"].flatMap { $0.isEmpty ? nil : $0 }
+            if let profile, !SignInConfiguration.isValidProfileName(profile) && !(profile.hasPrefix("/") && !profile.contains("/../")) {
+                throw AgentRequestError("profile \"\(profile.withoutControlCharacters)\" is not a configuration name or file")
+            }
+            if let s = q["seconds"], !s.isEmpty {
+                guard let n = Int(s), n > 0 else { throw AgentRequestError("seconds must be a positive number") }
+                seconds = n
+            }
+            for chain in (q["impersonate"] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
+                let items = chain.split(separator: ",").map(String.init)
+                guard items.allSatisfy(ServiceAccounts.isEmail) else { throw AgentRequestError("impersonate must name service accounts by e-mail") }
+                if !chains.contains(items) { chains.append(items) }
+            }
+            audiences = (q["audiences"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            resources = (q["resources"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            if !resources.allSatisfy(SignInConfiguration.isValidResource) { throw AgentRequestError("resources must be absolute URIs without a fragment") }
+            if q["confirm"] == "1" { askpass = q["askpass"] ?? "" }
+        }
+    }
+
+    /// The agent's answer to a `SessionRequest`: the session's ID and the socket to forward.
+    public struct SessionCreated: Sendable, Equatable {
+        public var id: String
+        public var socket: String
+        /// Seconds since 1970, or nil: the SSH session's end.
+        public var expiresAt: Int?
+
+        public init(id: String, socket: String, expiresAt: Int?) {
+            self.id = id
+            self.socket = socket
+            self.expiresAt = expiresAt
+        }
+
+        package var json: JSONValueOut {
+            .object(["id": .string(id), "socket": .string(socket), "expires_at": expiresAt.map { .int($0) } ?? .null])
+        }
+
+        /// Read back; nil when the ID is not hex or the socket not an absolute path.
+        public init?(json o: [String: JSONValue]) {
+            guard let id = o["id"]?.string, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+                  let socket = o["socket"]?.string, socket.hasPrefix("/") else { return nil }
+            self.init(id: id, socket: socket, expiresAt: o["expires_at"]?.number.map { Int($0) })
+        }
+    }
 }

@@ -43,44 +43,12 @@ package final class TokenAgent: @unchecked Sendable {
     private var sessions: [String: Session] = [:]
     private var questions: [String: Question] = [:]
     private var stopping = false
-    private let logPath: String
+    private let log: AgentLog
 
-    /// How often a forwarded session may choose a refresh.
-    static let chosenRefreshSeconds = 30.0
     /// How long a confirmation question waits for the person.
     static let questionSeconds = 120.0
 
-    struct Session {
-        let id: String
-        let socket: String
-        let profile: String?
-        /// Allowed accounts: `sub`s, and the e-mails they were named by.
-        let subjects: [String]
-        let names: [String]
-        /// Service-account chains that may be asked for (each joined by commas).
-        let chains: Set<String>
-        /// When either is not empty, the only tokens served: access tokens exchanged for one of `audiences`, or for
-        /// one of `resources` alone (`signin ssh --audience`, `--resource`).
-        var audiences: Set<String> = []
-        var resources: Set<String> = []
-        var restrictedToAPIs: Bool { !audiences.isEmpty || !resources.isEmpty }
-        let expiresAt: Date?
-        let owner: PeerCredentials?
-        /// Readable once the process that opened the session has ended (-1: none could be had).
-        let ownerPidFD: Int32
-        let ownerStart: String?
-        let confirm: Bool
-        let askpass: String?
-        let host: String
-        let createdAt: Date
-        var approved: Set<String> = []
-        var served = 0
-        /// When (monotonic) the remote side last chose a refresh.
-        var lastChosenRefresh: Double?
-        /// Why it ended (its time, `signin lock`), while `signin ssh` still runs: its socket stays and says so, so
-        /// the remote side hears it in signin's words (not ssh's "connect to ... failed" on each use).
-        var ended: String?
-    }
+    typealias Session = ForwardedSession
 
     /// A question put to the person through askpass, and the requests waiting on its answer.
     struct Question {
@@ -99,14 +67,14 @@ package final class TokenAgent: @unchecked Sendable {
         self.makeClient = makeClient
         _ = try AgentProtocol.usableFolder(environment: environment)
         socketPath = AgentProtocol.socketPath(environment: environment)
-        logPath = AgentProtocol.logPath(environment: environment)
+        log = AgentLog(path: AgentProtocol.logPath(environment: environment))
         service = LocalService(try LoopbackServer(unixSocket: socketPath, tag: "main", methods: ["GET", "POST", "DELETE"]))
     }
 
     /// Serves until `stop()` (or `POST /v1/stop`); then every socket of the agent is removed.
     func run() {
-        _ = try? server.serve(until: .greatestFiniteMagnitude, canceller: service.canceller, tick: 1, notice: { [logPath] notice in
-            if case .refusedPeer(let reason) = notice { Self.append(logPath, "refused: \(reason)") }
+        _ = try? server.serve(until: .greatestFiniteMagnitude, canceller: service.canceller, tick: 1, notice: { [log] notice in
+            if case .refusedPeer(let reason) = notice { log.refused(reason) }
         }, handler: { (r) throws(SignInError) -> (LoopbackResponse, Bool?) in
             let answer = self.answer(r)
             return (answer, self.stopping ? true : nil)
@@ -158,7 +126,7 @@ package final class TokenAgent: @unchecked Sendable {
         case ("GET", P.token): return token(q, sessionID: id)
         case ("POST", P.rejected): return rejected(r, sessionID: id)
         default:
-            log(session, "refused \(r.method) \(r.path) (not a forwarded session's request)")
+            log.session(session, "refused \(r.method) \(r.path) (not a forwarded session's request)")
             return Self.refused("\(r.method) \(r.path) is not served on a forwarded socket")
         }
     }
@@ -166,7 +134,7 @@ package final class TokenAgent: @unchecked Sendable {
     private func hello(_ session: Session?) -> LoopbackResponse {
         var h = AgentProtocol.Hello(signinVersion: SignInKitVersion.string)
         if let session {
-            h.session = Self.describe(session)
+            h.session = session.info
             if let c = try? client(session.profile) {
                 h.gitHosts = GitHosts.patterns(for: c.configuration)
                 h.gitResources = c.configuration.gitResources
@@ -189,11 +157,6 @@ package final class TokenAgent: @unchecked Sendable {
         return c
     }
 
-    private static func kindName(_ r: TokenRequest) -> String {
-        let kind = r.kind == .id ? "ID token" : "access token"
-        return r.serviceAccountChain.last.map { "\(kind) of service account \($0)" } ?? kind
-    }
-
     private func token(_ q: [String: String], sessionID: String?) -> LoopbackResponse {
         let request: TokenRequest, asked: String?
         switch AgentProtocol.tokenRequest(q) {
@@ -201,72 +164,47 @@ package final class TokenAgent: @unchecked Sendable {
         case .success(let parsed): (request, asked) = parsed
         }
         guard let sessionID, var s = sessions[sessionID] else { return serve(request, profile: asked, sessionID: nil) }
-        var r = request
-        let kindName = Self.kindName(r)
-        // A session is bound to the configuration it was forwarded for: a name, and that one only.
-        if let asked, asked != s.profile {
-            log(s, "refused \(kindName) of configuration \(asked) (not forwarded)")
-            return Self.refused("configuration \(asked) is not forwarded to this machine (forwarded: \(s.profile ?? "the default one"))")
-        }
-        if let account = r.account {
-            guard let i = s.names.firstIndex(where: { $0.lowercased() == account.lowercased() }) ?? s.subjects.firstIndex(of: account) else {
-                log(s, "refused \(kindName) for \(account) (not forwarded)")
-                return Self.refused("\(account) is not forwarded to this machine (forwarded: \(s.names.joined(separator: ", ")))")
-            }
-            r.account = s.subjects[i]
-        } else {
-            r.account = s.subjects.first
-        }
-        let chain = r.serviceAccountChain.joined(separator: ",")
-        if !chain.isEmpty && !s.chains.contains(chain) {
-            log(s, "refused \(kindName) (impersonation not forwarded)")
-            return Self.refused("impersonating \(chain) is not forwarded to this machine (on the laptop: signin ssh --impersonate-service-account \(chain) ...)")
-        }
-        if s.restrictedToAPIs {
-            let allowed = r.kind == .access && r.serviceAccountChain.isEmpty
-                && (r.audience.map { s.audiences.contains($0) } ?? r.resource.map { s.resources.contains($0) } ?? false)
-            guard allowed else {
-                log(s, "refused \(kindName) (not one of the forwarded APIs)")
-                return Self.refused("this forwarded session gives only access tokens for \((s.audiences.sorted().map { "--audience \($0)" } + s.resources.sorted().map { "--resource \($0)" }).joined(separator: ", "))")
-            }
+        let r: TokenRequest
+        switch s.admit(request, profile: asked) {
+        case .refused(let logged, let message):
+            log.session(s, "refused \(ForwardedSession.kindName(request)) \(logged)")
+            return Self.refused(message)
+        case .admitted(let admitted): r = admitted
         }
         if let refusal = throttle(r, &s) { return refusal }
         sessions[sessionID] = s
-        let approval = "\(r.kind)|\(r.account ?? "")|\(chain)|\(r.audience ?? "")|\(r.resource ?? "")"
+        let approval = ForwardedSession.approvalKey(r)
         if s.confirm && !s.approved.contains(approval) { return ask(approval, r, session: s) }
         return serve(r, profile: s.profile, sessionID: sessionID)
     }
 
-    /// A refresh the remote side chooses, at most once per `chosenRefreshSeconds`; nil when this one may go.
+    /// A refresh the remote side chooses (`ForwardedSession.mayChooseRefresh`), or nil when this one may go.
     private func throttle(_ r: TokenRequest, _ s: inout Session) -> LoopbackResponse? {
         guard r.serviceAccountChain.isEmpty || r.forceRefresh else { return nil }
         let chosen = r.forceRefresh || (r.minimumValidity > .seconds(60) && ((try? client(s.profile).wouldRefresh(r)) ?? false))
         guard chosen else { return nil }
-        let now = MonotonicClock.now()
-        if let last = s.lastChosenRefresh, now - last < Self.chosenRefreshSeconds {
-            log(s, "refused a forced refresh (another one \(Int(now - last)) s ago)")
-            let wait = Int(Self.chosenRefreshSeconds - (now - last)) + 1
-            return Self.failure(.init(.tooMany, "a refresh was forced through this forwarded session \(Int(now - last)) s ago; the next may be forced in \(wait) s",
+        if let wait = s.mayChooseRefresh(now: MonotonicClock.now()) {
+            log.session(s, "refused a forced refresh (another one \(Int(ForwardedSession.chosenRefreshSeconds) - wait + 1) s ago)")
+            return Self.failure(.init(.tooMany, "a refresh was forced through this forwarded session \(Int(ForwardedSession.chosenRefreshSeconds) - wait + 1) s ago; the next may be forced in \(wait) s",
                                       retryAfter: wait))
         }
-        s.lastChosenRefresh = now
         return nil
     }
 
     /// The token path's answer to `r`, logged for a forwarded session.
     private func serve(_ r: TokenRequest, profile: String?, sessionID: String?) -> LoopbackResponse {
-        let kindName = Self.kindName(r)
+        let kindName = ForwardedSession.kindName(r)
         do throws(SignInError) {
             let issued = try client(profile).token(r)
             if let sessionID, var s = sessions[sessionID] {
                 s.served += 1
                 sessions[sessionID] = s
-                log(s, "served \(kindName) for \(issued.name)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? ""))
+                log.session(s, "served \(kindName) for \(issued.name)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? ""))
             }
             return .text("200 OK", AgentProtocol.TokenAnswer(issued).json.text, contentType: "application/json")
         } catch {
             if let sessionID, let s = sessions[sessionID] {
-                log(s, "could not serve \(kindName)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? "") + ": \(error.description)")
+                log.session(s, "could not serve \(kindName)" + (r.proofFor.map { " with a DPoP proof for \($0.method) \($0.url.withoutControlCharacters)" } ?? "") + ": \(error.description)")
             }
             let code: AgentProtocol.Failure.Code
             var target: String?
@@ -314,7 +252,7 @@ package final class TokenAgent: @unchecked Sendable {
         let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + (r.resource.map { " for the API \($0)" } ?? "") + "?"
         guard let askpass = s.askpass,
               case .success(let child) = ChildProcess.spawn(path: askpass, argv: [askpass, "signin: " + question], environment: environment) else {
-            log(s, "refused \(Self.kindName(r)) for \(name) (no askpass program to ask with)")
+            log.session(s, "refused \(ForwardedSession.kindName(r)) for \(name) (no askpass program to ask with)")
             return Self.refused("the person on the machine the session came from could not be asked")
         }
         let pidfd = signin_pidfd_open(child.pid)
@@ -331,7 +269,7 @@ package final class TokenAgent: @unchecked Sendable {
             Posix.close(q.pidfd)
         }
         guard approved, var s = sessions[sessionID] else {
-            if let s = sessions[sessionID] { log(s, "refused \(q.waiters.first.map { Self.kindName($0.request) } ?? "a token") (\(why))") }
+            if let s = sessions[sessionID] { log.session(s, "refused \(q.waiters.first.map { ForwardedSession.kindName($0.request) } ?? "a token") (\(why))") }
             for w in q.waiters { server.complete(w.id, Self.refused("the person on the machine the session came from did not allow this (\(why))")) }
             return
         }
@@ -352,36 +290,25 @@ package final class TokenAgent: @unchecked Sendable {
     // MARK: Sessions
 
     private func createSession(_ q: [String: String], peer: PeerCredentials?) -> LoopbackResponse {
-        // A configuration name, or (from `signin ssh -c FILE`, on this user's own socket) a file's absolute path.
-        let profile = q["profile"].flatMap { $0.isEmpty ? nil : $0 }
-        if let profile, !SignInConfiguration.isValidProfileName(profile) && !(profile.hasPrefix("/") && !profile.contains("/../")) {
-            return Self.failure(.init(.badRequest, "profile \"\(profile.withoutControlCharacters)\" is not a configuration name or file"))
+        let asked: AgentProtocol.SessionRequest
+        do throws(AgentRequestError) { asked = try AgentProtocol.SessionRequest(query: q) } catch {
+            return Self.failure(.init(.badRequest, error.message))
         }
-        var chains: Set<String> = []
-        for chain in (q["impersonate"] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
-            guard chain.split(separator: ",").allSatisfy({ ServiceAccounts.isEmail(String($0)) }) else {
-                return Self.failure(.init(.badRequest, "impersonate must name service accounts by e-mail"))
-            }
-            chains.insert(chain)
-        }
-        let audiences = Set((q["audiences"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty })
-        let resources = Set((q["resources"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty })
-        if !resources.allSatisfy(SignInConfiguration.isValidResource) {
-            return Self.failure(.init(.badRequest, "resources must be absolute URIs without a fragment"))
-        }
+        let profile = asked.profile
+        let chains = Set(asked.chains.map { $0.joined(separator: ",") })
+        let audiences = Set(asked.audiences), resources = Set(asked.resources)
         let c: SignInClient
         do throws(SignInError) { c = try client(profile) } catch {
             return Self.failure(.init(.noConfiguration, error.description))
         }
         var subjects: [String] = [], names: [String] = []
-        let asked = (q["accounts"] ?? "").split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
         do throws(SignInError) {
-            if asked.isEmpty {
+            if asked.accounts.isEmpty {
                 guard let current = try c.storedUser() else { throw c.noAccount() }
                 subjects = [current.userID]
                 names = [current.profile.email ?? current.userID]
             }
-            for a in asked {
+            for a in asked.accounts {
                 guard let u = try c.storedUser(account: a) else { throw c.noAccount() }
                 subjects.append(u.userID)
                 names.append(u.profile.email ?? u.userID)
@@ -398,29 +325,24 @@ package final class TokenAgent: @unchecked Sendable {
             return Self.failure(.init(.socket, error.description))
         }
         if pidfd >= 0 { server.wakeFDs.append(pidfd) }
-        let seconds = Int(q["seconds"] ?? "").flatMap { $0 > 0 ? $0 : nil }
+        let seconds = asked.seconds
         let session = Session(id: id, socket: socket, profile: profile, subjects: subjects, names: names, chains: chains,
                               expiresAt: seconds.map { Date(timeIntervalSinceNow: Double($0)) }, owner: peer, ownerPidFD: pidfd,
-                              ownerStart: peer.flatMap { Self.startTime(of: $0.pid) }, confirm: q["confirm"] == "1",
-                              askpass: q["askpass"].flatMap { $0.isEmpty ? nil : $0 }, host: (q["host"] ?? "?").withoutControlCharacters, createdAt: Date())
+                              ownerStart: peer.flatMap { Self.startTime(of: $0.pid) }, confirm: asked.askpass != nil,
+                              askpass: asked.askpass.flatMap { $0.isEmpty ? nil : $0 }, host: asked.host, createdAt: Date())
         var restricted = session
         restricted.audiences = audiences
         restricted.resources = resources
         sessions[id] = restricted
-        log(session, "session forwarded: \(names.joined(separator: ", "))" + (chains.isEmpty ? "" : " (impersonating \(chains.sorted().joined(separator: "; ")))")
+        log.session(session, "session forwarded: \(names.joined(separator: ", "))" + (chains.isEmpty ? "" : " (impersonating \(chains.sorted().joined(separator: "; ")))")
             + (restricted.restrictedToAPIs ? " (only tokens for \((audiences.sorted() + resources.sorted()).joined(separator: ", ")))" : "")
             + (seconds.map { " for \($0) s" } ?? " for the SSH session") + (session.confirm ? ", each new request confirmed" : ""))
-        return Self.json("200 OK", ["id": .string(id), "socket": .string(socket), "expires_at": session.expiresAt.map { .int(Int($0.timeIntervalSince1970)) } ?? .null])
+        let created = AgentProtocol.SessionCreated(id: id, socket: socket, expiresAt: session.expiresAt.map { Int($0.timeIntervalSince1970) })
+        return .text("200 OK", created.json.text, contentType: "application/json")
     }
 
     private func listSessions() -> LoopbackResponse {
-        Self.json("200 OK", ["sessions": .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { Self.describe($0).json })])
-    }
-
-    private static func describe(_ s: Session) -> AgentProtocol.SessionInfo {
-        AgentProtocol.SessionInfo(id: s.id, host: s.host, accounts: s.names, profile: s.profile, impersonate: s.chains.sorted(), audiences: s.audiences.sorted(),
-                                  resources: s.resources.sorted(), expiresAt: s.expiresAt.map { Int($0.timeIntervalSince1970) }, confirm: s.confirm,
-                                  served: s.served, createdAt: Int(s.createdAt.timeIntervalSince1970))
+        Self.json("200 OK", ["sessions": .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { $0.info.json })])
     }
 
     /// Why a session is over, or nil while it holds; `remove`: its socket goes too (the `signin ssh` that opened it
@@ -445,7 +367,7 @@ package final class TokenAgent: @unchecked Sendable {
         s.ended = why
         sessions[id] = s
         withdrawQuestion(id, why: "the session ended")
-        log(s, "session ended: \(why) (\(s.served) served)")
+        log.session(s, "session ended: \(why) (\(s.served) served)")
     }
 
     /// Each wake of the loop (a second, or a pidfd that became readable): sessions that are over end, questions
@@ -471,7 +393,7 @@ package final class TokenAgent: @unchecked Sendable {
             Posix.close(s.ownerPidFD)
         }
         server.removeListener(tag: "fwd:\(id)")
-        log(s, "session ended: \(why) (\(s.served) served)")
+        log.session(s, "session ended: \(why) (\(s.served) served)")
     }
 
     /// The process's start time (`/proc/PID/stat`, field 22): a pid the system gave to another process since differs.
@@ -483,25 +405,7 @@ package final class TokenAgent: @unchecked Sendable {
         return fields.count > 19 ? String(fields[19]) : nil
     }
 
-    // MARK: Output
-
-    private func log(_ s: Session, _ what: String) {
-        Self.append(logPath, "session \(s.id) from \(s.host): \(what)")
-    }
-
-    static func append(_ path: String, _ line: String) {
-        let folder = PathName(path: path).deletingLastPathComponent
-        _ = Directory.create(folder)
-        var st = stat()
-        // Bounded: past the limit the log moves to agent.log.1 (replacing the one before), so a flood of refused
-        // requests costs at most twice the limit on disk.
-        if Posix.lstat(path, &st) == 0, Int(st.st_size) >= AgentProtocol.logLimit { Posix.rename(path, path + ".1") }
-        let fd = Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return }
-        defer { Posix.close(fd) }
-        var bytes = Array((Date().formatted(.iso8601) + " " + line.withoutControlCharacters + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { Posix.write(fd, $0.baseAddress, $0.count) }
-    }
+    // MARK: Answers
 
     static func refused(_ message: String) -> LoopbackResponse { failure(.init(.refused, message)) }
 

@@ -100,7 +100,7 @@ extension SignInClient {
                 throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
             }
             let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
-            if request.kind == .access, let asked = request.scopes, let missing = Self.scopesNotGranted(asked, granted: user.grantedScopes, rules: configuration.providerRules) {
+            if request.kind == .access, let asked = request.scopes, let missing = Self.scopesNotGranted(asked, granted: user.grantedScopes, rules: scopeRules(for: request)) {
                 throw .unsupported(reason: "the sign-in of \(user.profile.email ?? user.userID) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
             }
             guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
@@ -200,6 +200,12 @@ extension SignInClient {
     /// Cloud (step 0).
     package func federation(for request: TokenRequest) -> WorkloadIdentityFederation? {
         request.workloadIdentity ?? (request.forGoogleCloud ? configuration.googleFederation : nil)
+    }
+
+    /// Whose scope names a request's scopes are in: Google's for a token for Google Cloud (Google's tools ask for
+    /// `email` by its long name too, whoever the provider), else the provider's.
+    package func scopeRules(for request: TokenRequest) -> ProviderRules {
+        request.forGoogleCloud ? ProviderRules.google : configuration.providerRules
     }
 
     /// The scopes of `asked` that `granted` lacks (each compared in the provider's canonical spelling), or nil when

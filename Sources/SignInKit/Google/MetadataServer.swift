@@ -138,7 +138,7 @@ public final class MetadataServer: @unchecked Sendable {
             } catch {
                 // The scope rule is the token path's; what it refused is reported here, for the log.
                 if chain.isEmpty, client.federation(for: r) == nil, let asked, let stored = try? client.credentials(account: server.account),
-                   let missing = SignInClient.scopesNotGranted(asked, granted: stored.grantedScopes, rules: client.configuration.providerRules) {
+                   let missing = SignInClient.scopesNotGranted(asked, granted: stored.grantedScopes, rules: client.scopeRules(for: r)) {
                     server.onEvent(.scopeMissing(scopes: missing, account: stored.profile.email ?? stored.profile.userID))
                 }
                 throw error
