@@ -9,6 +9,8 @@ struct CommandSpec: Sendable {
     let summary: String
     /// The paragraph of `signin help NAME` and the manual page.
     let details: String
+    /// The option groups the command takes (`Freshness`, `Impersonation`, ...): their options come first.
+    var groups: [any OptionGroup.Type] = []
     /// The command's own options (those every configured command takes are added by `options`).
     var ownOptions: [OptionSpec] = []
     /// What follows the options in the usage line: ` ACCOUNT`, ` [--] COMMAND [ARGS...]`.
@@ -32,7 +34,7 @@ struct CommandSpec: Sendable {
 
     /// Every option the command accepts.
     var options: [OptionSpec] {
-        var all = ownOptions
+        var all = groups.flatMap { $0.options } + ownOptions
         if takesAccount { all.append(.account) }
         if readsConfiguration { all += [.config, .profile, .passphraseFD] }
         if takesJSON { all.append(.json) }

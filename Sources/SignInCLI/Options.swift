@@ -32,7 +32,6 @@ struct OptionSpec: Sendable, Equatable {
     static let yes = OptionSpec("--yes", short: "-y", "Do not ask for confirmation")
 
     /// `--min-ttl` as a number of seconds (default 60), checked.
-    static func minTTL(_ a: Arguments) throws(UsageError) -> Int { try a.int(.minTTL, default: 60, in: 0...86400) }
 }
 
 /// What the command line said, checked against what the command accepts.

@@ -277,7 +277,8 @@ package final class LoopbackServer {
     /// `handler` answers each request that passed the rules and may end the loop with a value; when it throws,
     /// `failure` gives the answer for that request first. `lines` (a pasted answer, for the OAuth redirect) is
     /// polled with the sockets, each complete line going to `onLine`, which may end the loop too.
-    package func serve<T>(until deadline: Double, canceller: Canceller?, lines: PasteReader? = nil, tick: Double = 60, notice: (LoopbackServerNotice) -> Void,
+    /// (Internal: every local server serves through `LocalService.serve`.)
+    func serve<T>(until deadline: Double, canceller: Canceller?, lines: PasteReader? = nil, tick: Double = 60, notice: (LoopbackServerNotice) -> Void,
                   handler: (HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, T?),
                   failure: (SignInError) -> LoopbackResponse,
                   onTick: () -> Void = {},

@@ -80,18 +80,20 @@ struct AgentCommand: SignInCommand {
             throw .system(reason: "an agent for another store (another HOME or data folder) runs on \(path); stop it with `signin agent --stop` in its environment, or set XDG_RUNTIME_DIR")
         case nil: break
         }
-        ChildProcess.blockStopSignals()
-        let agent = try TokenAgent(environment: env) { (profile) throws(SignInError) -> SignInClient in
-            // A session of `signin ssh -c FILE` names the file itself (an absolute path); any other a configuration.
-            let isPath = profile?.hasPrefix("/") == true
-            let file = SignInConfiguration.defaultPath(explicit: isPath ? profile : nil, profile: isPath ? nil : profile, environment: env)
-            return SignInClient(configuration: try SignInConfiguration.load(path: file), environment: env)
-        }
-        agent.start { Posix.kill(Posix.getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait below
-        out("SIGNIN_AGENT_SOCK=\(agent.socketPath); export SIGNIN_AGENT_SOCK;")
-        err("signin: agent on \(agent.socketPath); stop it with Ctrl-C or `signin agent --stop`.")
-        _ = ChildProcess.waitForStopSignal()
-        agent.stop()
-        return .success
+        var agent: TokenAgent?
+        return try ServerLife.untilStopSignal(start: { () throws(SignInError) in
+            let started = try TokenAgent(environment: env) { (profile) throws(SignInError) -> SignInClient in
+                // A session of `signin ssh -c FILE` names the file itself (an absolute path); any other a configuration.
+                let isPath = profile?.hasPrefix("/") == true
+                let file = SignInConfiguration.defaultPath(explicit: isPath ? profile : nil, profile: isPath ? nil : profile, environment: env)
+                return SignInClient(configuration: try SignInConfiguration.load(path: file), environment: env)
+            }
+            agent = started
+            started.start { Posix.kill(Posix.getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait
+        }, announce: {
+            guard let agent else { return }
+            out("SIGNIN_AGENT_SOCK=\(agent.socketPath); export SIGNIN_AGENT_SOCK;")
+            err("signin: agent on \(agent.socketPath); stop it with Ctrl-C or `signin agent --stop`.")
+        }, stop: { agent?.stop() })
     }
 }

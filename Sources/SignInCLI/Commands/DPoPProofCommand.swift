@@ -14,7 +14,7 @@ struct DPoPProofCommand: SignInCommand {
             both with the same --min-ttl). One proof per request. Exit 2 when the grant is a bearer grant: no proof
             is needed there, and `signin token --json` says `"token_type":"Bearer"`.
             """,
-        ownOptions: [methodOption, urlOption, .minTTL], takesAccount: true)
+        groups: [MinimumValidity.self], ownOptions: [methodOption, urlOption], takesAccount: true)
 
     let target: TokenRequest.DPoPTarget
     let freshness: Freshness
@@ -23,7 +23,7 @@ struct DPoPProofCommand: SignInCommand {
         guard let url = a.value(Self.urlOption) else { throw UsageError("usage: signin dpop-proof --url https://... [--method GET]") }
         target = TokenRequest.DPoPTarget(method: a.value(Self.methodOption) ?? "GET", url: url)
         if let problem = target.problem { throw UsageError("signin dpop-proof: \(problem)") }
-        freshness = try Freshness(a)
+        freshness = Freshness(minTTL: try MinimumValidity(a).seconds)
         try noPositional(a, Self.spec)
     }
 

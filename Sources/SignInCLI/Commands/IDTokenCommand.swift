@@ -13,7 +13,7 @@ struct IDTokenCommand: SignInCommand {
             --impersonate-service-account and --audience, the service account's ID token for that audience
             (Cloud Run, IAP), minted through the IAM Service Account Credentials API.
             """,
-        ownOptions: Freshness.options + [audienceOption, Impersonation.option], takesAccount: true)
+        groups: [Freshness.self, Impersonation.self], ownOptions: [audienceOption], takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?
@@ -22,7 +22,7 @@ struct IDTokenCommand: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
         startsStatic = freshness.startsStatic(a, env)
-        chain = try Impersonation.chain(a)
+        chain = try Impersonation(a).chain
         audience = a.value(Self.audienceOption)
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }
         json = a.has(.json)

@@ -6,7 +6,7 @@ struct Restore: SignInCommand {
     static let spec = CommandSpec(
         name: name, summary: "Restore the sign-in without a browser, refreshing if needed; print who",
         details: "Restores the sign-in without a browser; refreshes the tokens when the access token expires within\n--min-ttl seconds. Prints the profile. Exits 3 when signing in again is needed.",
-        ownOptions: Freshness.options, takesAccount: true)
+        groups: [Freshness.self], takesAccount: true)
 
     let freshness: Freshness
 

@@ -70,7 +70,7 @@ struct SSHCommand: SignInCommand {
         destinationIndex = d
         // ssh would read a destination that starts with "-" as an option (-oProxyCommand=... runs a command here).
         if a.rest[d].hasPrefix("-") { throw UsageError("\"\(a.rest[d].withoutControlCharacters)\" is not a destination (it starts with \"-\")") }
-        chain = try Impersonation.chain(a)
+        chain = try Impersonation(a).chain
         audiences = a.all(Self.audienceOption)
         resources = a.all(Self.resourceOption)
         if audiences.contains(where: { $0.isEmpty || $0.contains("\n") }) { throw UsageError("--audience needs a value (whom the tokens are for)") }
@@ -151,23 +151,15 @@ struct SSHCommand: SignInCommand {
         let command = Array(sshArguments[(destinationIndex + 1)...])
         if command.isEmpty && !before.contains(where: { $0.hasPrefix("-T") }) { argv.append("-t") }
         argv += before + ["--", sshArguments[destinationIndex], Self.remoteCommand(socket: remote, command: command)]
-        ChildProcess.prepareSignalForwarding()
-        if let seconds {
+        return try ServerLife.running(argv, at: ssh, environment: env, started: {
+            guard let seconds else { return }
             // Said once, here, when the time is up (the remote side hears it from the session's socket on each use).
             // Started after the signals are blocked: the timer's thread must not take them.
             let host = sshArguments[destinationIndex].withoutControlCharacters
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
                 err("signin: the tokens forwarded to \(host) ended (--for \(seconds) s is up); the SSH session goes on without them.")
             }
-        }
-        let child: ChildProcess
-        switch ChildProcess.spawn(path: ssh, argv: argv, environment: env) {
-        case .success(let c): child = c
-        case .failure(let f): throw .system(reason: "cannot run ssh: \(Posix.errnoText(f.errno))")
-        }
-        let ended = child.waitForwardingSignals()
-        endSession()
-        return ExitCode(rawValue: ChildProcess.endAs(ended))
+        }, ended: { endSession() }, cannotStart: { (e) throws(SignInError) -> ExitCode in throw .system(reason: "cannot run ssh: \(Posix.errnoText(e))") })
     }
 
     /// What the remote shell runs: the socket moved into the remote user's runtime folder where there is one,

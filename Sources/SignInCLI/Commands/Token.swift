@@ -15,7 +15,7 @@ struct Token: SignInCommand {
             at sign-in); with --audience, your token exchanged for one meant for that audience (RFC 8693). Each is
             kept encrypted until it expires; a resource or audience the provider refuses exits 7.
             """,
-        ownOptions: Freshness.options + [Impersonation.option] + TokenTarget.options, takesAccount: true)
+        groups: [Freshness.self, Impersonation.self, TokenTarget.self], takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?
@@ -25,7 +25,7 @@ struct Token: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
         startsStatic = freshness.startsStatic(a, env)
-        chain = try Impersonation.chain(a)
+        chain = try Impersonation(a).chain
         json = a.has(.json)
         target = try TokenTarget(a)
         try noPositional(a, Self.spec)

@@ -1,16 +1,15 @@
 import SignInKit
 
 /// `--min-ttl` and `--force-refresh`, as the token commands and bridges read them.
-struct Freshness: Sendable {
-    /// The options this group declares, for a command's `ownOptions` (one list: what the group parses).
-    static let options: [OptionSpec] = [.minTTL, .forceRefresh]
+struct Freshness: OptionGroup {
+    static let options: [OptionSpec] = MinimumValidity.options + RefreshChoice.options
 
     let minTTL: Int
     let forceRefresh: Bool
 
     init(_ a: Arguments) throws(UsageError) {
-        minTTL = try OptionSpec.minTTL(a)
-        forceRefresh = a.has(.forceRefresh)
+        minTTL = try MinimumValidity(a).seconds
+        forceRefresh = try RefreshChoice(a).forceRefresh
     }
 
     /// Whether the static half of the release build can start this run: a forced refresh needs the network (the

@@ -2,12 +2,17 @@ import SignInKit
 
 /// `--impersonate-service-account SA[,SA...]`, as gcloud's: the commands that hand out tokens hand out the service
 /// account's instead, minted with the person's grant (the last e-mail is the target, any before it delegates).
-enum Impersonation {
+struct Impersonation: OptionGroup {
+    static let options = [option]
     static let option = OptionSpec("--impersonate-service-account", value: "SA", "Hand out this service account's tokens, minted with your grant (a comma list: a delegation chain; also impersonate_service_account)")
 
     /// The chain given on the command line (nil: as the configuration says, which the one token path decides,
     /// `TokenRequest.Principal.configured`). Checked here, before anything runs.
-    static func chain(_ a: Arguments) throws(UsageError) -> [String]? {
+    let chain: [String]?
+
+    init(_ a: Arguments) throws(UsageError) { chain = try Self.chain(a) }
+
+    private static func chain(_ a: Arguments) throws(UsageError) -> [String]? {
         guard let v = a.value(option) else { return nil }
         let items = v.split(separator: ",").map { $0.trimmingWhitespace }
         guard !items.isEmpty else { throw UsageError("--impersonate-service-account needs a service account's e-mail") }

@@ -4,7 +4,7 @@ import SignInKit
 /// that API alone (RFC 8707; one of the configuration's `resources`, asked for at sign-in), `--audience` exchanges the
 /// person's access token for one meant for that audience (RFC 8693 token exchange). Each is kept in the encrypted
 /// entry until it expires, so the next call is answered with no network.
-struct TokenTarget: Equatable {
+struct TokenTarget: OptionGroup, Equatable {
     static let resourceOption = OptionSpec("--resource", value: "URI", "An access token for this API alone (RFC 8707; one of the configuration's resources)")
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "An access token exchanged for one meant for this audience (RFC 8693 token exchange)")
     static let options = [resourceOption, audienceOption]

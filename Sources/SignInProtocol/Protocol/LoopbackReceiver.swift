@@ -27,7 +27,9 @@ package enum ReceiverNotice: Sendable, Equatable {
 /// the sign-in ended. Anything but the callback path gets 404 and the wait goes on; a callback with the wrong state
 /// is refused and the wait goes on; every page is HTML with a strict content security policy.
 package final class LoopbackReceiver {
-    package let server: LoopbackServer
+    /// The listener's life, shared with every local server.
+    let service: LocalService
+    package var server: LoopbackServer { service.server }
     let callbackPath: String
     package var port: Int { server.port }
     var resultPath: String { callbackPath == "/" ? "/signin-result" : callbackPath + "-result" }
@@ -39,7 +41,8 @@ package final class LoopbackReceiver {
     package init(port: Int, path: String, host: String = "127.0.0.1", sameUserOnly: Bool = true) throws(SignInError) {
         callbackPath = path
         redirectHost = host
-        server = try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"], ownBothFamilies: host == "localhost", errorResponse: Self.status)
+        service = LocalService(try LoopbackServer(port: port, sameUserOnly: sameUserOnly, methods: ["GET", "HEAD"], ownBothFamilies: host == "localhost",
+                                                  errorResponse: Self.status))
     }
 
     package func close() { server.close() }
@@ -51,7 +54,7 @@ package final class LoopbackReceiver {
     package func waitForCode(validator: CallbackValidator, timeoutSeconds: Int, canceller: Canceller,
                      pasteFD: Int32?, notice: (ReceiverNotice) -> Void) throws(SignInError) -> AuthorizationResponse {
         let paste = pasteFD.map(PasteReader.init)
-        let answer = try server.serve(until: MonotonicClock.now() + Double(timeoutSeconds), canceller: canceller, lines: paste,
+        let answer = try service.serve(until: MonotonicClock.now() + Double(timeoutSeconds), canceller: canceller, lines: paste,
             notice: { n in
                 switch n {
                 case .refusedHost(let reason): notice(.refusedCallback(reason: reason))
@@ -88,7 +91,7 @@ package final class LoopbackReceiver {
     /// Serves the result page to the browser that followed the redirect, waiting at most `seconds`; then closes.
     package func finish(_ page: ResultPage, seconds: Double) {
         defer { close() }
-        _ = try? server.serve(until: MonotonicClock.now() + seconds, canceller: nil, notice: { _ in },
+        _ = try? service.serve(until: MonotonicClock.now() + seconds, canceller: nil, notice: { _ in },
             handler: { (r: HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, Bool?) in
                 r.path == self.resultPath ? (Self.page("200 OK", page), true) : (Self.status("404 Not Found"), nil)
             },

@@ -16,7 +16,7 @@ struct AWSCredentialProcess: SignInCommand {
             command), and parallel calls make one STS call. `signin aws configure` writes the profile that runs
             this. Over `signin ssh`, the laptop's agent gives the ID token and this machine asks STS.
             """,
-        ownOptions: AWSRoleOptions.all + [.forceRefresh],
+        groups: [RefreshChoice.self], ownOptions: AWSRoleOptions.all,
         usageOverride: "signin aws-credential-process --role-arn ARN [--duration TIME] [--session-name NAME] [--force-refresh] [--account ACCOUNT] [--passphrase-fd N]",
         takesAccount: true, takesJSON: false)
 
@@ -25,7 +25,7 @@ struct AWSCredentialProcess: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         role = try AWSRoleOptions(a)
-        forceRefresh = a.has(.forceRefresh)
+        forceRefresh = try RefreshChoice(a).forceRefresh
         startsStatic = Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
         try noPositional(a, Self.spec)
     }

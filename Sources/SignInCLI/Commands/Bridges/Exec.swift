@@ -30,7 +30,7 @@ struct Exec: SignInCommand {
             this machine's key: then COMMAND sends `Authorization: DPoP <token>` with a proof from `signin dpop-proof`.
             With --resource or --audience, the access token for that API (as `signin token` gives it).
             """,
-        ownOptions: [envOption, idTokenOption, loginOption, .minTTL, tokenFileOption, fileEnvOption, gceMetadataOption, Impersonation.option, verboseOption] + TokenTarget.options, usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
+        groups: [MinimumValidity.self, Impersonation.self, TokenTarget.self], ownOptions: [envOption, idTokenOption, loginOption, tokenFileOption, fileEnvOption, gceMetadataOption, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
         takesJSON: false, takesCommand: true)
 
     let kind: TokenKind
@@ -58,7 +58,7 @@ struct Exec: SignInCommand {
             throw UsageError("--resource and --audience ask for an access token for one API; they take no --id-token and no --gce-metadata")
         }
         login = a.has(Self.loginOption)
-        minTTL = try OptionSpec.minTTL(a)
+        minTTL = try MinimumValidity(a).seconds
         variable = a.value(Self.envOption) ?? "SIGNIN_ACCESS_TOKEN"
         if !Self.isVariableName(variable) {
             throw UsageError("--env \"\(variable)\" is not an environment variable name (letters, digits and _)")
@@ -68,7 +68,7 @@ struct Exec: SignInCommand {
         passphraseFD = a.value(.passphraseFD).flatMap { Int32($0) }
         gceMetadata = a.has(Self.gceMetadataOption)
         verbose = a.has(Self.verboseOption)
-        chain = try Impersonation.chain(a)
+        chain = try Impersonation(a).chain
         if gceMetadata && (a.has(Self.idTokenOption) || a.value(Self.envOption) != nil) {
             throw UsageError("--gce-metadata serves tokens to COMMAND through the metadata server; it takes no --env or --id-token")
         }

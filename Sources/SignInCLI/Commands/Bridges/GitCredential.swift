@@ -19,7 +19,7 @@ struct GitCredential: SignInCommand {
               git config --global credential.https://HOST.helper ''
               git config --global --add credential.https://HOST.helper '!signin git-credential'
             """,
-        ownOptions: [usernameOption, .minTTL], usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false)
+        groups: [MinimumValidity.self], ownOptions: [usernameOption], usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false)
 
     let operation: String
     let username: String?
@@ -31,7 +31,7 @@ struct GitCredential: SignInCommand {
         }
         operation = a.positional[0]
         username = a.value(Self.usernameOption)
-        minTTL = try OptionSpec.minTTL(a)
+        minTTL = try MinimumValidity(a).seconds
     }
 
     /// git's credential-helper protocol (gitcredentials(7)): attributes on standard input until a blank line;

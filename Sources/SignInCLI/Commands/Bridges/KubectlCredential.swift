@@ -16,7 +16,7 @@ struct KubectlCredential: SignInCommand {
             expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says the session is
             interactive.
             """,
-        ownOptions: [.minTTL, tokenOption] + TokenTarget.options, takesAccount: true, takesJSON: false)
+        groups: [MinimumValidity.self, TokenTarget.self], ownOptions: [tokenOption], takesAccount: true, takesJSON: false)
 
     static let tokenOption = OptionSpec("--token", value: "id|access", "Which token the cluster takes: the ID token (default) or the access token")
 
@@ -28,7 +28,7 @@ struct KubectlCredential: SignInCommand {
     var signsIn: Bool { interactive }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        minTTL = try OptionSpec.minTTL(a)
+        minTTL = try MinimumValidity(a).seconds
         switch a.value(Self.tokenOption) ?? "id" {
         case "id": kind = .id
         case "access": kind = .access

@@ -53,21 +53,18 @@ final class TokenFileRun: @unchecked Sendable {
         var env = environment
         for name in ["SIGNIN_TOKEN_FILE"] + variables { env[name] = path }
         env["SIGNIN_TOKEN_TYPE"] = tokenType.withLock { $0 }
-        ChildProcess.prepareSignalForwarding()
-        let child: ChildProcess
-        switch ChildProcess.spawn(path: exe, argv: command, environment: env, closing: closing) {
-        case .success(let started): child = started
-        case .failure(let f):
+        var renewing = false
+        return try ServerLife.running(command, at: exe, environment: env, closing: closing, started: {
+            // Started after the signals are blocked: the renewing thread must not take them.
+            renewing = true
+            DedicatedThread.start { [self] in keepFresh() }
+        }, ended: {
+            if renewing {
+                stopped.signal()
+                done.wait()
+            }
             Posix.unlink(path)
-            return ExecCommand.cannotRun(command, errno: f.errno)
-        }
-        // Started after the signals are blocked: the renewing thread must not take them.
-        DedicatedThread.start { [self] in keepFresh() }
-        let ended = child.waitForwardingSignals()
-        stopped.signal()
-        done.wait()
-        Posix.unlink(path)
-        return ExitCode(rawValue: ChildProcess.endAs(ended))
+        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e) })
     }
 
     /// Replaces the file with a token valid for `minimumValidity` more.

@@ -28,7 +28,7 @@ struct DockerCredential: SignInCommand {
             and `erase` keep nothing. `configure REGISTRY...` adds credHelpers entries for signin to docker's
             config.json (as `gcloud auth configure-docker` does); docker, skopeo and podman then ask signin.
             """,
-        ownOptions: [Impersonation.option], usageTail: " get|store|erase|list|configure [REGISTRY...]",
+        groups: [Impersonation.self], usageTail: " get|store|erase|list|configure [REGISTRY...]",
         positionalWords: ["get", "store", "erase", "list", "configure"], takesAccount: true, takesJSON: false,
         programNames: ["docker-credential-signin"])
 
@@ -48,7 +48,7 @@ struct DockerCredential: SignInCommand {
         } else if !registries.isEmpty {
             throw UsageError("`signin docker-credential \(op)` takes its input on standard input, not as arguments")
         }
-        chain = try Impersonation.chain(a)
+        chain = try Impersonation(a).chain
     }
 
     /// `store` and `erase` need no configuration: docker calls them after `docker login` and `docker logout`.

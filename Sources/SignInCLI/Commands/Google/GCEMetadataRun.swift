@@ -39,25 +39,17 @@ struct GCEMetadataRun {
         if Self.expireNotOnGCE(gceCache) {
             err("signin: note: gcloud had cached \"not on Google Compute Engine\" in \(gceCache.withoutControlCharacters) (from a run without a metadata server, or without a project); signin marked that answer expired, so gcloud asks this metadata server again.")
         }
-        ChildProcess.prepareSignalForwarding()
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
         let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, onEvent: { log.show($0) })
         server.start()
         var environment = c.environment
         environment.merge(server.environment) { $1 }
-        let child: ChildProcess
-        switch ChildProcess.spawn(path: path, argv: command, environment: environment, closing: passphraseFD.map { [$0] } ?? []) {
-        case .success(let started): child = started
-        case .failure(let failure):
+        return try ServerLife.running(command, at: path, environment: environment, closing: passphraseFD.map { [$0] } ?? [], ended: {
             server.stop()
-            return ExecCommand.cannotRun(command, errno: failure.errno)
-        }
-        let ended = child.waitForwardingSignals()
-        server.stop()
-        // A "no" gcloud cached during this run (no project named yet) must not outlive it: the next run, with a
-        // project, would not even ask.
-        _ = Self.expireNotOnGCE(gceCache)
-        return ExitCode(rawValue: ChildProcess.endAs(ended))
+            // A "no" gcloud cached during this run (no project named yet) must not outlive it: the next run, with a
+            // project, would not even ask.
+            _ = Self.expireNotOnGCE(gceCache)
+        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e) })
     }
 
     /// What, in the documented order of gcloud and google-auth, comes before a metadata server.

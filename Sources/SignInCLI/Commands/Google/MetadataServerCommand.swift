@@ -21,7 +21,7 @@ struct MetadataServerCommand: SignInCommand {
             the foreground: in a shell, run it with `&` on a fixed --port and set the three variables to
             127.0.0.1:PORT yourself. Not signed in yet, it holds the port and answers "not signed in".
             """,
-        ownOptions: [portOption, Impersonation.option, verboseOption], takesAccount: true)
+        groups: [Impersonation.self], ownOptions: [portOption, verboseOption], takesAccount: true)
 
     let port: Int
     let chain: [String]?
@@ -34,31 +34,32 @@ struct MetadataServerCommand: SignInCommand {
         } else {
             port = 0
         }
-        chain = try Impersonation.chain(a)
+        chain = try Impersonation(a).chain
         verbose = a.has(Self.verboseOption)
         try noPositional(a, Self.spec)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        ChildProcess.blockStopSignals()
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
-        let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
-        do {
-            _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300), audience: nil)
-        } catch .noPreviousSignIn(let reason) {
-            err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(server.address) and answers \"not signed in\" until `\(c.command("login"))`.")
-        }
-        server.start()
-        let variables = server.environment.sorted { $0.key < $1.key }
-        if c.json {
-            out(JSONText.object(["port": .int(server.port), "environment": .object(server.environment.mapValues { .string($0) })]))
-        } else {
-            for (name, value) in variables { out("export \(name)=\(value)") }
-        }
-        let who = server.impersonating.last ?? (try? c.client.restore(account: c.account).profile.email) ?? nil
-        err("signin: metadata server for \(who?.withoutControlCharacters ?? "the signed-in account") on \(server.address); stop it with Ctrl-C.")
-        _ = ChildProcess.waitForStopSignal()
-        server.stop()
-        return .success
+        var server: MetadataServer?
+        return try ServerLife.untilStopSignal(start: { () throws(SignInError) in
+            let started = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
+            server = started
+            do throws(SignInError) {
+                _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300), audience: nil)
+            } catch .noPreviousSignIn(let reason) {
+                err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(started.address) and answers \"not signed in\" until `\(c.command("login"))`.")
+            }
+            started.start()
+        }, announce: {
+            guard let server else { return }
+            if c.json {
+                out(JSONText.object(["port": .int(server.port), "environment": .object(server.environment.mapValues { .string($0) })]))
+            } else {
+                for (name, value) in server.environment.sorted(by: { $0.key < $1.key }) { out("export \(name)=\(value)") }
+            }
+            let who = server.impersonating.last ?? (try? c.client.restore(account: c.account).profile.email) ?? nil
+            err("signin: metadata server for \(who?.withoutControlCharacters ?? "the signed-in account") on \(server.address); stop it with Ctrl-C.")
+        }, stop: { server?.stop() })
     }
 }
