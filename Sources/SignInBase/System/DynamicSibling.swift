@@ -65,6 +65,7 @@ package enum DynamicSibling {
     /// Every hand-over goes through here: in the static half, replaces this process with the dynamic half for `need`
     /// (nothing has been written or printed by then); elsewhere, nothing.
     public static func require(_ need: Need) {
+        HandOverCheck.reachedHandOver(need.description)
         guard isStatic else { return }
         replaceProcess(because: need.description)
     }

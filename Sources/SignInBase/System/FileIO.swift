@@ -20,6 +20,7 @@ package enum FileIO {
 
     /// A one-time notice on standard error (the library's only direct output; never a secret).
     package static func writeStandardError(_ text: String) {
+        HandOverCheck.wrote("to standard error")
         var bytes = Array(text.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
@@ -72,6 +73,7 @@ package enum FileIO {
     /// Writes `data` to `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
     /// A crash at any point leaves either the old file or the new one.
     package static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
+        HandOverCheck.wrote("the file \(path)")
         let dir = PathName(path: path).deletingLastPathComponent
         let suffix = Hex.encode((try? Crypto.randomBytes(6)) ?? [])
         let tmp = path + ".tmp-\(getpid())-\(suffix)"
@@ -134,6 +136,7 @@ package final class FileReservation {
     /// Writes `data` into the reserved blocks, syncs, and renames the file over `path` (then syncs the folder).
     /// Data larger than the reservation is written too, and may then meet a full disk.
     package func commit(_ data: [UInt8], to path: String) throws(FileIO.Failure) {
+        HandOverCheck.wrote("the file \(path)")
         guard fd >= 0 else { throw FileIO.Failure(reason: "the reserved file was used already") }
         var written = 0
         while written < data.count {

@@ -34,7 +34,8 @@ package enum Posix {
         retrying { Glibc.read(fd, buffer, count) }
     }
     @discardableResult package static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        retrying { Glibc.write(fd, buffer, count) }
+        if fd == 1 || fd == 2 { HandOverCheck.wrote(fd == 1 ? "to standard output" : "to standard error") }
+        return retrying { Glibc.write(fd, buffer, count) }
     }
     @discardableResult package static func poll(_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 {
         retrying { Glibc.poll(fds, count, timeout) }
