@@ -6,6 +6,9 @@ import SignInCLI
 import Glibc
 #endif
 
+// Debug builds check that nothing is written before the run's first hand-over point (the release build's static half
+// hands over there; a write before it would happen twice). Release builds compile nothing for it.
+HandOverCheck.beginRun()
 // Before anything holds a token: no core file, no ptrace by the same user's other processes, and the signals our
 // parent had us ignore noted (children get them ignored again, everything else at its default).
 ProcessHardening.recordInheritedSignals()

@@ -13,10 +13,19 @@ package enum HandOverCheck {
     #if DEBUG
     private struct State {
         var firstWrite: String?
-        var passed = false
+        /// The signin executable's run only: a program on SignInKit is not the two-halves program, and has no "first
+        /// part" to run twice.
+        var passed = true
     }
     private static let state = Locked(State())
     #endif
+
+    /// Starts checking: the signin executable calls this first thing, in debug builds.
+    package static func beginRun() {
+        #if DEBUG
+        state.withLock { $0 = State(firstWrite: nil, passed: false) }
+        #endif
+    }
 
     /// Notes a write (`what` says which) made before the run's first hand-over point, if there has been none yet.
     @inline(__always) package static func wrote(_ what: @autoclosure () -> String) {
