@@ -214,6 +214,9 @@ def main():
     walks["agent: the agent (one request)"] = grind("agent", ["agent"], env, one_agent_request)
     walks["agent: the request alone"] = grind("agent-request", ["agent"], env, one_agent_request, only=["*TokenAgentC3run*HTTPRequestHead*fU0_"])
     walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "upward": []})
+    # Nothing left behind: each store's unlocked key and decrypted entries leave the kernel keyring.
+    for e in (env, penv):
+        subprocess.run([SIGNIN, "lock"], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stop()
     print(" files  deciding  folder changes  library->CLI  path")
     for name, m in walks.items():

@@ -9,17 +9,3 @@ protocol OptionGroup: Sendable {
     /// The group's values from `a`, checked.
     init(_ a: Arguments) throws(UsageError)
 }
-
-/// `--min-ttl SECONDS` alone, for the bridges (whose consumers ask again when a token ends).
-struct MinimumValidity: OptionGroup {
-    static let options: [OptionSpec] = [.minTTL]
-    let seconds: Int
-    init(_ a: Arguments) throws(UsageError) { seconds = try a.int(.minTTL, default: 60, in: 0...86400) }
-}
-
-/// `--force-refresh` alone (`aws-credential-process`), with the token commands' hand-over rule.
-struct RefreshChoice: OptionGroup {
-    static let options: [OptionSpec] = [.forceRefresh]
-    let forceRefresh: Bool
-    init(_ a: Arguments) throws(UsageError) { forceRefresh = a.has(.forceRefresh) }
-}
