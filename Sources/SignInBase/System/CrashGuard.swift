@@ -12,7 +12,7 @@ package enum CrashGuard {
 
     /// Installs the guard (and makes the process undumpable); call first thing in main.
     package static func install() {
-        if getenv("SIGNIN_DEBUG_CRASH").map { String(cString: $0) } == "1" { return }
+        if getenv("SIGNIN_DEBUG_CRASH").map({ String(cString: $0) }) == "1" { return }
         ProcessHardening.apply()
         for sig in fatalSignals {
             var action = sigaction()

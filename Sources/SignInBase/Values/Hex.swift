@@ -1,5 +1,10 @@
 /// Lowercase hexadecimal, two digits a byte: random names (keys, temporary files) and store entry names.
 package enum Hex {
+    /// Bytes in an array, the usual case: not generic, because a generic function called from another target runs
+    /// unspecialised there and looks its associated types up at run time (about 40 K instructions a call on the
+    /// cached path, which names its store files with this).
+    package static func encode(_ bytes: [UInt8]) -> String { encode(bytes[...]) }
+
     package static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         let digits: [UInt8] = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
