@@ -6,6 +6,7 @@ build's DWARF 4 line tables and its conditional jumps):
   - deciding: the files in which a conditional branch ran on a line that states a condition (if, guard, switch,
     case, while, ?:, ??, &&, ||, where, catch);
   - folder changes: the distinct calls from one folder of Sources/ into another;
+  - CLI->library: the distinct calls from a file of SignInCLI into one of the library's targets;
   - library->CLI: calls from a library target up into SignInCLI (the compiler refuses them now; counted to show it);
 
 for:
@@ -150,7 +151,9 @@ def measure(out):
     changes = {(folder(a), folder(b)) for a, b in edges if folder(a) != folder(b)}
     library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInKit/")
     upward = {(a, b) for a, b in edges if a.startswith(library) and b.startswith("SignInCLI/")}
-    return {"files": sorted(ran), "deciding": sorted(decided), "folder changes": sorted(changes), "upward": sorted(upward)}
+    downward = {(a, b) for a, b in edges if a.startswith("SignInCLI/") and b.startswith(library)}
+    return {"files": sorted(ran), "deciding": sorted(decided), "folder changes": sorted(changes), "upward": sorted(upward),
+            "crossings": sorted(downward)}
 
 
 # A server's request alone, as the issue walked it by hand (accept, read, the handler, the reply), without the
@@ -213,14 +216,14 @@ def main():
         p.send_signal(signal.SIGTERM)
     walks["agent: the agent (one request)"] = grind("agent", ["agent"], env, one_agent_request)
     walks["agent: the request alone"] = grind("agent-request", ["agent"], env, one_agent_request, only=["*TokenAgentC3run*HTTPRequestHead*fU0_"])
-    walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "upward": []})
+    walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "upward": [], "crossings": []})
     # Nothing left behind: each store's unlocked key and decrypted entries leave the kernel keyring.
     for e in (env, penv):
         subprocess.run([SIGNIN, "lock"], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stop()
-    print(" files  deciding  folder changes  library->CLI  path")
+    print(" files  deciding  folder changes  CLI->library  library->CLI  path")
     for name, m in walks.items():
-        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(m['folder changes']):14d}  {len(m['upward']):11d}  {name}")
+        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(m['folder changes']):14d}  {len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
         if LIST:
             print("      deciding: " + ", ".join(m["deciding"]))
             print("      files: " + ", ".join(m["files"]))
