@@ -133,7 +133,8 @@ import Testing
         #expect(admitted(TokenRequest()) == nil)
         // A refresh the remote side chooses: once per interval.
         #expect(s.mayChooseRefresh(now: 100) == nil)
-        #expect(s.mayChooseRefresh(now: 110) == 21)
+        #expect(s.mayChooseRefresh(now: 110)?.wait == 21)
+        #expect(s.mayChooseRefresh(now: 110)?.ago == 10)
         #expect(s.mayChooseRefresh(now: 131) == nil)
     }
 }

@@ -89,10 +89,11 @@ struct ForwardedSession {
         return .admitted(r)
     }
 
-    /// Step 5: nil when a refresh chosen `now` (monotonic seconds) may go (and it is counted), else the seconds to wait.
-    mutating func mayChooseRefresh(now: Double) -> Int? {
+    /// Step 5: nil when a refresh chosen `now` (monotonic seconds) may go (and it is counted), else how long ago the
+    /// last one went and the seconds to wait.
+    mutating func mayChooseRefresh(now: Double) -> (ago: Int, wait: Int)? {
         if let last = lastChosenRefresh, now - last < Self.chosenRefreshSeconds {
-            return Int(Self.chosenRefreshSeconds - (now - last)) + 1
+            return (Int(now - last), Int(Self.chosenRefreshSeconds - (now - last)) + 1)
         }
         lastChosenRefresh = now
         return nil

@@ -183,9 +183,9 @@ package final class TokenAgent: @unchecked Sendable {
         guard r.serviceAccountChain.isEmpty || r.forceRefresh else { return nil }
         let chosen = r.forceRefresh || (r.minimumValidity > .seconds(60) && ((try? client(s.profile).wouldRefresh(r)) ?? false))
         guard chosen else { return nil }
-        if let wait = s.mayChooseRefresh(now: MonotonicClock.now()) {
-            log.session(s, "refused a forced refresh (another one \(Int(ForwardedSession.chosenRefreshSeconds) - wait + 1) s ago)")
-            return Self.failure(.init(.tooMany, "a refresh was forced through this forwarded session \(Int(ForwardedSession.chosenRefreshSeconds) - wait + 1) s ago; the next may be forced in \(wait) s",
+        if let (ago, wait) = s.mayChooseRefresh(now: MonotonicClock.now()) {
+            log.session(s, "refused a forced refresh (another one \(ago) s ago)")
+            return Self.failure(.init(.tooMany, "a refresh was forced through this forwarded session \(ago) s ago; the next may be forced in \(wait) s",
                                       retryAfter: wait))
         }
         return nil
