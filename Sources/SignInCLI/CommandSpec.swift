@@ -86,7 +86,8 @@ extension SignInCommand {
     var signsIn: Bool { false }
     var acceptsPaste: Bool { false }
     var noBrowser: Bool { false }
-    var startsStatic: Bool { false }
+    /// As `Commands.entries` marks the command.
+    var startsStatic: Bool { Commands.isCached(Self.self) }
     var handOverReason: String { "\(Self.name) is not on the cached path" }
     var apiResource: String? { nil }
     func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
@@ -103,23 +104,33 @@ enum Commands {
     struct Entry {
         let name: String
         let type: any SignInCommand.Type
-        init(_ name: String, _ type: any SignInCommand.Type) {
+        /// On the cached path: the release build's static half starts it (`SignInCommand.startsStatic`), handing it over
+        /// only when it needs the network, the Secret Service or a passphrase. Every other command is handed over at once.
+        let cached: Bool
+        init(_ name: String, _ type: any SignInCommand.Type, cached: Bool = false) {
             self.name = name
             self.type = type
+            self.cached = cached
         }
+    }
+
+    /// Whether `type` is marked as on the cached path.
+    static func isCached(_ type: any SignInCommand.Type) -> Bool {
+        entries.contains { $0.cached && ObjectIdentifier($0.type) == ObjectIdentifier(type) }
     }
 
     /// Every command by name, in the order of `signin --help`.
     static var entries: [Entry] {
-        [Entry("login", Login.self), Entry("restore", Restore.self), Entry("whoami", Whoami.self), Entry("token", Token.self),
-         Entry("id-token", IDTokenCommand.self), Entry("dpop-proof", DPoPProofCommand.self), Entry("status", Status.self),
-         Entry("accounts", AccountsCommand.self), Entry("use", Use.self), Entry("logout", Logout.self), Entry("exec", Exec.self),
-         Entry("git-credential", GitCredential.self), Entry("kubectl-credential", KubectlCredential.self),
-         Entry("docker-credential", DockerCredential.self), Entry("aws-credential-process", AWSCredentialProcess.self),
-         Entry("aws", AWSCommand.self), Entry("google-executable-source", GoogleExecutableSource.self), Entry("google", GoogleCommand.self),
+        [Entry("login", Login.self), Entry("restore", Restore.self, cached: true), Entry("whoami", Whoami.self, cached: true),
+         Entry("token", Token.self, cached: true), Entry("id-token", IDTokenCommand.self, cached: true), Entry("dpop-proof", DPoPProofCommand.self),
+         Entry("status", Status.self, cached: true), Entry("accounts", AccountsCommand.self, cached: true), Entry("use", Use.self, cached: true),
+         Entry("logout", Logout.self), Entry("exec", Exec.self), Entry("git-credential", GitCredential.self),
+         Entry("kubectl-credential", KubectlCredential.self, cached: true), Entry("docker-credential", DockerCredential.self),
+         Entry("aws-credential-process", AWSCredentialProcess.self, cached: true), Entry("aws", AWSCommand.self),
+         Entry("google-executable-source", GoogleExecutableSource.self, cached: true), Entry("google", GoogleCommand.self),
          Entry("metadata-server", MetadataServerCommand.self), Entry("agent", AgentCommand.self), Entry("ssh", SSHCommand.self),
-         Entry("key", KeyCommand.self), Entry("lock", Lock.self), Entry("init", Init.self), Entry("version", Version.self),
-         Entry("help", HelpCommand.self), Entry("completion", CompletionCommand.self)]
+         Entry("key", KeyCommand.self), Entry("lock", Lock.self), Entry("init", Init.self), Entry("version", Version.self, cached: true),
+         Entry("help", HelpCommand.self, cached: true), Entry("completion", CompletionCommand.self, cached: true)]
     }
 
     static var all: [any SignInCommand.Type] { entries.map(\.type) }

@@ -140,6 +140,17 @@ import Testing
         #expect(try !parse(["token", "--force-refresh", "--profile", "work"], agent).startsStatic)
     }
 
+    @Test func theCachedCommandsAreTheOnesTheListMarksAndOnlyThoseStartStatic() throws {
+        // One mark in `Commands.entries` decides which commands the static half starts; every other is handed over.
+        let cached = Commands.entries.filter(\.cached).map(\.name)
+        #expect(cached == ["restore", "whoami", "token", "id-token", "status", "accounts", "use", "kubectl-credential",
+                           "aws-credential-process", "google-executable-source", "version", "help", "completion"])
+        for name in ["whoami", "status", "accounts", "version"] { #expect(try parse([name]).startsStatic, "\(name)") }
+        for words in [["login"], ["logout"], ["metadata-server"], ["agent"], ["lock"], ["dpop-proof", "--method", "GET", "--url", "https://api.example/"]] {
+            #expect(try !parse(words).startsStatic, "\(words)")
+        }
+    }
+
     @Test func sshTakesItsOwnOptionsThenSsh() throws {
         let plain = try #require(try parse(["ssh", "--account", "a@example.org", "--account", "b@example.org", "--for", "2h", "-p", "2222", "-i", "key", "me@vm", "git", "pull"]) as? SSHCommand)
         #expect(plain.accounts == ["a@example.org", "b@example.org"] && plain.seconds == 7200)

@@ -8,7 +8,6 @@ import Glibc
 /// `signin accounts [--all]`: the accounts of this configuration (or of every configuration), the current one marked.
 struct AccountsCommand: SignInCommand {
     static let allOption = OptionSpec("--all", "Every configuration's accounts")
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "List the signed-in accounts, the current one marked",
         details: "Lists the accounts of this configuration (--all: of every configuration), the current one marked with *,\neach with e-mail, name, access-token expiry and whether the provider still accepted its grant at the last refresh.",

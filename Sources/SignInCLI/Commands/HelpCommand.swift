@@ -7,7 +7,6 @@ import Glibc
 /// `signin help [COMMAND] [--man]`.
 struct HelpCommand: SignInCommand {
     static let manOption = OptionSpec("--man", "Print the manual page (roff) instead")
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(name: name, summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
                                   ownOptions: [manOption], usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false)
 

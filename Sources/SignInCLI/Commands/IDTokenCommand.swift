@@ -21,7 +21,7 @@ struct IDTokenCommand: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
-        startsStatic = freshness.startsStatic(a, env)
+        startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
         chain = try Impersonation(a).chain
         audience = a.value(Self.audienceOption)
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }

@@ -7,7 +7,6 @@ import Glibc
 
 /// `signin status`: an offline summary of one account: who, token expiry, granted scopes, where its key and file are.
 struct Status: SignInCommand {
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "Offline summary: who, token expiry, granted scopes, where the store is",
         details: "Offline summary of one account: signed in or not, token expiry, granted scopes, where its key and file are.\nExits 3 when not signed in.",

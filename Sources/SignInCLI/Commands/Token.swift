@@ -24,7 +24,7 @@ struct Token: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
-        startsStatic = freshness.startsStatic(a, env)
+        startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
         chain = try Impersonation(a).chain
         json = a.has(.json)
         target = try TokenTarget(a)

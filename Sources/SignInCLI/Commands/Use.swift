@@ -6,7 +6,6 @@ import Glibc
 
 /// `signin use ACCOUNT`: make another account current.
 struct Use: SignInCommand {
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(name: name, summary: "Make ACCOUNT the current account",
                                   details: "Makes ACCOUNT (an e-mail or sub) the current account of this configuration.", usageTail: " ACCOUNT")
 

@@ -6,7 +6,6 @@ import Glibc
 
 /// `signin version [--json]`.
 struct Version: SignInCommand {
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(name: name, summary: "Print the version", details: "Prints the version (--json: as JSON).", readsConfiguration: false)
 
     let json: Bool

@@ -2,7 +2,6 @@ import SignInKit
 
 /// `signin whoami`: the signed-in profile, from the store, without network.
 struct Whoami: SignInCommand {
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(name: name, summary: "Print the signed-in profile (no network)",
                                   details: "Prints the signed-in profile from the store, without network.", takesAccount: true)
 

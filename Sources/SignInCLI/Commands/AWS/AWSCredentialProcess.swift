@@ -26,7 +26,7 @@ struct AWSCredentialProcess: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         role = try AWSRoleOptions(a)
         forceRefresh = try RefreshChoice(a).forceRefresh
-        startsStatic = Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
+        startsStatic = Commands.isCached(Self.self) && Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
         try noPositional(a, Self.spec)
     }
 

@@ -7,7 +7,7 @@ import Glibc
 
 /// `signin kubectl-credential`: a kubectl exec credential plugin.
 struct KubectlCredential: SignInCommand {
-    var startsStatic: Bool { !interactive }
+    var startsStatic: Bool { Commands.isCached(Self.self) && !interactive }
     static let spec = CommandSpec(
         name: name, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
         details: """

@@ -3,7 +3,6 @@ import SignInKit
 
 /// `signin google-executable-source`: the command of an `external_account` file's executable credential source.
 struct GoogleExecutableSource: SignInCommand {
-    var startsStatic: Bool { true }
     static let spec = CommandSpec(
         name: name, summary: "google-auth's executable credential source: your ID token for Google's STS",
         details: """
