@@ -12,7 +12,7 @@ struct DPoPProofCommand: SignInCommand {
             provider offers it), prints a proof for one request: send it as the `DPoP` header, with
             `Authorization: DPoP <token>` and the token `signin token` prints (the proof names that token, so take
             both with the same --min-ttl). One proof per request. Exit 2 when the grant is a bearer grant: no proof
-            is needed there, and `signin token --json` says `"token_type":"Bearer"`.
+            is needed there, and the token_type of `signin token --json` says Bearer.
             """,
         groups: [MinimumValidity.self], ownOptions: [methodOption, urlOption], takesAccount: true)
 
