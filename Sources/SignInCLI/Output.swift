@@ -4,18 +4,10 @@ import SignInKit
 import Glibc
 #endif
 
-/// Output without Foundation's FileHandle: plain write(2), so stdout stays unbuffered and scripts see every line.
+/// A line on standard output, and one on standard error (`FileIO.writeAll`: plain write(2), unbuffered).
 func out(_ s: String) { writeAll(1, s + "\n") }
 func err(_ s: String) { writeAll(2, s + "\n") }
-func writeAll(_ fd: Int32, _ s: String) {
-    var bytes = Array(s.utf8)
-    var off = 0
-    while off < bytes.count {
-        let n = SystemCall.retrying { bytes.withUnsafeMutableBytes { Posix.write(fd, $0.baseAddress! + off, $0.count - off) } }
-        if n <= 0 { return }
-        off += n
-    }
-}
+func writeAll(_ fd: Int32, _ s: String) { FileIO.writeAll(fd, s) }
 
 /// Reads one line from standard input (for questions on a terminal and for `git-credential`), without
 /// Foundation's buffering: byte by byte, so nothing after the line is consumed.

@@ -19,10 +19,20 @@ package enum FileIO {
     package static func errnoText(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
 
     /// A one-time notice on standard error (the library's only direct output; never a secret).
-    package static func writeStandardError(_ text: String) {
-        HandOverCheck.wrote("to standard error")
+    package static func writeStandardError(_ text: String) { writeAll(2, text) }
+
+    /// All of `text` to `fd` (standard output, standard error, a terminal), a short write continued, EINTR retried;
+    /// a descriptor that will take no more (a closed pipe) ends it quietly. Plain write(2), without Foundation's
+    /// buffering, so a script reading signin sees every line as it is written.
+    package static func writeAll(_ fd: Int32, _ text: String) {
+        if fd == 1 || fd == 2 { HandOverCheck.wrote(fd == 1 ? "to standard output" : "to standard error") }
         var bytes = Array(text.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        var off = 0
+        while off < bytes.count {
+            let n = SystemCall.retrying { bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) } }
+            if n <= 0 { return }
+            off += n
+        }
     }
 
     /// Reads a whole regular file of at most `limit` bytes. `verify` sees the opened file's status (owner, mode)

@@ -17,12 +17,8 @@ package enum Posix {
     /// The current `errno`.
     package static var lastError: Int32 { errno }
 
-    @inline(__always) private static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let r = call()
-            if r >= 0 || errno != EINTR { return r }
-        }
-    }
+    /// The EINTR rule, written once in `SystemCall`.
+    @inline(__always) private static func retrying<T: BinaryInteger>(_ call: () -> T) -> T { SystemCall.retrying(call) }
 
     // Descriptors.
     /// `open(2)` with a mode (for `O_CREAT`).
