@@ -97,10 +97,24 @@ final class ProviderScript {
         printed().split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } ?? ""
     }
 
-    /// SIGTERM, then its exit status.
+    private var reaped: Int32?
+
+    /// SIGTERM, then its exit status. Reaped here when Foundation's `Process` does not notice the end: it learns of it
+    /// from SIGCHLD, which another thread of this test process (a test waiting on a child of its own) may take first,
+    /// and `waitUntilExit()` then never returns (seen once: the script a zombie, the suite stuck).
     @discardableResult
     func stop() -> Int32 {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        if let reaped { return reaped }
+        let pid = process.processIdentifier
+        if process.isRunning { kill(pid, SIGTERM) }
+        var status: Int32 = 0
+        _ = waitFor(seconds: 120) {
+            if !process.isRunning { return true }
+            guard waitpid(pid, &status, WNOHANG) == pid else { return false }
+            reaped = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return true
+        }
+        if let reaped { return reaped }
         process.waitUntilExit()
         return process.terminationStatus
     }
