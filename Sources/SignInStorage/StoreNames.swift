@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInTransport
+
 /// How the store's files are named.
 ///
 /// Format 3 (this signin): a configuration `C` and an account `A` are 128-bit SipHash tags under a naming key

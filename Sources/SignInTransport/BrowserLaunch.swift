@@ -1,4 +1,5 @@
 import SignInBase
+
 /// Whether the system browser was started for a sign-in.
 public enum BrowserLaunch: Sendable, Equatable {
     /// The command that was started (`$BROWSER`, `xdg-open`, `wslview`); it may still fail later (`.browserFailed`).

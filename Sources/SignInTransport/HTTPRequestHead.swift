@@ -1,4 +1,5 @@
 import SignInBase
+
 /// The head of an HTTP/1.x request as the loopback server reads it: method, target, `Host` and the other header
 /// fields. Parsing is pure and bounded, so it can be fuzzed.
 package struct HTTPRequestHead: Equatable {

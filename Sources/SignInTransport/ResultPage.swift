@@ -1,4 +1,5 @@
 import SignInBase
+
 /// The page the browser shows when the sign-in ends: the one picture of signin a person sees. Self-contained:
 /// no script, no outside resource (the listener sends `Content-Security-Policy: default-src 'none'`), light and
 /// dark by `prefers-color-scheme`.

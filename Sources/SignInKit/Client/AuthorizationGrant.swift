@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+
 /// A way of obtaining a person's tokens from the provider, one type per grant: the authorization code grant through
 /// the browser and the loopback listener (`LoopbackAuthorization`), or the device authorization grant with a code
 /// on another device (`DeviceGrant`). A sign-in runs either the same way (`SignInClient.signInBlocking`):

@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+
 /// The discovery documents fetched in this process, by issuer and overrides: every `SignInClient` of one
 /// provider shares one discovery (a program that makes a client per request fetches the document once).
 final class DiscoveryCache: Sendable {

@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+
 /// How an interactive sign-in runs.
 public struct SignInOptions: Sendable {
     /// Open the system browser (else only report the URL through `.authorizationURL`).

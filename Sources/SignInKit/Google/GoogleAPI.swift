@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+
 /// What Google's REST APIs share (the IAM Credentials API, the Resource Manager): a base URL from the
 /// configuration, and errors shaped `{"error": {"code", "status", "message"}}`.
 enum GoogleAPI {

@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// Which client at which provider: the issuer and the client ID that credentials belong to, as one value (a
 /// `CredentialStorage` keeps each pair's accounts apart).
 public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {

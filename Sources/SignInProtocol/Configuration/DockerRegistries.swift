@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// Which container registries `signin docker-credential get` gives a token to (`docker_registries`): like
 /// `git_hosts`, a token goes only where the person said, never to whatever registry a pulled image names.
 public enum DockerRegistries {

@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// Which hosts git may be given an access token for (`git_hosts`): a token goes only where the person said, so a
 /// global `credential.helper` line does not hand it to every server git talks to.
 public enum GitHosts {

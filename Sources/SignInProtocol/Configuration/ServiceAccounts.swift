@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// What signin checks of Google Cloud names before they go into a URL: a service account's e-mail and a project ID.
 public enum ServiceAccounts {
     /// `NAME@DOMAIN` with letters, digits, `-`, `_` and `.` only, and a dot in the domain

@@ -1,6 +1,7 @@
 import SignInBase
 import SignInTransport
 import FoundationEssentials
+
 /// Who signed in, from the ID token's claims (and the userinfo endpoint where the token lacks them).
 public struct SignInProfile: Codable, Sendable, Equatable {
     /// The provider's stable identifier for the account (`sub`).

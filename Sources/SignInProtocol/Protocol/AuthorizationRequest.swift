@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// One authorization request (RFC 6749 4.1 with PKCE): the URL to open, and the secrets to check the answer with.
 ///
 /// Pushed first (RFC 9126) when the configuration's `pushed_authorization` and the provider say so: `auto` where

@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// The checks every authorization response gets (RFC 6749 4.1.2, RFC 9207), whether it reaches the loopback
 /// listener or is pasted from the browser's address bar.
 package struct CallbackValidator {

@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// The one rule for comparing issuers. An issuer is kept and compared exactly as configured (some end in "/"),
 /// except where the provider's rules name other spellings (`ProviderRules.issuerAliases`: Google's ID tokens and
 /// discovery may name it with or without the scheme).

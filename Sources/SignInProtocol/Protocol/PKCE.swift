@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` is never sent.
 package struct PKCE: Sendable, CustomStringConvertible {
     /// 43 characters of base64url from 32 random bytes (256 bits).

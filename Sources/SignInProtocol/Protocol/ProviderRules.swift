@@ -1,5 +1,6 @@
 import SignInBase
 import SignInTransport
+
 /// What is special about a provider, chosen by its issuer: the one place that says it, so that adding a provider's
 /// rules is one more case here. Every other provider follows the standards as they are.
 package struct ProviderRules: Sendable {
