@@ -112,4 +112,22 @@ import Testing
         #expect(failed.failure.map { ExitCode($0) } == .notSignedIn)
         #expect(failed.output.hasPrefix(#"{"code":"signin-exit-3","message":"Not signed in"#) && failed.output.contains(#""success":false,"version":1}"#), "\(failed.output)")
     }
+
+    @Test func everyConsumerGetsTheTokenThroughOneRenderingThatKnowsBearerFromDPoP() throws {
+        var issued = IssuedToken(token: SignInToken(value: "at-1", expirationDate: nil), kind: .access, subject: "alice", name: "alice@example.org")
+        #expect(try issued.presented(to: .typed) == ("Bearer", "at-1"))
+        #expect(try issued.presented(to: .bearerOnly("git (a password)")) == ("Bearer", "at-1"))
+        issued.tokenType = "DPoP"
+        // A protocol that says the type gets the bound token and its type; one that carries only bearer tokens is
+        // refused by name, never handed a bound token as a bearer one.
+        #expect(try issued.presented(to: .typed) == ("DPoP", "at-1"))
+        do {
+            _ = try issued.presented(to: .bearerOnly("git (a password)"))
+            Issue.record("a DPoP-bound token went to git as a password")
+        } catch {
+            guard case .unsupported(let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.hasPrefix("git (a password) can carry only a bearer token") && !reason.contains("at-1"))
+        }
+        #expect(throws: SignInError.self) { try issued.bearerValue(for: "docker (a registry password)") }
+    }
 }

@@ -45,10 +45,10 @@ struct Token: SignInCommand {
     /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
         let issued = target.isSet ? try source.accessToken(freshness, for: target) : try source.token(.access, freshness, audience: nil)
-        let token = issued.token
-        guard json else { return BridgeAnswer(output: token.value + "\n") }
-        var fields: [String: JSONValueOut] = ["access_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
-                                              "token_type": .string(issued.tokenType), "sub": .string(issued.subject)]
+        let (type, value) = try issued.presented(to: .typed)
+        guard json else { return BridgeAnswer(output: value + "\n") }
+        var fields: [String: JSONValueOut] = ["access_token": .string(value), "expires_at": issued.token.expirationDate.map { .string(iso8601($0)) } ?? .null,
+                                              "token_type": .string(type), "sub": .string(issued.subject)]
         if let r = issued.resource { fields["resource"] = .string(r) }
         if let a = issued.audience { fields["audience"] = .string(a) }
         return BridgeAnswer(output: JSONText.object(fields) + "\n")

@@ -34,14 +34,28 @@ public struct IssuedToken: Sendable, Equatable {
     /// The audience this access token was exchanged for (`TokenRequest.audience` of an access token), or nil.
     public internal(set) var audience: String?
 
-    /// The token for a consumer whose protocol can carry only a bearer token (`consumer` names it: "kubectl",
-    /// "git", "docker", "the metadata server"): the value, or, for an access token bound to this machine's DPoP key,
-    /// `.unsupported` saying so. A bound token handed out as a bearer one is refused by every API that checks the
-    /// binding, and useless to one that does not; where the protocol can say DPoP (`signin token --json`'s
-    /// `token_type`, `exec`'s `SIGNIN_TOKEN_TYPE`), it is said instead.
+    /// Whom an answer is handed to: what its protocol can carry.
+    public enum Consumer: Sendable, Equatable {
+        /// A protocol that says the token's type beside it (`signin token --json`'s `token_type`, `exec`'s and a token
+        /// file's `SIGNIN_TOKEN_TYPE`).
+        case typed
+        /// A protocol that carries only a bearer token, named for the refusal ("git (a password)", "kubectl (an
+        /// ExecCredential)", "docker (a registry password)", "the metadata server").
+        case bearerOnly(String)
+    }
+
+    /// The one rendering of an answer, whoever it is for: its type (`Bearer`, or `DPoP` for an access token bound
+    /// to this machine's key) and its value. To a bearer-only consumer a bound token is `.unsupported`, saying so: handed
+    /// out as a bearer one it is refused by every API that checks the binding, and useless to one that does not.
+    public func presented(to consumer: Consumer) throws(SignInError) -> (type: String, value: String) {
+        guard tokenType == "DPoP", case .bearerOnly(let name) = consumer else { return (tokenType, token.value) }
+        throw .unsupported(reason: "\(name) can carry only a bearer token, and this access token is bound to signin's DPoP key (RFC 9449: each request needs a proof). Use `signin exec` (SIGNIN_TOKEN_TYPE says DPoP) with `signin dpop-proof`, or set \"dpop\": \"never\" in the configuration and sign in again for bearer tokens")
+    }
+
+    /// The token for a consumer whose protocol can carry only a bearer token: `presented(to: .bearerOnly(consumer))`'s
+    /// value.
     public func bearerValue(for consumer: String) throws(SignInError) -> String {
-        guard tokenType == "DPoP" else { return token.value }
-        throw .unsupported(reason: "\(consumer) can carry only a bearer token, and this access token is bound to signin's DPoP key (RFC 9449: each request needs a proof). Use `signin exec` (SIGNIN_TOKEN_TYPE says DPoP) with `signin dpop-proof`, or set \"dpop\": \"never\" in the configuration and sign in again for bearer tokens")
+        try presented(to: .bearerOnly(consumer)).value
     }
 
     /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.

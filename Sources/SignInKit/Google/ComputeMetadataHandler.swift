@@ -143,9 +143,9 @@ struct ComputeMetadataHandler {
             let asked = query["scopes"].map { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
             let issued = try source.accessToken(scopes: asked)
             // Google's libraries send what they are given as `Bearer`: a DPoP-bound token is refused, not leaked.
-            let value = try issued.bearerValue(for: "the metadata server (Google's libraries send its tokens as Bearer)")
+            let (type, value) = try issued.presented(to: .bearerOnly("the metadata server (Google's libraries send its tokens as Bearer)"))
             let seconds = max(0, Int((issued.token.expirationDate?.timeIntervalSinceNow ?? 3600).rounded(.down)))
-            return Self.json(JSONValueOut.object(["access_token": .string(value), "expires_in": .int(seconds), "token_type": .string(issued.tokenType)]).text)
+            return Self.json(JSONValueOut.object(["access_token": .string(value), "expires_in": .int(seconds), "token_type": .string(type)]).text)
         case "identity":
             guard let audience = query["audience"], !audience.isEmpty else {
                 return Self.jsonError("400 Bad Request", "invalid_request", "identity needs ?audience=")

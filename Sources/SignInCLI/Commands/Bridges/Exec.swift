@@ -117,12 +117,12 @@ struct Exec: SignInCommand {
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
         let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
-        let token = issued.token.value
+        let (type, token) = try issued.presented(to: .typed)
         let name = variable
         Posix.setenv(name, token, 1)
         // A DPoP-bound token is useless without proofs: COMMAND learns it must send `Authorization: DPoP` with one
         // from `signin dpop-proof` (the key stays with signin).
-        Posix.setenv("SIGNIN_TOKEN_TYPE", issued.tokenType, 1)
+        Posix.setenv("SIGNIN_TOKEN_TYPE", type, 1)
         // The passphrase's descriptor was for signin: COMMAND must not read it again through /proc/self/fd.
         if let fd = passphraseFD, fd > 2 { Posix.close(fd) }
         let argv = command

@@ -76,7 +76,7 @@ struct GitCredential: SignInCommand {
             }
             let token = issued.token
             let username = self.username ?? source.gitUsername ?? issued.name
-            var answer = "username=\(username.withoutControlCharacters)\npassword=\(try issued.bearerValue(for: "git (a password)"))\n"
+            var answer = "username=\(username.withoutControlCharacters)\npassword=\(try issued.presented(to: .bearerOnly("git (a password)")).value)\n"
             if let exp = token.expirationDate { answer += "password_expiry_utc=\(Int(exp.timeIntervalSince1970))\n" }
             return BridgeAnswer(output: answer)
         case "erase":

@@ -60,7 +60,7 @@ struct KubectlCredential: SignInCommand {
         let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
         let token = issued.token
         // ExecCredential has no token type: kubectl sends `Authorization: Bearer`.
-        var status: [String: JSONValueOut] = ["token": .string(try issued.bearerValue(for: "kubectl (an ExecCredential)"))]
+        var status: [String: JSONValueOut] = ["token": .string(try issued.presented(to: .bearerOnly("kubectl (an ExecCredential)")).value)]
         if let exp = token.expirationDate { status["expirationTimestamp"] = .string(iso8601(exp)) }
         return BridgeAnswer(output: JSONText.object(["apiVersion": .string(version), "kind": .string("ExecCredential"), "status": .object(status)]) + "\n")
     }

@@ -31,8 +31,9 @@ final class TokenFileRun: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let expiry = Mutex<Date?>(nil)
-    /// `Bearer` or `DPoP`, from the first token (a grant's binding does not change while COMMAND runs).
-    private let tokenType = Mutex("Bearer")
+    /// `Bearer` or `DPoP`, as the first token was presented (`IssuedToken.presented(to: .typed)`; set before COMMAND
+    /// starts, and a grant's binding does not change while it runs).
+    private let tokenType = Mutex("")
     private var complained = false
 
     init(source: some TokenSource, kind: TokenKind, target: TokenTarget = TokenTarget(), minTTL: Int, environment: [String: String]) throws(SignInError) {
@@ -70,9 +71,10 @@ final class TokenFileRun: @unchecked Sendable {
     /// Replaces the file with a token valid for `minimumValidity` more.
     private func renew(minimumValidity: Int) throws(SignInError) {
         let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minimumValidity), for: target) : try source.token(kind, Freshness(minTTL: minimumValidity), audience: nil)
-        try TextFiles.write(issued.token.value, to: path, mode: 0o600)
+        let (type, value) = try issued.presented(to: .typed)
+        try TextFiles.write(value, to: path, mode: 0o600)
         expiry.withLock { $0 = issued.token.expirationDate }
-        tokenType.withLock { $0 = issued.tokenType }
+        tokenType.withLock { $0 = type }
     }
 
     /// Until COMMAND ends: wake a third of the token's remaining life before it expires and renew it.
