@@ -50,7 +50,7 @@ enum ExecCommand {
 
     /// Says why `argv` could not be started (`errno`) and gives the shell's exit code for it.
     static func cannotRun(_ argv: [String], errno e: Int32) -> ExitCode {
-        err("signin: cannot run \(argv[0].withoutControlCharacters): \(Posix.errnoText(e))")
+        err("signin: cannot run \(argv[0].withoutControlCharacters): \(FileIO.errnoText(e))")
         return ExitCode(rawValue: e == ENOENT ? 127 : 126)
     }
 

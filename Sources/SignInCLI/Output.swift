@@ -15,7 +15,7 @@ func readLine(fd: Int32 = 0, limit: Int = 64 * 1024) -> String? {
     var bytes: [UInt8] = []
     var b: UInt8 = 0
     while bytes.count < limit {
-        let n = SystemCall.retrying { Posix.read(fd, &b, 1) }
+        let n = Posix.read(fd, &b, 1)
         if n <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
         if b == UInt8(ascii: "\n") { break }
         bytes.append(b)

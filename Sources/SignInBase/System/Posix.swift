@@ -10,34 +10,26 @@ import Glibc
 /// what it adds is the same for every caller: a call that an interrupting signal can cut short (`read`, `write`,
 /// `poll`, `accept`, `connect`, `send`, `fsync`) is retried on `EINTR` here, never by the caller. `close` is not
 /// retried: on Linux the descriptor is gone even when it reports `EINTR`. Errors stay in `errno`, for the callers
-/// that tell one from another; `Posix.errnoText()` is what a person reads.
+/// that tell one from another; `FileIO.errnoText()` is what a person reads.
 package enum Posix {
-    /// `strerror(errno)`: the text for the last failed call, or for `code`.
-    package static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
-    /// The current `errno`.
-    package static var lastError: Int32 { errno }
-
-    /// The EINTR rule, written once in `SystemCall`.
-    @inline(__always) private static func retrying<T: BinaryInteger>(_ call: () -> T) -> T { SystemCall.retrying(call) }
-
     // Descriptors.
     /// `open(2)` with a mode (for `O_CREAT`).
-    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { retrying { Glibc.open(path, flags, mode) } }
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { SystemCall.retrying { Glibc.open(path, flags, mode) } }
     @discardableResult package static func fcntl(_ fd: Int32, _ command: Int32, _ value: Int32) -> Int32 { Glibc.fcntl(fd, command, value) }
     package static func fcntl(_ fd: Int32, _ command: Int32) -> Int32 { Glibc.fcntl(fd, command) }
     @discardableResult package static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
     @discardableResult package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        retrying { Glibc.read(fd, buffer, count) }
+        SystemCall.retrying { Glibc.read(fd, buffer, count) }
     }
     @discardableResult package static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
         if fd == 1 || fd == 2 { HandOverCheck.wrote(fd == 1 ? "to standard output" : "to standard error") }
-        return retrying { Glibc.write(fd, buffer, count) }
+        return SystemCall.retrying { Glibc.write(fd, buffer, count) }
     }
     @discardableResult package static func poll(_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 {
-        retrying { Glibc.poll(fds, count, timeout) }
+        SystemCall.retrying { Glibc.poll(fds, count, timeout) }
     }
     @discardableResult package static func pipe(_ fds: UnsafeMutablePointer<Int32>) -> Int32 { Glibc.pipe(fds) }
-    @discardableResult package static func fsync(_ fd: Int32) -> Int32 { retrying { Glibc.fsync(fd) } }
+    @discardableResult package static func fsync(_ fd: Int32) -> Int32 { SystemCall.retrying { Glibc.fsync(fd) } }
     @discardableResult package static func fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { Glibc.fchmod(fd, mode) }
     package static func isatty(_ fd: Int32) -> Bool { Glibc.isatty(fd) == 1 }
     package static func tcgetpgrp(_ fd: Int32) -> pid_t { Glibc.tcgetpgrp(fd) }
@@ -70,13 +62,13 @@ package enum Posix {
     package static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 { Glibc.bind(fd, address, length) }
     package static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { Glibc.listen(fd, backlog) }
     package static func accept(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: UnsafeMutablePointer<socklen_t>?) -> Int32 {
-        retrying { Glibc.accept(fd, address, length) }
+        SystemCall.retrying { Glibc.accept(fd, address, length) }
     }
     package static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
-        retrying { Glibc.connect(fd, address, length) }
+        SystemCall.retrying { Glibc.connect(fd, address, length) }
     }
     @discardableResult package static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-        retrying { Glibc.send(fd, buffer, count, flags) }
+        SystemCall.retrying { Glibc.send(fd, buffer, count, flags) }
     }
     @discardableResult package static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { Glibc.shutdown(fd, how) }
     @discardableResult package static func setsockopt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: UnsafeRawPointer?, _ length: socklen_t) -> Int32 {
@@ -110,7 +102,6 @@ package enum Posix {
     /// Ignores `signal` from now on (SIG_IGN).
     package static func ignore(_ signal: Int32) { _ = Glibc.signal(signal, SIG_IGN) }
     package static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
-    package static func _exit(_ code: Int32) -> Never { Glibc._exit(code) }
     /// Seconds since 1970, as `time(nil)`.
     package static func now() -> Int { Glibc.time(nil) }
     package static func usleep(_ microseconds: UInt32) { _ = Glibc.usleep(microseconds) }

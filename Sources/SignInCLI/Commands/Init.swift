@@ -126,7 +126,7 @@ struct Init: SignInCommand {
         Directory.create(PathName(path: path).deletingLastPathComponent)
         let fd = Posix.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            err("signin: cannot write \(path): \(Posix.errnoText(errno))")
+            err("signin: cannot write \(path): \(FileIO.errnoText(errno))")
             return .failure
         }
         Posix.fchmod(fd, 0o600)

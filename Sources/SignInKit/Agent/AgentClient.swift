@@ -102,7 +102,7 @@ package struct AgentClient: Sendable {
         let fd = Posix.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
         defer { Posix.close(fd) }
-        guard let rc = UnixSocketAddress.with(socketPath, { a, n in SystemCall.retrying { Posix.connect(fd, a, n) } }) else { throw unavailable("its path is too long") }
+        guard let rc = UnixSocketAddress.with(socketPath, { a, n in Posix.connect(fd, a, n) }) else { throw unavailable("its path is too long") }
         guard rc == 0 else {
             let e = errno
             throw unavailable(e == ENOENT ? "it is gone (the SSH session or the agent ended)" : e == ECONNREFUSED ? "nothing answers on it (the SSH session or the agent ended)"
@@ -116,7 +116,7 @@ package struct AgentClient: Sendable {
         let out = Array(head.utf8)
         var sent = 0
         while sent < out.count {
-            let n = out.withUnsafeBytes { b in SystemCall.retrying { Posix.send(fd, b.baseAddress! + sent, b.count - sent, Int32(MSG_NOSIGNAL)) } }
+            let n = out.withUnsafeBytes { b in Posix.send(fd, b.baseAddress! + sent, b.count - sent, Int32(MSG_NOSIGNAL)) }
             guard n > 0 else { throw unavailable(Self.ended) }
             sent += n
         }
@@ -127,8 +127,8 @@ package struct AgentClient: Sendable {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let left = deadline - MonotonicClock.now()
             guard left > 0 else { throw unavailable("the agent did not answer within \(Int(timeoutSeconds)) s") }
-            if SystemCall.retrying({ Posix.poll(&p, 1, Int32(min(left, 60) * 1000)) }) <= 0 { continue }
-            let n = SystemCall.retrying { Posix.read(fd, &chunk, chunk.count) }
+            if Posix.poll(&p, 1, Int32(min(left, 60) * 1000)) <= 0 { continue }
+            let n = Posix.read(fd, &chunk, chunk.count)
             if n <= 0 { break }
             response += chunk[0..<n]
             guard response.count < 1 << 20 else { throw unavailable("its answer is too large") }
