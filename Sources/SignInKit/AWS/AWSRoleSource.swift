@@ -21,21 +21,25 @@ package enum AWSRoleSource {
         if let problem = request.problem { throw .unsupported(reason: problem) }
     }
 
-    /// Step 2: the role session's name for a person known as `personName`.
-    package static func sessionName(_ request: AWSRoleRequest, personName: String) -> String {
-        request.sessionName ?? AWSRoleRequest.sessionName(from: personName)
+    /// Step 2: the role session's name; `personName` (what the person is known as) is asked only when the request
+    /// names none.
+    package static func sessionName(_ request: AWSRoleRequest, personName: () throws(SignInError) -> String) throws(SignInError) -> String {
+        if let named = request.sessionName { return named }
+        return AWSRoleRequest.sessionName(from: try personName())
     }
 
     /// Step 3's retry rule: the STS refusal that a refreshed ID token answers.
     package static func refreshesIDToken(_ code: String) -> Bool { code == "ExpiredTokenException" }
 
-    /// Steps 1 to 3 with no cache: `idToken(force)` gives the person's ID token (refreshed when `force`).
-    package static func credentials(_ request: AWSRoleRequest, sts: AWSSecurityTokenService,
+    /// Steps 1 to 3 with no cache: `sts()` gives the STS to ask (asked after step 1), and `idToken(force)` the
+    /// person's ID token (refreshed when `force`).
+    package static func credentials(_ request: AWSRoleRequest, sts makeSTS: () throws(SignInError) -> AWSSecurityTokenService,
                                     idToken: (Bool) throws(SignInError) -> IssuedToken) throws(SignInError) -> AWSCredentials {
         try check(request)
+        let sts = try makeSTS()
         func attempt(force: Bool) throws(SignInError) -> AWSCredentials {
             let id = try idToken(force)
-            return try sts.assumeRole(request.roleARN, idToken: id.token.value, sessionName: sessionName(request, personName: id.name),
+            return try sts.assumeRole(request.roleARN, idToken: id.token.value, sessionName: sessionName(request) { id.name },
                                       duration: request.duration)
         }
         do throws(SignInError) {

@@ -21,12 +21,9 @@ extension SignInClient {
     public func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials {
         try AWSRoleSource.check(request)
         let sts = AWSSecurityTokenService(configuration: configuration)
-        let session: String
-        if request.sessionName != nil {
-            session = AWSRoleSource.sessionName(request, personName: "")
-        } else {
+        let session = try AWSRoleSource.sessionName(request) { () throws(SignInError) -> String in
             guard let stored = try credentials(account: request.account) else { throw noAccount() }
-            session = AWSRoleSource.sessionName(request, personName: stored.profile.email ?? stored.profile.userID)
+            return stored.profile.email ?? stored.profile.userID
         }
         let seconds = request.duration.components.seconds
         let key = "aws|" + [request.roleARN, session, String(seconds), sts.endpoint].joined(separator: " ")

@@ -48,12 +48,12 @@ package struct AgentClient: Sendable {
     /// token from the agent (the laptop's configuration decides nothing else here) and the STS the agent's hello names.
     /// Nothing is cached (there is no store here).
     public func awsCredentials(_ request: AWSRoleRequest, account: String?) throws(SignInError) -> AWSCredentials {
-        try AWSRoleSource.check(request)
-        guard let endpoint = try greeting().awsSTSEndpoint else {
-            throw .unsupported(reason: "the agent at \(socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
-        }
-        let sts = try AWSSecurityTokenService(endpoint: endpoint)
-        return try AWSRoleSource.credentials(request, sts: sts) { (force) throws(SignInError) -> IssuedToken in
+        try AWSRoleSource.credentials(request, sts: { () throws(SignInError) -> AWSSecurityTokenService in
+            guard let endpoint = try greeting().awsSTSEndpoint else {
+                throw .unsupported(reason: "the agent at \(socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
+            }
+            return try AWSSecurityTokenService(endpoint: endpoint)
+        }) { (force) throws(SignInError) -> IssuedToken in
             var r = TokenRequest(kind: .id, minimumValidity: .seconds(60), forceRefresh: force, account: account)
             r.principal = .person
             return try token(r)
