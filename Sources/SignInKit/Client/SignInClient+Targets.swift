@@ -66,9 +66,11 @@ extension SignInClient {
                                  detail: "its discovery document lists the grant types it supports, and token exchange (RFC 8693) is not one of them")
         }
         let validity = forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : minimumValidity
-        let subjectExpiry = try restore(account: account).accessToken?.expirationDate
         let token = try cachedCredential(key: Self.exchangeKey(audience: audience, resource: resource), account: account, minimumValidity: validity,
                                          buyingWith: .access, retryWhen: { $0 == "invalid_token" || $0 == "invalid_grant" }) { subject throws(SignInError) in
+            // The subject token was restored (refreshed when needed) just before this call, so the entry holds its
+            // expiry: read here, a token kept from before costs no restore.
+            let subjectExpiry = try credentials(account: account)?.accessTokenExpiry
             var tokens = TokenClient(config: configuration, endpoints: stored.endpoints)
             tokens.proofKey = try stored.proofKey()
             let r = try tokens.exchange(subjectToken: subject, subjectTokenType: TokenExchange.accessTokenType, audience: audience, resource: resource,
