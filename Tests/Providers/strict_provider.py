@@ -694,7 +694,7 @@ class Handler(BaseHTTPRequestHandler):
                 cl.access_aud[xt] = audience
                 if jkt:
                     cl.access_jkt[xt] = jkt
-                return self.send(200, {"access_token": xt, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                return self.send(200, {"access_token": xt, "issued_token_type": cl.c("exchange_issued_type", "urn:ietf:params:oauth:token-type:access_token"),
                                        "token_type": "DPoP" if jkt else "Bearer", "expires_in": int(cl.c("exchange_ttl", 1800))})
             if grant == "urn:ietf:params:oauth:grant-type:device_code":
                 cl.stats["device_polls"] += 1

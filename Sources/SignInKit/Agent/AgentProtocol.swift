@@ -68,6 +68,13 @@ public enum AgentProtocol {
         public static let target = "target"
     }
 
+    /// Every key a token request may carry; a session restricted to APIs refuses a request with any other (what it
+    /// does not know, it does not answer).
+    public static let tokenRequestKeys: Set<String> = [
+        Key.kind, Key.minTTL, Key.force, Key.account, Key.audience, Key.resource, Key.chain, Key.configuredChain,
+        Key.googleCloud, Key.email, Key.dpopMethod, Key.dpopURL, Key.profile,
+    ]
+
     /// The query of a token request (`profile`: a configuration name, on the agent's own socket).
     public static func query(_ r: TokenRequest, profile: String?) -> [(String, String)] {
         var q = [(Key.kind, r.kind == .id ? "id" : "access"), (Key.minTTL, String(Int(r.minimumValidity.timeInterval)))]

@@ -12,7 +12,8 @@ import FoundationEssentials
 /// 2. The account: one of the session's (by e-mail or `sub`; none named: its first).
 /// 3. A service-account chain the remote side names: only one `signin ssh --impersonate-service-account` named.
 ///    Naming none (`.configured`) is answered as `signin token` is on the laptop: its configuration decides.
-/// 4. Restricted to APIs (`--audience`, `--resource`): only the person's access tokens for one of them.
+/// 4. Restricted to APIs (`--audience`, `--resource`): only the person's access tokens for them, decided over the
+///    whole request (kind, principal, federation, audience and resource each as given; nothing else).
 /// 5. A refresh the remote side chooses: at most once per `chosenRefreshSeconds` (`mayChooseRefresh`).
 /// 6. With `confirm`: each new `approvalKey` is put to the person first (the agent asks).
 struct ForwardedSession {
@@ -79,11 +80,28 @@ struct ForwardedSession {
                             message: "impersonating \(chain) is not forwarded to this machine (on the laptop: signin ssh --impersonate-service-account \(chain) ...)")
         }
         if restrictedToAPIs {
-            let allowed = r.kind == .access && r.serviceAccountChain.isEmpty
-                && (r.audience.map { audiences.contains($0) } ?? r.resource.map { resources.contains($0) } ?? false)
-            guard allowed else {
-                return .refused(logged: "(not one of the forwarded APIs)",
-                                message: "this forwarded session gives only access tokens for \((audiences.sorted().map { "--audience \($0)" } + resources.sorted().map { "--resource \($0)" }).joined(separator: ", "))")
+            // Decided over the whole request: the kind, whose token, federation and the target, each as given to the
+            // session; anything else (an ID token, a service account, the configuration's chain, Google Cloud, an API
+            // pair the session was not given) is refused, never answered with something wider.
+            let apis = (audiences.sorted().map { "--audience \($0)" } + resources.sorted().map { "--resource \($0)" }).joined(separator: ", ")
+            let only = "this forwarded session gives only access tokens for \(apis)"
+            guard r.kind == .access else {
+                return .refused(logged: "(an ID token: the session is restricted to APIs)", message: only + ", never an ID token")
+            }
+            switch r.principal {
+            case .serviceAccount:
+                return .refused(logged: "(a service account: the session is restricted to APIs)", message: only + ", never a service account's")
+            case .configured, .person:
+                // The person's token for the API: the configuration's impersonation chain is not what was given.
+                r.principal = .person
+            }
+            guard !r.forGoogleCloud, r.workloadIdentity == nil else {
+                return .refused(logged: "(Google Cloud: the session is restricted to APIs)", message: only + ", never a token for Google Cloud")
+            }
+            guard r.audience != nil || r.resource != nil,
+                  r.audience.map({ audiences.contains($0) }) ?? true,
+                  r.resource.map({ resources.contains($0) }) ?? true else {
+                return .refused(logged: "(not one of the forwarded APIs)", message: only)
             }
         }
         return .admitted(r)
@@ -99,15 +117,33 @@ struct ForwardedSession {
         return nil
     }
 
-    /// Step 6's key: what a person approves once (kind, account, chain and API).
+    /// Step 6's key: what a person approves once, the whole request but its freshness (kind, account, principal,
+    /// federation, audience, API, scopes, e-mail claim, proof target), so an approval of one token never covers another.
     static func approvalKey(_ r: TokenRequest) -> String {
-        "\(r.kind)|\(r.account ?? "")|\(r.serviceAccountChain.joined(separator: ","))|\(r.audience ?? "")|\(r.resource ?? "")"
+        let principal: String
+        switch r.principal {
+        case .configured: principal = "configured"
+        case .person: principal = "person"
+        case .serviceAccount(let chain): principal = "sa:" + chain.joined(separator: ",")
+        }
+        let parts: [String] = [
+            "\(r.kind)", r.account ?? "", principal, r.forGoogleCloud ? "google-cloud" : "", r.workloadIdentity.map { "wif:\($0.audience)" } ?? "",
+            r.audience ?? "", r.resource ?? "", r.scopes?.joined(separator: " ") ?? "", r.includeEmail ? "" : "no-email",
+            r.proofFor.map { "\($0.method) \($0.url)" } ?? "",
+        ]
+        // A separator no field holds: one request cannot be spelled as another.
+        return parts.joined(separator: "\u{1}")
     }
 
-    /// "access token", "ID token of service account SA": for the log and the questions.
+    /// "access token", "ID token of service account SA", "access token for Google Cloud", "access token for the API
+    /// R": for the log and the questions, naming what is served.
     static func kindName(_ r: TokenRequest) -> String {
-        let kind = r.kind == .id ? "ID token" : "access token"
-        return r.serviceAccountChain.last.map { "\(kind) of service account \($0)" } ?? kind
+        var name = r.kind == .id ? "ID token" : "access token"
+        if let sa = r.serviceAccountChain.last { name += " of service account \(sa)" }
+        if r.forGoogleCloud || r.workloadIdentity != nil { name += " for Google Cloud" }
+        if let a = r.audience { name += " for audience \(a.withoutControlCharacters)" }
+        if let res = r.resource { name += " for the API \(res.withoutControlCharacters)" }
+        return name
     }
 
     /// As `signin agent --list` and the session's hello show it.

@@ -164,12 +164,21 @@ package final class TokenAgent: @unchecked Sendable {
         case .success(let parsed): (request, asked) = parsed
         }
         guard let sessionID, var s = sessions[sessionID] else { return serve(request, profile: asked, sessionID: nil) }
-        let r: TokenRequest
+        if s.restrictedToAPIs, let unknown = q.keys.filter({ !AgentProtocol.tokenRequestKeys.contains($0) }).sorted().first {
+            log.session(s, "refused \(ForwardedSession.kindName(request)) (the request names \(unknown.withoutControlCharacters), which this agent does not know)")
+            return Self.refused("this forwarded session is restricted to APIs and answers only requests it knows; \(unknown.withoutControlCharacters) is not one of them")
+        }
+        var r: TokenRequest
         switch s.admit(request, profile: asked) {
         case .refused(let logged, let message):
             log.session(s, "refused \(ForwardedSession.kindName(request)) \(logged)")
             return Self.refused(message)
         case .admitted(let admitted): r = admitted
+        }
+        // Whose token `.configured` comes to, decided before the question and the log, so both name it.
+        if case .configured = r.principal, let c = try? client(s.profile) {
+            let chain = c.serviceAccountChain(for: .configured)
+            r.principal = chain.isEmpty ? .person : .serviceAccount(chain: chain)
         }
         if let refusal = throttle(r, &s) { return refusal }
         sessions[sessionID] = s
@@ -249,7 +258,8 @@ package final class TokenAgent: @unchecked Sendable {
         let name = s.subjects.firstIndex(of: r.account ?? "").map { s.names[$0] } ?? r.account ?? "the account"
         let kind = r.kind == .id ? "an ID token" : "an access token"
         let what = r.serviceAccountChain.last.map { "\(kind) of service account \($0) (with \(name)'s grant)" } ?? "\(kind) of \(name)"
-        let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + (r.resource.map { " for the API \($0)" } ?? "") + "?"
+        let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + (r.resource.map { " for the API \($0)" } ?? "")
+            + (r.forGoogleCloud || r.workloadIdentity != nil ? " for Google Cloud" : "") + "?"
         guard let askpass = s.askpass,
               case .success(let child) = ChildProcess.spawn(path: askpass, argv: [askpass, "signin: " + question], environment: environment) else {
             log.session(s, "refused \(ForwardedSession.kindName(r)) for \(name) (no askpass program to ask with)")

@@ -80,7 +80,8 @@ extension SignInClient {
     ///    until its answer is saved, SIGINT, SIGTERM and SIGHUP are held and a task's cancellation waits (`CriticalSection`).
     /// 3. The provider refuses the grant (`invalid_grant`): that and its date are saved in the entry (nothing is
     ///    deleted), then `.noPreviousSignIn`. Any other failure changes nothing.
-    /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent: at once
+    /// 4. A rotated refresh token is saved before anything else can fail, since the old one is already spent: when the
+    ///    answer itself is refused (a malformed member beside it), before the refusal is thrown; at once
     ///    when an ID token is to be verified first (that may fail, or need the network for the keys), else with the
     ///    new tokens in the one save of step 6 (nothing can fail between).
     /// 5. A new ID token must verify and name the same account (`sub`); profile fields it lacks are kept.
@@ -118,7 +119,14 @@ extension SignInClient {
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {
-                response = try tokens.refresh(refreshToken, resource: resource)
+                response = try tokens.refresh(refreshToken, resource: resource, keepRotated: { (rotated) throws(SignInError) in
+                    // The answer is refused, but the refresh token it rotated to is the grant now: saved first.
+                    var kept = current
+                    kept.refreshToken = rotated
+                    kept.savedAt = Date()
+                    try saveRotated(kept)
+                    currentUserChanged()
+                })
             } catch where error.isGrantRefused {
                 // Under the lock we sent the newest refresh token, so the refusal is about the grant itself.
                 var ended = current

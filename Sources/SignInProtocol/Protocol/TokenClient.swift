@@ -31,14 +31,23 @@ package struct TokenClient: Sendable {
     /// reported as `invalid_grant`, which is what it means.
     /// With `resource` (RFC 8707 2.2): an access token for that resource alone; a resource the provider will not
     /// serve (`invalid_target`) is `.targetRefused`.
-    package func refresh(_ refreshToken: String, resource: String? = nil) throws(SignInError) -> TokenResponse {
+    /// An answer refused for anything (a lifetime, a token type, a malformed access token) that still carries a
+    /// rotated refresh token hands it to `keepRotated` before the refusal is thrown: the old one is spent, so the new
+    /// one is the grant and must be saved whatever else is wrong.
+    package func refresh(_ refreshToken: String, resource: String? = nil,
+                         keepRotated: (String) throws(SignInError) -> Void = { _ in }) throws(SignInError) -> TokenResponse {
         var form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let resource { form.append(("resource", resource)) }
         let r = try post(form, style: .basicHeader)
         if r.status == 400 && r.body.isEmpty {
             throw OAuthError.make(code: "invalid_grant", description: "HTTP 400 with an empty body (this provider's way of refusing a refresh token)", endpoint: tokenEndpointName)
         }
-        return try targeted(resource) { () throws(SignInError) in try TokenResponse.parse(r, endpoint: tokenEndpointName, proofSent: proofKey != nil) }
+        do throws(SignInError) {
+            return try targeted(resource) { () throws(SignInError) in try TokenResponse.parse(r, endpoint: tokenEndpointName, proofSent: proofKey != nil) }
+        } catch {
+            if let rotated = TokenResponse.refreshToken(in: r), rotated != refreshToken { try keepRotated(rotated) }
+            throw error
+        }
     }
 
     /// OAuth 2.0 Token Exchange (RFC 8693 2.1) at this provider's token endpoint: `subjectToken` (the person's access
@@ -49,7 +58,7 @@ package struct TokenClient: Sendable {
         if let audience { form.append(("audience", audience)) }
         if let resource { form.append(("resource", resource)) }
         if let requestedTokenType { form.append(("requested_token_type", requestedTokenType)) }
-        return try targeted(audience ?? resource) { () throws(SignInError) in try tokenRequest(form) }
+        return try targeted(audience ?? resource) { () throws(SignInError) in try tokenRequest(form).checkedAsAccessToken(endpoint: tokenEndpointName) }
     }
 
     /// `invalid_target` (RFC 8707 2, RFC 8693 2.2.2) said of `target` is its own error.

@@ -21,7 +21,7 @@ package struct TokenExchange {
         if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
         form += extra
         let r = try http.postForm(endpoint, endpoint: endpointName, form: form)
-        let t = try TokenResponse.parse(r, endpoint: endpointName)
+        let t = try TokenResponse.parse(r, endpoint: endpointName).checkedAsAccessToken(endpoint: endpointName)
         return SignInToken(value: t.accessToken, expirationDate: t.expiresIn.map { Date().addingTimeInterval(TimeInterval($0)) })
     }
 

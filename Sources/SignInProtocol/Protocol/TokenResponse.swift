@@ -11,10 +11,49 @@ package struct TokenResponse: Sendable, CustomStringConvertible {
     package var scope: [String]?
     /// `DPoP` when the access token is bound to the proof key (RFC 9449 5), else `Bearer`.
     package var tokenType: String = "Bearer"
+    /// A token exchange's `issued_token_type` (RFC 8693 2.2.1), when the answer says one.
+    package var issuedTokenType: String?
 
     /// What a token may be made of, wherever it comes from (the token endpoint, the IAM API): visible ASCII only,
     /// so no token can carry a line break into a header or an escape into a terminal.
     package static func isTokenText(_ token: String) -> Bool { token.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
+
+    /// The issued token types an exchange for an access token may answer (RFC 8693 3): an access token, or a JWT
+    /// (which is one here). Anything else (a refresh token, an ID token, a SAML assertion) is refused, never handed
+    /// out as an access token.
+    package static let accessTokenTypes: Set<String> = ["urn:ietf:params:oauth:token-type:access_token", "urn:ietf:params:oauth:token-type:jwt"]
+
+    /// Refuses an exchange's answer whose `issued_token_type` is not an access token.
+    package func checkedAsAccessToken(endpoint: String) throws(SignInError) -> TokenResponse {
+        if let t = issuedTokenType, !Self.accessTokenTypes.contains(t) {
+            throw .providerError(endpoint: endpoint, code: "invalid_response",
+                                 detail: "the exchange issued a \(t.withoutControlCharacters.prefix(100)), not an access token")
+        }
+        return self
+    }
+
+    /// The longest lifetime an answer's `expires_in` is taken for (a year).
+    package static let longestLifetime = 365 * 86_400
+
+    /// The refresh token a 200 answer carries, when it could be one (a JSON object's non-empty `refresh_token` of
+    /// visible ASCII), whatever else is wrong with the answer: a rotated refresh token is the grant, saved before the
+    /// answer is refused (the old one is spent).
+    package static func refreshToken(in r: HTTPResponse) -> String? {
+        guard r.status == 200, let o = answerObject(r), let t = o["refresh_token"]?.string,
+              !t.isEmpty, t.utf8.count <= 16_384, isTokenText(t) else { return nil }
+        return t
+    }
+
+    /// A token answer's members: a JSON object, or, from a server that answers `application/x-www-form-urlencoded`
+    /// (GitHub-style OAuth apps unless asked for JSON), its form read as strings, `expires_in` as a number.
+    package static func answerObject(_ r: HTTPResponse) -> [String: JSONValue]? {
+        if let o = JSONValue.object(from: r.body) { return o }
+        guard r.headers["content-type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true, r.body.count <= 1 << 20,
+              let text = String(data: r.body, encoding: .utf8), let form = FormEncoding.decode(Substring(text.trimmingWhitespace)) else { return nil }
+        var o: [String: JSONValue] = [:]
+        for (k, v) in form { o[k] = k == "expires_in" ? Int(v).map { .number(Double($0)) } ?? .string(v) : .string(v) }
+        return o
+    }
 
     /// Never the tokens themselves: a stray `print` or a test failure message must not leak one.
     package var description: String {
@@ -25,7 +64,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible {
     package static func parse(_ r: HTTPResponse, endpoint: String, proofSent: Bool = false) throws(SignInError) -> TokenResponse {
         guard r.status == 200 else { throw OAuthError.from(r, endpoint: endpoint) }
         func invalid(_ detail: String) -> SignInError { .providerError(endpoint: endpoint, code: "invalid_response", detail: detail) }
-        guard let o = JSONValue.object(from: r.body) else { throw invalid("the answer is not a JSON object") }
+        guard let o = answerObject(r) else { throw invalid("the answer is not a JSON object (nor a form-encoded one)") }
         guard let access = o["access_token"]?.string, !access.isEmpty else {
             if let code = o["error"]?.string { throw OAuthError.make(code: code, description: o["error_description"]?.string, endpoint: endpoint) }
             throw invalid("no access_token")
@@ -33,8 +72,9 @@ package struct TokenResponse: Sendable, CustomStringConvertible {
         guard let type = o["token_type"]?.string, type.lowercased() == "bearer" || (proofSent && type.lowercased() == "dpop") else {
             throw invalid(proofSent ? "token_type is neither Bearer nor DPoP" : "token_type is not Bearer")
         }
-        let expires = o["expires_in"]?.int
-        if let e = expires, e < 0 || e > 10 * 365 * 86400 { throw invalid("expires_in out of range") }
+        // An absurd lifetime is bounded, not fatal (the answer may carry a rotated refresh token, the grant itself):
+        // negative reads as unsaid, more than a year as a year, so the token is looked at again in time.
+        let expires = o["expires_in"]?.int.flatMap { $0 < 0 ? nil : min($0, Self.longestLifetime) }
         let refresh = o["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         let id = o["id_token"]?.string
         // Tokens go into Authorization headers and onto standard output: only visible ASCII (RFC 6749 A.12-A.13),
@@ -43,8 +83,10 @@ package struct TokenResponse: Sendable, CustomStringConvertible {
             if let token, !Self.isTokenText(token) { throw invalid("\(name) holds characters a token may not contain") }
         }
         let scope = o["scope"]?.string?.split(separator: " ").map { String($0).withoutControlCharacters }.filter { !$0.isEmpty }
-        return TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope,
-                             tokenType: type.lowercased() == "dpop" ? "DPoP" : "Bearer")
+        var answer = TokenResponse(accessToken: access, expiresIn: expires, refreshToken: refresh, idToken: id, scope: scope,
+                                   tokenType: type.lowercased() == "dpop" ? "DPoP" : "Bearer")
+        answer.issuedTokenType = o["issued_token_type"]?.string
+        return answer
     }
 }
 
