@@ -23,9 +23,8 @@ import Testing
         #expect(tokenError(Array(good.utf8)) == nil)
         #expect(tokenError(Array(good.utf8.dropLast(5))) == "invalid_response")  // truncated
         #expect(tokenError(Array(#"{"access_token":5,"token_type":"Bearer"}"#.utf8)) == "invalid_response")  // wrong type
-        #expect(tokenError(Array(#"{"access_token":"a","token_type":"Bearer","expires_in":1e400}"#.utf8)) == "invalid_response")  // huge
-        #expect(tokenError(Array(#"{"access_token":"a","token_type":"Bearer","expires_in":-5}"#.utf8)) == "invalid_response")
         #expect(tokenError(Array(#"{"access_token":"a","token_type":"MAC"}"#.utf8)) == "invalid_response")
+        #expect(tokenError(Array(#"{"access_token":"a","token_type":"Bearer","expires_in":1e400}"#.utf8)) == "invalid_response")  // not JSON here
         #expect(tokenError([0xff, 0xfe, 0x7b, 0x7d]) == "invalid_response")  // not UTF-8
         #expect(tokenError(Array(repeating: UInt8(ascii: "["), count: 200_000)) == "invalid_response")  // deep nesting
         #expect(tokenError(Array(#"[1,2]"#.utf8)) == "invalid_response")
@@ -33,6 +32,35 @@ import Testing
         #expect(tokenError(Array(#"{"error":"invalid_grant"}"#.utf8), status: 400) == "invalid_grant")
         #expect(tokenError([], status: 400) == "http_400")
         #expect(tokenError(Array("<html>oops</html>".utf8), status: 502) == "http_502")
+    }
+
+    /// An absurd lifetime is bounded, never fatal (the answer may carry a rotated refresh token): negative or
+    /// unreadable reads as unsaid, more than a year as a year.
+    @Test func absurdLifetimesAreBounded() throws {
+        func lifetime(_ json: String) throws -> Int? {
+            try TokenResponse.parse(HTTPResponse(status: 200, body: Data(json.utf8)), endpoint: "t").expiresIn
+        }
+        #expect(try lifetime(#"{"access_token":"a","token_type":"Bearer","expires_in":400000000}"#) == TokenResponse.longestLifetime)
+        #expect(try lifetime(#"{"access_token":"a","token_type":"Bearer","expires_in":-5}"#) == nil)
+        #expect(try lifetime(#"{"access_token":"a","token_type":"Bearer","expires_in":3600}"#) == 3600)
+        // The refresh token of a refused answer is still found, and only a plausible one.
+        let refused = HTTPResponse(status: 200, body: Data(#"{"access_token":"a","token_type":"MAC","refresh_token":"rt-2"}"#.utf8))
+        #expect(TokenResponse.refreshToken(in: refused) == "rt-2")
+        #expect(TokenResponse.refreshToken(in: HTTPResponse(status: 200, body: Data(#"{"refresh_token":"a b"}"#.utf8))) == nil)
+        #expect(TokenResponse.refreshToken(in: HTTPResponse(status: 400, body: Data(#"{"refresh_token":"rt"}"#.utf8))) == nil)
+    }
+
+    /// A form-encoded answer (GitHub-style OAuth apps) is read as JSON is; its error answered with HTTP 200 is an error.
+    @Test func formEncodedAnswersAreRead() throws {
+        let form = ["content-type": "application/x-www-form-urlencoded; charset=utf-8"]
+        let ok = try TokenResponse.parse(HTTPResponse(status: 200, body: Data("access_token=gho_abc&scope=repo%2Cuser&token_type=bearer&expires_in=28800".utf8), headers: form), endpoint: "t")
+        #expect(ok.accessToken == "gho_abc" && ok.expiresIn == 28800)
+        let error = HTTPResponse(status: 200, body: Data("error=bad_verification_code&error_description=The+code+is+wrong".utf8), headers: form)
+        #expect(throws: SignInError.self) { try TokenResponse.parse(error, endpoint: "t") }
+        do { _ = try TokenResponse.parse(error, endpoint: "t") } catch {
+            guard case .providerError(_, let code, let detail) = error else { Issue.record("\(error)"); return }
+            #expect(code == "bad_verification_code" && detail == "The code is wrong")
+        }
     }
 
     @Test func duplicateKeysDoNotSmuggleASecondValue() {
