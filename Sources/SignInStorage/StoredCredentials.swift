@@ -53,11 +53,16 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
         public var value: String
         /// When it expires.
         public var expiry: Date
+        /// `true` when a token asked for one API (a resource or an audience) is evidently not restricted to it: the
+        /// provider answered the grant's own token again, or a JWT whose `aud` does not name the API (a provider that
+        /// ignores RFC 8707). Such a token is never handed to a session restricted to that API. Nil: nothing says so.
+        public var unrestricted: Bool?
 
-        package init(key: String, value: String, expiry: Date) {
+        package init(key: String, value: String, expiry: Date, unrestricted: Bool? = nil) {
             self.key = key
             self.value = value
             self.expiry = expiry
+            self.unrestricted = unrestricted
         }
     }
 
@@ -131,7 +136,9 @@ extension StoredCredentials {
             serviceAccountTokens = items.compactMap { item in
                 guard case .object(let t) = item, case .string(let key)? = t["key"], case .string(let value)? = t["value"],
                       case .number(let expiry)? = t["expiry"] else { return nil }
-                return ServiceAccountToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry))
+                var unrestricted: Bool?
+                if case .bool(let b)? = t["unrestricted"] { unrestricted = b }
+                return ServiceAccountToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry), unrestricted: unrestricted)
             }
         }
         guard case .string(let endpointIssuer)? = e["issuer"], case .string(let authorization)? = e["authorization"],

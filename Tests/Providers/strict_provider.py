@@ -284,6 +284,11 @@ class Handler(BaseHTTPRequestHandler):
     def issue(self, cl: Client, sub: str, nonce: str | None, scope: str, with_id_token: bool, family: str, jkt: str | None = None,
               resources: list | None = None, audience: str | None = None) -> dict:
         at = "at-" + secrets.token_urlsafe(24)
+        if cl.c("jwt_access_tokens"):
+            # A JWT access token (RFC 9068) whose aud names what it is for: the API, else the client.
+            now = int(time.time())
+            at = sign({"iss": self.issuer, "sub": sub, "aud": audience or cl.client_id, "client_id": cl.client_id, "iat": now,
+                       "exp": now + int(cl.c("access_ttl", 3600)), "jti": secrets.token_urlsafe(12)})
         rt = "rt-" + secrets.token_urlsafe(24)
         cl.access[at] = sub
         if audience:
@@ -667,8 +672,9 @@ class Handler(BaseHTTPRequestHandler):
                     cl.stats["resource_refreshes"] = cl.stats.get("resource_refreshes", 0) + 1
                 if cl.c("rotate", True):
                     del cl.refresh[rt]
+                # ignore_resource: a provider without RFC 8707 (Keycloak, Okta, Entra ID, Google): the grant's token.
                 body = self.issue(cl, cl.c("refresh_sub", info["sub"]), None, info["scope"], bool(cl.c("id_token_on_refresh", False)), info["family"],
-                                  info.get("jkt"), info.get("resources"), resource)
+                                  info.get("jkt"), info.get("resources"), None if cl.c("ignore_resource") else resource)
                 if not cl.c("rotate", True):
                     del cl.refresh[body["refresh_token"]]
                     body.pop("refresh_token")

@@ -46,11 +46,16 @@ struct Token: SignInCommand {
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
         let issued = target.isSet ? try source.accessToken(freshness, for: target) : try source.token(.access, freshness, audience: nil)
         let (type, value) = try issued.presented(to: .typed)
-        guard json else { return BridgeAnswer(output: value + "\n") }
+        // Said, not refused: the token works, but it is the grant's whole reach, not the one API's.
+        let notice = issued.evidentlyUnrestricted
+            ? "signin: warning: the provider answered a token for \(issued.resource ?? "the API") that is not restricted to it (the grant's own token, or one whose audience names another): it ignores resource indicators (RFC 8707), so this token reaches every API the sign-in does"
+            : nil
+        guard json else { return BridgeAnswer(output: value + "\n", error: notice) }
         var fields: [String: JSONValueOut] = ["access_token": .string(value), "expires_at": issued.token.expirationDate.map { .string(iso8601($0)) } ?? .null,
                                               "token_type": .string(type), "sub": .string(issued.subject)]
         if let r = issued.resource { fields["resource"] = .string(r) }
         if let a = issued.audience { fields["audience"] = .string(a) }
-        return BridgeAnswer(output: JSONText.object(fields) + "\n")
+        if issued.evidentlyUnrestricted { fields["restricted"] = .bool(false) }
+        return BridgeAnswer(output: JSONText.object(fields) + "\n", error: notice)
     }
 }

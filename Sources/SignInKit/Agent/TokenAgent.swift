@@ -205,6 +205,11 @@ package final class TokenAgent: @unchecked Sendable {
         let kindName = ForwardedSession.kindName(r)
         do throws(SignInError) {
             let issued = try client(profile).token(r)
+            if let sessionID, let s = sessions[sessionID], s.restrictedToAPIs, issued.evidentlyUnrestricted {
+                // The provider ignored the resource indicator: this token would reach every API of the grant.
+                log.session(s, "refused \(kindName) (the provider answered a token not restricted to the API)")
+                return Self.refused("the provider answered a token for \(r.resource ?? "the API") that is not restricted to it (it ignores resource indicators, RFC 8707), and this forwarded session is restricted to APIs")
+            }
             if let sessionID, var s = sessions[sessionID] {
                 s.served += 1
                 sessions[sessionID] = s

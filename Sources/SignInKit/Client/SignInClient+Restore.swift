@@ -154,7 +154,8 @@ extension SignInClient {
                 // A token for one API: beside the person's, with its own expiry (none said: used once, not kept).
                 let key = Self.resourceKey(resource)
                 var kept = (next.serviceAccountTokens ?? []).filter { $0.key != key && $0.expiry > Date() }
-                kept.append(.init(key: key, value: response.accessToken, expiry: expiry ?? Date()))
+                let unrestricted = Self.evidentlyUnrestricted(response.accessToken, for: resource, grantsOwn: current.accessToken)
+                kept.append(.init(key: key, value: response.accessToken, expiry: expiry ?? Date(), unrestricted: unrestricted ? true : nil))
                 next.serviceAccountTokens = Array(kept.suffix(32))
             } else {
                 next.accessToken = response.accessToken
@@ -167,6 +168,22 @@ extension SignInClient {
             try saveRotated(next)
             currentUserChanged()
             return next
+        }
+    }
+}
+
+extension SignInClient {
+    /// Whether a token asked for `target` alone is evidently not restricted to it: the grant's own access token
+    /// again, or a JWT whose `aud` (a string or a list) does not name `target`. An opaque token says nothing, so it is
+    /// taken as asked (nothing can be told without the provider).
+    package static func evidentlyUnrestricted(_ token: String, for target: String, grantsOwn: String?) -> Bool {
+        if token == grantsOwn { return true }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])), let claims = JSONValue.object(from: Data(payload)) else { return false }
+        switch claims["aud"] {
+        case .string(let aud)?: return aud != target
+        case .array(let auds)?: return !auds.contains { $0.string == target }
+        default: return false
         }
     }
 }

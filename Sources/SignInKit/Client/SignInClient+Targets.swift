@@ -25,24 +25,46 @@ extension SignInClient {
     ///    left as it was.
     /// 4. A resource the provider will not serve (`invalid_target`): `.targetRefused`, nothing stored.
     func resourceToken(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> (SignInToken, StoredCredentials) {
-        let key = Self.resourceKey(resource)
+        let kept = try resourceTokenKept(resource, account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh)
+        return (kept.token, kept.stored)
+    }
+
+    /// `resourceToken`, with whether the token is evidently not restricted to `resource`
+    /// (`StoredCredentials.ServiceAccountToken.unrestricted`).
+    func resourceTokenKept(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> ResourceTokenKept {
+        try resourceTokenKept(resource, account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, Self.resourceKey(resource))
+    }
+
+    struct ResourceTokenKept {
+        var token: SignInToken
+        var stored: StoredCredentials
+        var unrestricted: Bool
+    }
+
+    private func resourceTokenKept(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool, _ key: String) throws(SignInError) -> ResourceTokenKept {
         let margin = minimumValidity.timeInterval
-        func kept(_ c: StoredCredentials, fresh: Bool = true) -> SignInToken? {
+        func keptEntry(_ c: StoredCredentials, fresh: Bool = true) -> StoredCredentials.ServiceAccountToken? {
             guard let t = c.serviceAccountTokens?.first(where: { $0.key == key }), !fresh || t.expiry.timeIntervalSinceNow > margin else { return nil }
-            return SignInToken(value: t.value, expirationDate: t.expiry)
+            return t
+        }
+        func kept(_ c: StoredCredentials, fresh: Bool = true) -> SignInToken? {
+            keptEntry(c, fresh: fresh).map { SignInToken(value: $0.value, expirationDate: $0.expiry) }
+        }
+        func answer(_ t: SignInToken, _ c: StoredCredentials) -> ResourceTokenKept {
+            ResourceTokenKept(token: t, stored: c, unrestricted: keptEntry(c, fresh: false)?.unrestricted == true)
         }
         guard let stored = try credentials(account: account) else { throw noAccount() }
         if let ended = stored.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
-        if !forceRefresh, let hit = kept(stored) { return (hit, stored) }
+        if !forceRefresh, let hit = kept(stored) { return answer(hit, stored) }
         let subject = stored.profile.userID
         let seen = kept(stored, fresh: false)?.value
-        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> (SignInToken, StoredCredentials) in
+        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> ResourceTokenKept in
             guard let current = try storage.credentials(for: identity, subject: subject) else { throw .noPreviousSignIn(reason: .signedOutMeanwhile) }
             if let ended = current.grantEndedAt { throw .noPreviousSignIn(reason: .grantEnded(on: ended)) }
-            if let hit = kept(current), !forceRefresh || hit.value != seen { return (hit, current) }
+            if let hit = kept(current), !forceRefresh || hit.value != seen { return answer(hit, current) }
             let next = try refreshLocked(current, resource: resource)
             guard let t = kept(next, fresh: false) else { throw .noPreviousSignIn(reason: .noToken(.access)) }
-            return (t, next)
+            return answer(t, next)
         }
     }
 

@@ -33,6 +33,10 @@ public struct IssuedToken: Sendable, Equatable {
     public internal(set) var resource: String?
     /// The audience this access token was exchanged for (`TokenRequest.audience` of an access token), or nil.
     public internal(set) var audience: String?
+    /// For a token asked for `resource`: the provider evidently ignored the resource indicator (it answered the grant's
+    /// own token again, or a JWT whose `aud` does not name the resource), so the token is not restricted to that API.
+    /// `signin token` says so; a forwarded session restricted to the API is refused it.
+    public internal(set) var evidentlyUnrestricted: Bool = false
 
     /// Whom an answer is handed to: what its protocol can carry.
     public enum Consumer: Sendable, Equatable {
@@ -158,10 +162,16 @@ extension SignInClient {
     /// The person's access token for one API: exchanged for `audience` (RFC 8693), or for `resource` alone (RFC 8707).
     private func targetedToken(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
         let validity = request.minimumValidity
-        let (t, stored) = request.audience != nil
-            ? try exchangedToken(audience: request.audience, resource: request.resource, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
-            : try resourceToken(request.resource!, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+        let t: SignInToken, stored: StoredCredentials
+        var unrestricted = false
+        if request.audience != nil {
+            (t, stored) = try exchangedToken(audience: request.audience, resource: request.resource, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+        } else {
+            let kept = try resourceTokenKept(request.resource!, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+            (t, stored, unrestricted) = (kept.token, kept.stored, kept.unrestricted)
+        }
         var issued = IssuedToken(token: t, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
+        issued.evidentlyUnrestricted = unrestricted
         issued.resource = request.resource
         issued.audience = request.audience
         if stored.accessTokenType == "DPoP" { try bind(&issued, proofKey: stored.dpopKey, endpoints: stored.endpoints, proofFor: request.proofFor) }
