@@ -113,6 +113,22 @@ extension CredentialStore {
             guard let a = try readPointerFile(directory + "/" + name), let moved = renamedAccount[c + "." + a] else { continue }
             files.append((name: "\(moved.configuration).current", bytes: Array((moved.account + "\n").utf8)))
         }
+        // The API records (`.api`: the server an API named, which keeps it pinned; `.registration`: the client
+        // registered there) move with the entries, renamed and sealed under the new key in the same journaled commit;
+        // left behind they would not decrypt, and the next token for the API would register a new client.
+        for name in names {
+            guard let dot = name.lastIndex(of: "."), name.utf8.count == 32 + name[dot...].utf8.count else { continue }
+            let kind = String(name[name.index(after: dot)...])
+            guard kind == "api" || kind == "registration" else { continue }
+            let c = String(name[..<dot])
+            guard let data = try? FileIO.read(path: directory + "/" + name, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)),
+                  var plain = Crypto.open(entry.sealed, key: old.key, aad: EntryFile.aad(configuration: c, account: kind)) else { continue }
+            defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
+            guard let json = JSONValue.object(from: Data(plain)), let recordName = json[kind == "api" ? "resource" : "issuer"]?.string else { continue }
+            let moved = new.names.configuration(issuer: recordName, clientID: kind)
+            files.append((name: "\(moved).\(kind)", bytes: try Self.sealed(plain, new, configuration: moved, account: kind)))
+            oldNames.append(name)
+        }
         return (files, oldNames, entries)
     }
 

@@ -40,6 +40,31 @@ import Testing
         }
     }
 
+    /// `signin key move` takes the API records (which server an API named, the client registered there) with the
+    /// entries: afterwards a token for the API needs no metadata read and no new registration.
+    @Test func aKeyMoveKeepsTheAPIsServerAndRegistration() throws {
+        if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        box.environment["SIGNIN_CONFIG"] = ""
+        let api = strict.issuer + "/api/orders"
+        let login = try box.signin("login", "--resource", api)
+        try #require(login.status == 0, "\(login.stderr)")
+        let registrations = try strict.stats("_api")["registrations"] as? Int
+        let fetches = try strict.stats("_api")["metadata_fetches"] as? Int
+        let r = try keys.session(box, keyring: false, """
+            echo '{"client_id": "another", "issuer": "\(strict.issuer)"}' > "$HOME/other.json"
+            $S key move --to passphrase --passphrase-fd 3 3<"$PW" -c "$HOME/other.json" >/dev/null; echo "@move=$?"
+            SIGNIN_CONFIG= $S token --resource \(api) --force-refresh --passphrase-fd 3 3<"$PW" >/dev/null; echo "@token=$?"
+            """)
+        let l = keys.lines(r)
+        #expect(l["move"] == "0" && l["token"] == "0", "\(r.stdout)\n\(r.stderr)")
+        #expect(try strict.stats("_api")["registrations"] as? Int == registrations, "no new registration")
+        #expect(try strict.stats("_api")["metadata_fetches"] as? Int == fetches, "the API's metadata was not read again")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: box.storeDir)) ?? []
+        #expect(files.filter { $0.hasSuffix(".api") }.count == 1 && files.filter { $0.hasSuffix(".registration") }.count == 1, "\(files)")
+    }
+
     /// Moving from the Secret Service and crashing after the commit: the old keyring item goes when the move is
     /// finished, and `logout --all` leaves no item of this store anywhere.
     @Test func aMoveFromTheSecretServiceLeavesNoItemBehind() throws {

@@ -276,3 +276,4 @@ import Testing
         #expect(ok.status == 0 && !ok.stderr.contains("not restricted"), "\(ok.stderr)")
     }
 }
+
