@@ -8,6 +8,29 @@ import Testing
 
 /// The small rules the security review asked for, each on its own input.
 @Suite struct SecurityRulesTests {
+    /// A DPoP proof is never given for the provider's own endpoints, however the URL spells them (RFC 3986 6: a
+    /// provider that normalizes `htu` takes any of these as its token endpoint).
+    @Test(arguments: [
+        "http://127.0.0.1:9000/oauth/token", "http://127.0.0.1:9000/oauth/./token", "http://127.0.0.1:9000/oauth/x/../token",
+        "http://127.0.0.1:9000/oauth/%74oken", "http://127.0.0.1:9000/%6Fauth/token", "HTTP://127.0.0.1:9000/oauth/token/",
+        "http://user@127.0.0.1:9000/oauth/token?x=1", "http://127.0.0.1:9000/a/../oauth/token#f",
+    ])
+    func dpopProofsAreRefusedForEverySpellingOfTheTokenEndpoint(url: String) {
+        let e = ProviderEndpoints(issuer: "http://127.0.0.1:9000", authorization: "http://127.0.0.1:9000/oauth/authorize",
+                                  token: "http://127.0.0.1:9000/oauth/token", jwks: "http://127.0.0.1:9000/jwks")
+        #expect(e.ownEndpointName(of: url) == "token", "\(url)")
+    }
+
+    @Test func normalizationKeepsOtherURLsApart() {
+        let e = ProviderEndpoints(issuer: "https://p.example", authorization: "https://p.example/authorize", token: "https://p.example:443/token", jwks: "https://p.example/jwks")
+        #expect(e.ownEndpointName(of: "https://p.example/token") == "token")
+        #expect(e.ownEndpointName(of: "https://p.example/tokens") == nil)
+        #expect(e.ownEndpointName(of: "https://p.example/api/token") == nil)
+        #expect(e.ownEndpointName(of: "https://p.example:8443/token") == nil)
+        #expect(e.ownEndpointName(of: "https://p.example/%2Ftoken") == nil)
+        #expect(EndpointURL.normalized("https://API.example:443/a/%7e/b/./c/../d?q#f") == "https://api.example/a/~/b/d")
+    }
+
     @Test(arguments: [
         ("http://127.0.0.1:8080/token", true), ("http://127.5.6.7/", true), ("http://[::1]:9/x", true),
         ("http://localhost:3000/", true), ("http://LOCALHOST/", true), ("https://example.org/", true),

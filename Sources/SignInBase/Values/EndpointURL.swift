@@ -31,6 +31,69 @@ package enum EndpointURL {
         return nil
     }
 
+    /// `url` in the form RFC 3986 6.2.2-6.2.3 compares URLs in, without its query and fragment (as a DPoP proof's
+    /// `htu` is compared, RFC 9449 4.3): scheme and host in lower case, no user information, the scheme's default port
+    /// left out, percent-encoded unreserved characters decoded and the others' hex in capitals, dot segments
+    /// removed, an empty path as `/`, and no trailing `/`. Two spellings of one endpoint come out the same.
+    package static func normalized(_ url: String) -> String {
+        var t = Substring(url)
+        if let i = t.firstIndex(where: { $0 == "?" || $0 == "#" }) { t = t[..<i] }
+        guard let schemeEnd = t.firstRange(of: "://") else { return String(t) }
+        let scheme = t[..<schemeEnd.lowerBound].lowercased()
+        let rest = t[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority.lowercased()
+        if scheme == "https", host.hasSuffix(":443") { host.removeLast(4) }
+        if scheme == "http", host.hasSuffix(":80") { host.removeLast(3) }
+        if host.hasSuffix(":") { host.removeLast() }
+        var segments: [String] = []
+        let rawPath = rest[authorityEnd...]
+        let parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for (i, part) in parts.enumerated() {
+            let segment = normalizedPercentEncoding(part)
+            let last = i == parts.count - 1
+            switch segment {
+            case ".": if last { segments.append("") }
+            case "..":
+                if !segments.isEmpty { segments.removeLast() }
+                if last { segments.append("") }
+            default: segments.append(segment)
+            }
+        }
+        var path = "/" + segments.joined(separator: "/")
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return scheme + "://" + host + path
+    }
+
+    /// Percent-encoded unreserved characters decoded (RFC 3986 2.3), every other escape with capital hex.
+    private static func normalizedPercentEncoding(_ s: Substring) -> String {
+        let bytes = Array(s.utf8)
+        var out: [UInt8] = []
+        var i = 0
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x41...0x46: return c - 0x41 + 10
+            case 0x61...0x66: return c - 0x61 + 10
+            default: return nil
+            }
+        }
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hex(bytes[i + 1]), let l = hex(bytes[i + 2]) {
+                let v = h << 4 | l
+                let unreserved = (0x41...0x5A).contains(v) || (0x61...0x7A).contains(v) || (0x30...0x39).contains(v) || v == 0x2D || v == 0x2E || v == 0x5F || v == 0x7E
+                if unreserved { out.append(v) } else { out += Array(("%" + String(v, radix: 16, uppercase: true).leftPadded(2)).utf8) }
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// True for an IP literal in 127.0.0.0/8, `::1` (with or without brackets), or `localhost`.
     package static func isLoopback(host: String) -> Bool {
         var h = host.lowercased()

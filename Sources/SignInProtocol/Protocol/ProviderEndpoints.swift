@@ -81,20 +81,13 @@ extension ProviderEndpoints {
 
 extension ProviderEndpoints {
     /// Which of the provider's own endpoints `url` is (token, revocation, pushed authorization, device
-    /// authorization, the authorization endpoint), compared without query or fragment as a DPoP proof's `htu` is
-    /// (RFC 9449 4.3); nil for any other URL. A DPoP proof for one of them would let whoever holds a copied refresh
+    /// authorization, the authorization endpoint), compared normalized and without query or fragment as a DPoP proof's
+    /// `htu` is (RFC 3986 6, RFC 9449 4.3); nil for any other URL. A DPoP proof for one of them would let whoever holds a copied refresh
     /// token use it, so signin never gives one out: it makes those requests itself.
     package func ownEndpointName(of url: String) -> String? {
-        func bare(_ u: String) -> String {
-            var t = Substring(u)
-            if let i = t.firstIndex(where: { $0 == "?" || $0 == "#" }) { t = t[..<i] }
-            while t.hasSuffix("/") { t = t.dropLast() }
-            // Scheme and host compare without case; the path as it is.
-            guard let schemeEnd = t.firstRange(of: "://") else { return String(t) }
-            let afterScheme = t[schemeEnd.upperBound...]
-            let hostEnd = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
-            return t[..<hostEnd].lowercased() + t[hostEnd...]
-        }
+        // Compared normalized (RFC 3986 6): `/./token`, `/x/../token`, `/%74oken` and `:443` are the token endpoint
+        // to a provider that normalizes `htu`, so they are to this check.
+        let bare = EndpointURL.normalized
         let asked = bare(url)
         let own: [(String, String?)] = [("token", token), ("revocation", revocation), ("pushed authorization", pushedAuthorization),
                                         ("device authorization", deviceAuthorization), ("authorization", authorization)]
