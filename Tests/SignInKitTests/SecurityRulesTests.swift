@@ -21,6 +21,19 @@ import Testing
         #expect(e.ownEndpointName(of: url) == "token", "\(url)")
     }
 
+    /// A server found from an API: its metadata in the Model Context Protocol's order, and an issuer with a query or
+    /// fragment refused (RFC 8414 2).
+    @Test func aDiscoveredServersMetadataIsLookedForInTheSpecsOrder() {
+        #expect(Discovery.discoveryURLs(issuer: "https://as.example/tenant1") == [
+            "https://as.example/.well-known/oauth-authorization-server/tenant1", "https://as.example/.well-known/openid-configuration/tenant1",
+            "https://as.example/tenant1/.well-known/openid-configuration"])
+        #expect(Discovery.discoveryURLs(issuer: "https://as.example") == [
+            "https://as.example/.well-known/oauth-authorization-server", "https://as.example/.well-known/openid-configuration"])
+        #expect(Discovery.issuerProblem("https://as.example/?tenant=1") != nil)
+        #expect(Discovery.issuerProblem("https://as.example/#x") != nil)
+        #expect(Discovery.issuerProblem("https://as.example/t") == nil)
+    }
+
     @Test func normalizationKeepsOtherURLsApart() {
         let e = ProviderEndpoints(issuer: "https://p.example", authorization: "https://p.example/authorize", token: "https://p.example:443/token", jwks: "https://p.example/jwks")
         #expect(e.ownEndpointName(of: "https://p.example/token") == "token")

@@ -72,25 +72,65 @@ package enum Discovery {
         return nil
     }
 
-    /// Where to register a client (RFC 7591 `registration_endpoint`) at the authorization server `issuer`: from its
-    /// OpenID discovery document, else its RFC 8414 metadata. Nil when it lists none.
+    /// Where to register a client (RFC 7591 `registration_endpoint`) at the authorization server `issuer` an API
+    /// named: from its metadata (`discoveredServer`). Nil when it lists none.
     package static func registrationEndpoint(issuer: String, http: HTTPClient) throws(SignInError) -> String? {
-        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        let (doc, url) = try discoveredServer(issuer: issuer, http: http)
+        guard let v = doc["registration_endpoint"]?.string else { return nil }
+        if let problem = EndpointURL.problem(v) {
+            throw .providerError(endpoint: "discovery document (\(url))", code: "invalid_registration_endpoint", detail: problem)
+        }
+        return v
+    }
+
+    /// The metadata of an authorization server found from an API (not configured by the person), in the order the
+    /// Model Context Protocol's authorization (2025-11-25) gives: for an issuer with a path, RFC 8414 with the path
+    /// inserted, OpenID with the path inserted, OpenID with the path appended; without one, RFC 8414 then OpenID.
+    /// Refused, as that specification and RFC 8414 2 require: an issuer with a query or a fragment, and a server whose
+    /// metadata does not list `S256` in `code_challenge_methods_supported` (PKCE cannot be relied on there).
+    package static func discoveredServer(issuer: String, http: HTTPClient) throws(SignInError) -> (document: [String: JSONValue], url: String) {
+        if let problem = issuerProblem(issuer) {
+            throw .providerError(endpoint: "the authorization server \(issuer.withoutControlCharacters)", code: "invalid_issuer", detail: problem)
+        }
         var lastError: SignInError?
-        for url in [base + "/.well-known/openid-configuration"] + authorizationServerMetadataURLs(issuer: issuer) {
+        for url in discoveryURLs(issuer: issuer) {
             let doc: [String: JSONValue]
             do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
+                // Another document may answer; a server that cannot be reached at all cannot.
+                if case .networkUnavailable = error { throw error }
                 lastError = error
                 continue
             }
-            guard let v = doc["registration_endpoint"]?.string else { return nil }
-            if let problem = EndpointURL.problem(v) {
-                throw .providerError(endpoint: "discovery document (\(url))", code: "invalid_registration_endpoint", detail: problem)
+            let listed = doc["code_challenge_methods_supported"]?.array?.compactMap(\.string)
+            guard let listed, listed.contains("S256") else {
+                let methods = listed ?? []
+                throw .providerError(endpoint: "discovery document (\(url))", code: "pkce_not_supported",
+                                     detail: listed == nil
+                                        ? "it does not list code_challenge_methods_supported, so PKCE with S256 cannot be relied on; signin does not sign in there"
+                                        : "its code_challenge_methods_supported does not list S256 (\(methods.joined(separator: ", ").withoutControlCharacters.prefix(100))); signin does not sign in there")
             }
-            return v
+            return (doc, url)
         }
-        if let lastError { throw lastError }
+        throw lastError ?? .providerError(endpoint: "the authorization server \(issuer)", code: "no_metadata", detail: "it publishes no metadata")
+    }
+
+    /// Why `issuer` cannot be an authorization server's identifier (RFC 8414 2: https, or http on loopback, with no
+    /// query and no fragment), or nil.
+    package static func issuerProblem(_ issuer: String) -> String? {
+        if let problem = EndpointURL.problem(issuer) { return problem }
+        if issuer.contains("?") || issuer.contains("#") { return "an issuer has no query and no fragment (RFC 8414 2)" }
         return nil
+    }
+
+    /// The metadata URLs of a discovered server, in the order `discoveredServer` tries them.
+    package static func discoveryURLs(issuer: String) -> [String] {
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        let hasPath = EndpointURL.wellKnown("x", insertedInto: trimmed).map { !$0.hasSuffix("/.well-known/x") } ?? false
+        var urls: [String] = []
+        if let inserted = EndpointURL.wellKnown("oauth-authorization-server", insertedInto: trimmed) { urls.append(inserted) }
+        if hasPath, let inserted = EndpointURL.wellKnown("openid-configuration", insertedInto: trimmed) { urls.append(inserted) }
+        urls.append(trimmed + "/.well-known/openid-configuration")
+        return urls
     }
 
     static func authorizationServerMetadataURLs(issuer: String) -> [String] {
