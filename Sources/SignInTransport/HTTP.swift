@@ -102,6 +102,10 @@ package struct HTTPClient: Sendable {
         defer { errbuf.deallocate() }
 
         _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
+        // A request to this machine never goes through a proxy (`http_proxy`, `ALL_PROXY`...): it is plain http, so a
+        // proxy would see the refresh token and the client secret in clear. Anything else follows the environment
+        // as libcurl reads it (`https_proxy`, `no_proxy`), which people behind a corporate proxy need (docs/security.md).
+        if let host = URL(string: url)?.host, EndpointURL.isLoopback(host: host) { _ = signin_curl_setopt_string(h, CURLOPT_PROXY, "") }
         _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
