@@ -7,14 +7,16 @@ import FoundationEssentials
 /// The entries a client read last, kept in memory while nothing in the store's folder changed, so that a cached
 /// `freshToken()` in a long-running program costs a lock and a clock read: no thread, no file, no system call.
 ///
-/// - Only for the encrypted file store (`CredentialStore`): its folder is watched with inotify (`StoreWatcher`, one
-///   thread for the client's life, started by the first `restorePreviousSignIn`). Any event in the folder (a
+/// - Only for the encrypted file store (`CredentialStore`): its folder is watched with inotify (`StoreWatcher`: one
+///   watch and one thread per process and folder, shared by every client of it, started by the first
+///   `restorePreviousSignIn`; the folders above it are watched for its name, so a replaced parent is seen). Any event in the folder (a
 ///   refresh, a sign-in or sign-out, a switch of account, a key move, by any process) forgets every entry; so does
 ///   any change this client makes (`SignInClient.currentUserChanged`), before its call returns.
 /// - Another process's change is seen once the watcher's thread has woken (microseconds; at worst, the token that
 ///   was valid an instant before is handed out once more, never an expired one: freshness is checked at each call).
-/// - A folder that cannot be watched, or whose watch ended (the folder removed or moved, the kernel's queue
-///   overflowed), keeps nothing: every call reads the store, as before.
+/// - A folder that cannot be watched (no inotify) keeps nothing: every call reads the store. A watch that ended (the
+///   folder or one above it removed, moved or replaced; the kernel's queue overflowed) forgets everything, and the
+///   next read watches the folder now at the path.
 final class ResidentCredentials: Sendable {
     private struct Entry {
         let generation: UInt64
@@ -66,13 +68,13 @@ final class ResidentCredentials: Sendable {
         }
     }
 
-    /// Something in the folder changed (`ended`: and it is no longer watched): every entry is forgotten.
+    /// Something in the folder changed (`ended`: and it is no longer watched, the folder or one above it replaced):
+    /// every entry is forgotten, and with `ended` the next read watches the folder now at the path again.
     func changed(ended: Bool = false) {
         let idle: StoreWatcher? = state.withLock { s in
             s.generation &+= 1
             s.entries.removeAll()
             guard ended else { return nil }
-            s.unwatched = true
             defer { s.watcher = nil }
             return s.watcher
         }
