@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Pushed authorization requests (RFC 9126): where the provider lists the endpoint, the request goes there first
-/// and the browser opens with only `client_id`, `request_uri` and the repeated `response_type` and `scope`; a provider that requires it, one that lacks it,
+/// and the browser opens with only `client_id`, `request_uri` and the repeated `response_type`, `scope` and `redirect_uri`; a provider that requires it, one that lacks it,
 /// and a refusal, each as a person would meet them. A strict provider of its own, whose discovery lists the endpoint.
 @Suite struct PushedAuthorizationTests {
     static let advertised = Result { try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"pushed_authorization_request_endpoint": "{issuer}/par"}"#]).endingWithTheTestProcess() }
@@ -17,9 +17,9 @@ import Testing
         #expect(r.status == 0 && r.stdout.contains("Signed in as"), "\(r.stderr)")
         let stats = try par.stats(box.clientID)
         #expect(stats["par_requests"] as? Int == 1 && stats["authorize_pushed"] as? Int == 1, "\(stats)")
-        // Fifth review, item 8: the OAuth 2.0 required parameters are repeated beside the reference (idpyoidc refuses
-        // the page without response_type); nothing else of the request (state, nonce, challenge, redirect) is there.
-        #expect(stats["authorize_url_keys"] as? [String] == ["client_id", "request_uri", "response_type", "scope"], "\(stats)")
+        // The OAuth 2.0 required parameters are repeated beside the reference (idpyoidc refuses the page without
+        // response_type, and then without redirect_uri); nothing else of the request (state, nonce, challenge) is there.
+        #expect(stats["authorize_url_keys"] as? [String] == ["client_id", "redirect_uri", "request_uri", "response_type", "scope"], "\(stats)")
         #expect(stats["par_auth"] as? String == "basic", "the client authenticates as at the token endpoint")
         // `never` keeps the request on the URL.
         let plain = try par.sandbox(extra: ["pushed_authorization": "never"])

@@ -6,8 +6,8 @@ import SignInTransport
 /// Pushed first (RFC 9126) when the configuration's `pushed_authorization` and the provider say so: `auto` where
 /// discovery lists the endpoint, `always` (the endpoint must be there), `never` (refused for a provider that
 /// requires it). Then the parameters go to the provider in a POST with the client's credentials, and the URL the
-/// browser opens carries `client_id`, the `request_uri` it answered, and the OAuth 2.0 required `response_type` and
-/// `scope` repeated (RFC 9101 5): no state, nonce, challenge or redirect is on the URL.
+/// browser opens carries `client_id`, the `request_uri` it answered, and the OAuth 2.0 required `response_type`,
+/// `scope` and `redirect_uri` repeated (RFC 9101 5): no state, nonce or challenge is on the URL.
 package struct AuthorizationRequest: Sendable, CustomStringConvertible {
     package let state: String
     package let nonce: String
@@ -52,9 +52,11 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         }
         let requestURI = try TokenClient(config: config, endpoints: endpoints).pushAuthorization(params, to: parEndpoint)
         // RFC 9101 5: the OAuth 2.0 required parameters may be repeated beside request_uri (the server uses the
-        // pushed ones); some servers (idpyoidc) check response_type before swapping in the pushed request.
+        // pushed ones); some servers (idpyoidc) check response_type and redirect_uri before swapping in the pushed
+        // request. Never the state, the nonce or the PKCE challenge: those stay in the pushed request alone.
         url = base + separator + FormEncoding.encode([("client_id", config.clientID), ("request_uri", requestURI),
-                                                      ("response_type", "code"), ("scope", scopes.joined(separator: " "))])
+                                                      ("response_type", "code"), ("scope", scopes.joined(separator: " ")),
+                                                      ("redirect_uri", redirectURI)])
     }
 
     /// Where to push the request, or nil not to.
