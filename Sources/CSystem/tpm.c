@@ -356,11 +356,30 @@ static int load_object(const char *tcti, const uint8_t *blob, size_t blob_len, c
     }
     if (rc) {
         close_session(s);
+        int kind = signin_tpm_load_failure(rc);
         char text[160];
-        snprintf(text, sizeof text, "this TPM cannot load the %s: another TPM made it (or this TPM was cleared)", what);
-        return fail(error, SIGNIN_TPM_OTHER_TPM, text, rc);
+        if (kind == SIGNIN_TPM_OTHER_TPM)
+            snprintf(text, sizeof text, "this TPM cannot load the %s: another TPM made it (or this TPM was cleared)", what);
+        else if (kind == SIGNIN_TPM_UNAVAILABLE)
+            snprintf(text, sizeof text, "the TPM stopped answering while loading the %s (it failed or went away mid-use; try again once it is back)", what);
+        else
+            snprintf(text, sizeof text, "the TPM refused to load the %s", what);
+        return fail(error, kind, text, rc);
     }
     return 0;
+}
+
+/* What a failed TPM2_Load says of the blob. Only an integrity or binding failure (the blob's HMAC does not check
+ * under this TPM's storage key) means another TPM made it, or this one was cleared; a TSS layer's error (the TCTI
+ * lost the TPM, a timeout, a resource manager gone) means the TPM could not answer, and anything else is a refusal
+ * that says nothing of where the blob came from. Advice to sign out belongs to the first case alone. */
+int signin_tpm_load_failure(uint32_t rc) {
+    if (rc & 0xFFFF0000u) return SIGNIN_TPM_UNAVAILABLE;
+    TSS2_RC b = base_code(rc);
+    if (b == TPM2_RC_INTEGRITY || b == TPM2_RC_BINDING) return SIGNIN_TPM_OTHER_TPM;
+    /* Warnings (format zero, 0x900 and up): TPM_RC_RETRY, TESTING, YIELDED, CANCELED, NV_UNAVAILABLE... */
+    if ((rc & 0x80u) == 0 && (rc & 0x900u) == 0x900u) return SIGNIN_TPM_UNAVAILABLE;
+    return SIGNIN_TPM_FAILED;
 }
 
 int signin_tpm_unseal(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t *auth, size_t auth_len,

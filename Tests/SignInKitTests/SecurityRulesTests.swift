@@ -34,6 +34,18 @@ import Testing
         #expect(Discovery.issuerProblem("https://as.example/t") == nil)
     }
 
+    /// A TPM that fails mid-use at TPM2_Load is not "another TPM" (whose advice, `signin logout`, would throw the grant
+    /// away): only an integrity or binding failure of the blob is.
+    @Test func onlyAnIntegrityFailureAtLoadMeansAnotherTPM() {
+        #expect(TPM.loadFailure(0x9F) == .otherTPM)          // TPM_RC_INTEGRITY
+        #expect(TPM.loadFailure(0x1DF) == .otherTPM)         // TPM_RC_INTEGRITY of parameter 1
+        #expect(TPM.loadFailure(0xA5) == .otherTPM)          // TPM_RC_BINDING
+        #expect(TPM.loadFailure(0xA000A) == .unavailable)    // the TCTI's I/O error: swtpm killed mid-use
+        #expect(TPM.loadFailure(0x7000A) == .unavailable)    // an ESAPI layer error
+        #expect(TPM.loadFailure(0x922) == .unavailable)      // TPM_RC_RETRY
+        #expect(TPM.loadFailure(0x8B) == .failed)            // TPM_RC_HANDLE: says nothing of the blob's TPM
+    }
+
     @Test func normalizationKeepsOtherURLsApart() {
         let e = ProviderEndpoints(issuer: "https://p.example", authorization: "https://p.example/authorize", token: "https://p.example:443/token", jwks: "https://p.example/jwks")
         #expect(e.ownEndpointName(of: "https://p.example/token") == "token")

@@ -128,6 +128,10 @@ enum {
     SIGNIN_TPM_LOCKED_OUT = 6,   /* dictionary-attack lockout */
     SIGNIN_TPM_FULL = 7,         /* out of room for objects or sessions, after flushing what signin left */
 };
+
+/* The kind (SIGNIN_TPM_*) of a failed TPM2_Load's response code `rc`: another TPM only for an integrity or binding
+ * failure; unavailable for a TSS layer's error or a TPM warning; failed otherwise. */
+int signin_tpm_load_failure(uint32_t rc);
 int signin_tpm_probe(const char *tcti, char **error);
 int signin_tpm_seal(const char *tcti, const uint8_t *secret, size_t secret_len, const uint8_t *auth, size_t auth_len,
                     uint8_t **blob, size_t *blob_len, char **error);

@@ -112,6 +112,15 @@ package enum TPM {
     private static func text(_ error: UnsafeMutablePointer<CChar>?) -> String { error.map { String(cString: $0) } ?? "unknown TPM error" }
 
     private static func failure(_ rc: Int32, _ error: UnsafeMutablePointer<CChar>?) -> Failure {
+        Failure(kind: kind(rc), message: text(error))
+    }
+
+    /// What a failed TPM2_Load's response code says (tpm.c's `signin_tpm_load_failure`): `.otherTPM` only for an
+    /// integrity or binding failure, `.unavailable` when the TPM could not answer (a TSS layer's error, a warning),
+    /// `.failed` otherwise. Only `.otherTPM` is ever told to sign out.
+    package static func loadFailure(_ responseCode: UInt32) -> Failure.Kind { kind(signin_tpm_load_failure(responseCode)) }
+
+    private static func kind(_ rc: Int32) -> Failure.Kind {
         let kind: Failure.Kind
         switch rc {
         case Int32(SIGNIN_TPM_UNAVAILABLE): kind = .unavailable
@@ -122,6 +131,6 @@ package enum TPM {
         case Int32(SIGNIN_TPM_FULL): kind = .full
         default: kind = .failed
         }
-        return Failure(kind: kind, message: text(error))
+        return kind
     }
 }
