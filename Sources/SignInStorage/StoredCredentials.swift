@@ -44,6 +44,10 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// `DPoP` when `accessToken` must be presented with a proof of `dpopKey` (`Authorization: DPoP`); nil means
     /// `Bearer`.
     public var accessTokenType: String?
+    /// How long `accessToken` was issued for (the provider's `expires_in`, in seconds), when it said. A token whose
+    /// whole life is shorter than a caller's minimum validity is fresh for the first half of it, so a short-lived
+    /// token is not refreshed on every call.
+    public var accessTokenLifetime: Double?
 
     /// A service account's token as `SignInClient`'s impersonation caches it.
     public struct ServiceAccountToken: Codable, Sendable, Equatable {
@@ -160,6 +164,7 @@ extension StoredCredentials {
         self.accessTokenRejectedAt = rejectedAt
         self.dpopKey = dpopKey
         self.accessTokenType = tokenType
+        if case .number(let lifetime)? = o["accessTokenLifetime"] { self.accessTokenLifetime = lifetime }
     }
 }
 

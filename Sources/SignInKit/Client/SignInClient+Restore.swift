@@ -162,6 +162,7 @@ extension SignInClient {
                 next.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
                 next.accessTokenRejectedAt = nil
                 next.accessTokenExpiry = expiry
+                next.accessTokenLifetime = response.expiresIn.map(Double.init)
                 if let scope = response.scope { next.grantedScopes = scope }
             }
             next.savedAt = Date()

@@ -247,6 +247,11 @@ extension SignInClient {
         switch token {
         case .access:
             guard c.accessToken != nil, c.accessTokenRejectedAt == nil, let exp = c.accessTokenExpiry else { return false }
+            // A token that never lives `minimumValidity` (a 30 s token asked for 60 s) is fresh for its first half:
+            // otherwise every call would refresh, and two consumers would each hold a different token.
+            if let lifetime = c.accessTokenLifetime, lifetime > 0, lifetime <= minimumValidity {
+                return exp.timeIntervalSinceNow >= lifetime / 2
+            }
             return exp.timeIntervalSinceNow >= minimumValidity
         case .id:
             guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
