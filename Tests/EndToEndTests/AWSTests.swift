@@ -100,7 +100,7 @@ import Testing
     static let boto3Loop = """
         import boto3, json, os, sys, time
         f = os.environ["AWS_WEB_IDENTITY_TOKEN_FILE"]
-        seen, ok, fails, arn = [], 0, [], None
+        seen, used, ok, fails, arn = [], set(), 0, [], None
         end = time.time() + float(sys.argv[1])
         while time.time() < end:
             token = open(f).read()
@@ -109,10 +109,11 @@ import Testing
             try:
                 arn = boto3.session.Session().client("sts").get_caller_identity()["Arn"]
                 ok += 1
+                used.add(token)
             except Exception as e:
                 fails.append(str(e)[:300])
             time.sleep(1)  # pacing the calls, not waiting for anything
-        print(json.dumps({"ok": ok, "fails": fails, "distinct": len(seen), "arn": arn, "file": f}))
+        print(json.dumps({"ok": ok, "fails": fails, "distinct": len(seen), "used": len(used), "arn": arn, "file": f}))
         """
 
     @Test func boto3WithATokenFileKeptFreshSucceedsAcrossTokenLifetimes() throws {
@@ -128,8 +129,10 @@ import Testing
         let r = try box.signin(["exec", "--token-file", "--id-token", "--file-env", "AWS_WEB_IDENTITY_TOKEN_FILE", "--", Paths.python, script, "30"], env: env)
         #expect(r.status == 0, "\(r.stderr)")
         let o = Self.json(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
-        #expect((o["fails"] as? [String])?.isEmpty == true && (o["ok"] as? Int ?? 0) >= 20, "\(r.stdout)")
-        #expect((o["distinct"] as? Int ?? 0) >= 3, "the file changed before each expiry: \(r.stdout)")
+        // Behaviour, not speed: no call failed, and calls succeeded with at least three tokens in turn (the file was
+        // renewed before each expiry), however few calls a loaded machine makes in the time.
+        #expect((o["fails"] as? [String])?.isEmpty == true && (o["ok"] as? Int ?? 0) >= 3, "\(r.stdout)")
+        #expect((o["distinct"] as? Int ?? 0) >= 3 && (o["used"] as? Int ?? 0) >= 3, "the file changed before each expiry: \(r.stdout)")
         #expect(o["arn"] as? String == "arn:aws:sts::123456789012:assumed-role/deployer/token-file")
         let path = try #require(o["file"] as? String)
         #expect(!FileManager.default.fileExists(atPath: path), "the file is gone after the command")
