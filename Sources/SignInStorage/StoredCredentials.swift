@@ -44,9 +44,9 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// `DPoP` when `accessToken` must be presented with a proof of `dpopKey` (`Authorization: DPoP`); nil means
     /// `Bearer`.
     public var accessTokenType: String?
-    /// How long `accessToken` was issued for (the provider's `expires_in`, in seconds), when it said. A token whose
-    /// whole life is shorter than a caller's minimum validity is fresh for the first half of it, so a short-lived
-    /// token is not refreshed on every call.
+    /// How long `accessToken` was issued for by its refresh (the provider's `expires_in`, in seconds), when it said;
+    /// nil after a sign-in. A refreshed token whose whole life is shorter than the default minimum validity (a
+    /// minute) is fresh for the first half of it, so a short-lived token is not refreshed on every call.
     public var accessTokenLifetime: Double?
 
     /// A service account's token as `SignInClient`'s impersonation caches it.

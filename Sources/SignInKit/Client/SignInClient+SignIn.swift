@@ -141,7 +141,6 @@ extension SignInClient {
                 grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
             creds.dpopKey = tokens.proofKey?.stored
             creds.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
-            creds.accessTokenLifetime = response.expiresIn.map(Double.init)
             try storage.save(creds)
             return creds
         }

@@ -242,14 +242,20 @@ extension SignInClient {
 
     /// Whether the entry's token of `token` kind is there, not marked rejected, and valid `minimumValidity` more:
     /// the freshness rule of step 2 (and of `restore`).
+    /// The most a minimum validity may be for a short-lived token's half-life rule (`isFresh`) to apply: the default
+    /// minute of `signin token` and `restorePreviousSignIn`.
+    static let boundedMinimumValidity: TimeInterval = 60
+
     func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
         let minimumValidity = minimumValidity.timeInterval
         switch token {
         case .access:
             guard c.accessToken != nil, c.accessTokenRejectedAt == nil, let exp = c.accessTokenExpiry else { return false }
-            // A token that never lives `minimumValidity` (a 30 s token asked for 60 s) is fresh for its first half:
-            // otherwise every call would refresh, and two consumers would each hold a different token.
-            if let lifetime = c.accessTokenLifetime, lifetime > 0, lifetime <= minimumValidity {
+            // A refreshed token that never lives the default minimum (a 30 s token asked for the usual minute) is fresh
+            // for its first half: otherwise every call would refresh, and two consumers would each hold a different
+            // token. A longer minimum is asked on purpose (`--min-ttl 3600`) and honoured as asked; the token a sign-in
+            // got is refreshed once as before (its lifetime is recorded by a refresh only).
+            if let lifetime = c.accessTokenLifetime, lifetime > 0, lifetime <= minimumValidity, minimumValidity <= Self.boundedMinimumValidity {
                 return exp.timeIntervalSinceNow >= lifetime / 2
             }
             return exp.timeIntervalSinceNow >= minimumValidity
