@@ -13,25 +13,25 @@ let package = Package(
     targets: [
         // libcurl's headers at build time (apt: libcurl4-openssl-dev); the library itself is loaded on first
         // use, so commands that need no network never load it.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSignInCurl", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
-            name: "COpenSSL", pkgConfig: "libcrypto",
+            name: "CSignInOpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
         // Signal holding and spawn file actions, which need C (an async-signal-safe handler, a glibc extension).
-        .target(name: "CSystem", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSignInSystem", linkerSettings: [.linkedLibrary("dl")]),
         // SignInKit in layers, each a target that may use only those above it here, so that the compiler refuses an
         // upward reference (as swift-nio splits NIOCore, NIOPosix and NIOHTTP1). SignInKit re-exports them all:
         // `import SignInKit` stays the one import an adopter writes. docs/layout.md has what each holds.
         // Errors, values (JSON, tokens), OpenSSL's primitives, and the system layer: every libc call from Swift.
-        .target(name: "SignInBase", dependencies: ["COpenSSL", "CSystem"]),
+        .target(name: "SignInBase", dependencies: ["CSignInOpenSSL", "CSignInSystem"]),
         // libcurl, and the loopback HTTP server every local server shares.
-        .target(name: "SignInTransport", dependencies: ["SignInBase", "CCurl", "CSystem"]),
+        .target(name: "SignInTransport", dependencies: ["SignInBase", "CSignInCurl", "CSignInSystem"]),
         // The specs, named after them; signatures, proof keys and the TPM; the configuration they speak.
-        .target(name: "SignInProtocol", dependencies: ["SignInBase", "SignInTransport", "COpenSSL", "CSystem"]),
+        .target(name: "SignInProtocol", dependencies: ["SignInBase", "SignInTransport", "CSignInOpenSSL", "CSignInSystem"]),
         // The encrypted credential store and where its key lives.
-        .target(name: "SignInStorage", dependencies: ["SignInBase", "SignInProtocol", "COpenSSL", "CSystem"]),
+        .target(name: "SignInStorage", dependencies: ["SignInBase", "SignInProtocol", "CSignInOpenSSL", "CSignInSystem"]),
         // The client and its use cases, Google's and AWS's services, the agent.
-        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CCurl", "COpenSSL", "CSystem"]),
+        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
         .target(name: "SignInCLI", dependencies: ["SignInKit"]),
@@ -43,7 +43,7 @@ let package = Package(
         .executableTarget(name: "signin-tasks", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/tasks"),
         // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
         .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "COpenSSL", "SignInCLI"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CSignInOpenSSL", "SignInCLI"]),
         .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]

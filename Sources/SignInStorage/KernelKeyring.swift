@@ -1,7 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInTransport
-import CSystem
+import CSignInSystem
 #if canImport(Glibc)
 import Glibc
 #endif

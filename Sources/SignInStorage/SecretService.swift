@@ -1,7 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInTransport
-import CSystem
+import CSignInSystem
 import FoundationEssentials
 
 /// The freedesktop Secret Service, through libsecret (loaded on first use). Items carry the store ID and the store

@@ -1,5 +1,5 @@
 import SignInBase
-import CCurl
+import CSignInCurl
 import FoundationEssentials
 
 /// One HTTP request in, one response out, over libcurl. Only the network path loads this:

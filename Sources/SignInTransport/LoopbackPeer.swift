@@ -1,5 +1,5 @@
 import SignInBase
-import CSystem
+import CSignInSystem
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import SignInBase
-import CSystem
+import CSignInSystem
 #if canImport(Glibc)
 import Glibc
 #endif

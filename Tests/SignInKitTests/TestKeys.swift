@@ -1,4 +1,4 @@
-import COpenSSL
+import CSignInOpenSSL
 import Foundation
 @testable import SignInKit
 @testable import SignInBase

@@ -1,4 +1,4 @@
-import COpenSSL
+import CSignInOpenSSL
 import FoundationEssentials
 
 /// OpenSSL for everything but signatures (`VerificationKey`): random bytes, SHA-256, AES-256-GCM, scrypt.

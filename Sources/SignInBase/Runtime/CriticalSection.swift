@@ -1,4 +1,4 @@
-import CSystem
+import CSignInSystem
 
 /// Marks the span from sending a token request until its answer is saved. A provider that rotates one-use
 /// refresh tokens has already spent the old one once the request is sent: a process stopped in between loses

@@ -1,4 +1,4 @@
-import CSystem
+import CSignInSystem
 #if canImport(Glibc)
 import Glibc
 #endif

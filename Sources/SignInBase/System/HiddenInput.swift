@@ -1,4 +1,4 @@
-import CSystem
+import CSignInSystem
 
 /// A hidden prompt's terminal: echo off, and back on however the prompt ends (a return, Ctrl-C, SIGTERM, a
 /// closed terminal), so a person is never left typing blind.

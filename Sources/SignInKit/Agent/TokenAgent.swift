@@ -2,7 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
-import CSystem
+import CSignInSystem
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import SignInBase
 import SignInTransport
-import CSystem
+import CSignInSystem
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

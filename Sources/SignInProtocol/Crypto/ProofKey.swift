@@ -1,6 +1,6 @@
 import SignInBase
 import SignInTransport
-import COpenSSL
+import CSignInOpenSSL
 import FoundationEssentials
 
 /// An ES256 (ECDSA P-256 with SHA-256) private key that proves possession of a grant (DPoP, RFC 9449): made by

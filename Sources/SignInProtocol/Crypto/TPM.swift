@@ -1,6 +1,6 @@
 import SignInBase
 import SignInTransport
-import CSystem
+import CSignInSystem
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)

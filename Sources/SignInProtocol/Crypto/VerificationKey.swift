@@ -1,6 +1,6 @@
 import SignInBase
 import SignInTransport
-import COpenSSL
+import CSignInOpenSSL
 import FoundationEssentials
 
 /// A public key usable to verify a JWS signature, built from a JWK.
