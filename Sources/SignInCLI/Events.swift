@@ -36,6 +36,8 @@ struct Events: Sendable {
             err("Waiting up to \(c.expiresIn.components.seconds / 60) min for the approval (Ctrl-C to cancel)...")
         case .exchangingCode:
             err("Received the answer; completing the sign-in...")
+        case .notice(let text):
+            err("signin: \(text)")
         case .browserFailed(let reason, let port):
             err("The browser could not be opened (\(reason)). Open the address above in any browser instead.")
             Headless.explain(port: port, paste: pasteEnabled, headless: headless, environment: environment, browserLaunched: false,

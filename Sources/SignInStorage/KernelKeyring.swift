@@ -13,11 +13,11 @@ import Glibc
 enum KernelKeyring {
     /// The cached key of that name, or nil. A key of that name that another uid put there is ignored and reported
     /// once (it is not ours, so it says nothing about the store).
-    package static func read(_ description: String) -> [UInt8]? {
+    package static func read(_ description: String, notice: (String) -> Void) -> [UInt8]? {
         var foreign: UInt32 = 0
         let id = signin_kernel_key_find(description, &foreign)
         if id == -2 {
-            FileIO.writeStandardError("signin: ignored a kernel key named \(description) that uid \(foreign) put in your keyring, not signin; the store key is unlocked from where it is kept.\n")
+            notice("ignored a kernel key named \(description) that uid \(foreign) put in your keyring, not signin; the store key is unlocked from where it is kept.")
             return nil
         }
         guard id >= 0 else { return nil }
@@ -30,12 +30,12 @@ enum KernelKeyring {
 
     /// Holds `key` for `seconds`. Where the kernel keyring is refused (container seccomp profiles often block
     /// it), says so once per store (a marker file) and goes on without the cache.
-    package static func add(_ description: String, _ key: [UInt8], seconds: Int, directory: String) {
+    package static func add(_ description: String, _ key: [UInt8], seconds: Int, directory: String, notice: (String) -> Void) {
         let id = key.withUnsafeBytes { signin_kernel_key_add(description, $0.baseAddress, UInt($0.count), UInt32(min(seconds, Int(UInt32.max)))) }
         guard id < 0 else { return }
         let marker = directory + "/kernel-keyring-unavailable"
         if Posix.access(marker, F_OK) != 0 {
-            FileIO.writeStandardError("signin: the kernel keyring is not available here (\(FileIO.errnoText())); the key will be unlocked on every use.\n")
+            notice("the kernel keyring is not available here (\(FileIO.errnoText())); the key will be unlocked on every use.")
             _ = try? FileIO.writeAtomically([], to: marker)
         }
     }

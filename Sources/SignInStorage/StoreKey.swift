@@ -210,9 +210,9 @@ package struct StoreKey {
             // protected by its configuration's key_storage instead.
             let fix = PathName(path: directory).lastComponent == "signin" ? "`signin key move --to passphrase` protects it"
                 : "a configuration's key_storage (passphrase, secret-service or tpm) keeps it elsewhere"
-            FileIO.writeStandardError("signin: the store key is a file beside the credentials (\(filePath)): \(reason). \(fix).\n")
+            custody.notice("the store key is a file beside the credentials (\(filePath)): \(reason). \(fix).")
         } else if custody.storage == .auto, storage == .tpm {
-            FileIO.writeStandardError("signin: the store key is sealed to this machine's TPM (\(custody.tpmDevice ?? "")); a copy of the folder opens nowhere else.\n")
+            custody.notice("the store key is sealed to this machine's TPM (\(custody.tpmDevice ?? "")); a copy of the folder opens nowhere else.")
         }
         let passphrase = storage.asksPassphrase ? try newPassphrase() : nil
         _ = try write(key, to: storage, file: filePath, descriptor: descriptorPath, id: try newID(), passphrase: passphrase)
@@ -239,14 +239,14 @@ package struct StoreKey {
 
     private func unwrap(_ d: Descriptor) throws(SignInError) -> [UInt8] {
         // key_cache_seconds 0 means the kernel is never asked, even when another configuration filled the cache.
-        if custody.cacheSeconds > 0, let cached = KernelKeyring.read(d.kernelKeyName) { return cached }
+        if custody.cacheSeconds > 0, let cached = KernelKeyring.read(d.kernelKeyName, notice: custody.notice) { return cached }
         let key = try unwrapUncached(d)
         cache(key, d)
         return key
     }
 
     package func cache(_ key: [UInt8], _ d: Descriptor) {
-        if custody.cacheSeconds > 0 { KernelKeyring.add(d.kernelKeyName, key, seconds: custody.cacheSeconds, directory: directory) }
+        if custody.cacheSeconds > 0 { KernelKeyring.add(d.kernelKeyName, key, seconds: custody.cacheSeconds, directory: directory, notice: custody.notice) }
     }
 
     /// The key from where the descriptor says, bypassing the kernel cache; `passphrase` when it is known already.

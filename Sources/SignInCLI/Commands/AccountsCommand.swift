@@ -85,7 +85,7 @@ struct AccountsCommand: SignInCommand {
                 sections.append("\(name) (\(path)): cannot be read; `signin status \(name == path ? "-c" : "--profile") \(name)` says why")
                 continue
             }
-            let client = SignInClient(configuration: config, environment: env)
+            let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { err("signin: \(text)") } })
             let users = (try? client.accounts()) ?? []
             sections.append("\(name) (\(config.issuer)):\n" + (users.isEmpty ? "  no accounts" : accountLines(users).map { "  " + $0 }.joined(separator: "\n")))
             for u in users {

@@ -42,6 +42,7 @@ public final class SignInClient: Sendable {
         var custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
         custody.configurationPath = configuration.sourcePath
+        custody.onNotice = { onEvent(.notice($0)) }
         let directory = storeDirectory ?? CredentialStore.defaultDirectory(environment: env, appName: appName ?? configuration.appName ?? "signin")
         self.storage = CredentialStore(directory: directory, custody: custody)
         resident = ResidentCredentials(directory: directory)

@@ -22,5 +22,9 @@ public enum SignInEvent: Sendable {
     /// A connection to the listener from another local user (or one whose user cannot be told) was closed
     /// unanswered; reported once per cause.
     case refusedConnection(reason: String)
+    /// Something a person should know about the store, said once where it happens: where a new key was put and why
+    /// (a file, for want of a keyring), a kernel keyring that cannot be used. Not only during a sign-in. The library
+    /// never writes it anywhere itself; the `signin` command prints it.
+    case notice(String)
 }
 

@@ -64,6 +64,13 @@ public struct KeyCustody: Sendable {
     }
     /// Set: what the program chose; nil: the environment decides when a TPM is first needed (never on a cached path).
     private var tpmDeviceOverride: String??
+    /// Where the store's notices for a person go (where a new key was put and why, a kernel keyring that cannot be
+    /// used): `SignInClient` turns them into `SignInEvent.notice`, which the `signin` command prints. The library
+    /// itself never writes to the program's standard error. Nil: dropped.
+    public var onNotice: (@Sendable (String) -> Void)?
+
+    /// Says `text` to whoever listens (`onNotice`).
+    package func notice(_ text: String) { onNotice?(text) }
 
     /// Whether this process's environment names a D-Bus session bus (`DBUS_SESSION_BUS_ADDRESS` set and not empty):
     /// the default of `sessionBusAvailable`.
