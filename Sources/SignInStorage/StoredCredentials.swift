@@ -48,6 +48,9 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// nil after a sign-in. A refreshed token whose whole life is shorter than the default minimum validity (a
     /// minute) is fresh for the first half of it, so a short-lived token is not refreshed on every call.
     public var accessTokenLifetime: Double?
+    /// Where `profile` came from when the server gave no ID token: `userinfo` (its profile endpoint), or `none` (the
+    /// server tells who signed in nowhere: the account is named by the API or the server). Nil: a verified ID token.
+    public var identitySource: String?
 
     /// A service account's token as `SignInClient`'s impersonation caches it.
     public struct ServiceAccountToken: Codable, Sendable, Equatable {
@@ -165,6 +168,7 @@ extension StoredCredentials {
         self.dpopKey = dpopKey
         self.accessTokenType = tokenType
         if case .number(let lifetime)? = o["accessTokenLifetime"] { self.accessTokenLifetime = lifetime }
+        if case .string(let source)? = o["identitySource"] { self.identitySource = source }
     }
 }
 

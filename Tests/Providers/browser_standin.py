@@ -12,6 +12,7 @@ listener and reads the page it ends on. STANDIN_MODE is a comma-separated list o
   rebind first deliver a code approved as "mallory", with the right state, under a foreign Host header (what a
          web page reaching the listener through DNS rebinding sends)
   allow  consent as $STANDIN_SUB (default alice)      deny  press "deny"      none  do nothing
+  visit  open the page with a GET and follow its redirects (a server that approves on sight)
 The outcome is appended to $STANDIN_LOG as one JSON line: {"status", "url", "page"}. The descriptors the
 browser command was started with are logged first ({"step": "fds"}), before anything else opens one.
 """
@@ -138,6 +139,9 @@ def work(url: str) -> None:
             log({"step": "forge", "status": status, "url": final, "page": body})
         if "deny" in steps:
             status, final, body = fetch(url, urllib.parse.urlencode({"action": "deny"}).encode())
+        elif "visit" in steps:
+            # A page that approves on sight (the MCP SDK's test provider): a plain GET, as a browser opens it.
+            status, final, body = fetch(url)
         elif "allow" in steps:
             status, final, body = fetch(url, urllib.parse.urlencode({"sub": os.environ.get("STANDIN_SUB", "alice")}).encode())
         else:

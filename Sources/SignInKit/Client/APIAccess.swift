@@ -5,56 +5,120 @@ import SignInTransport
 import FoundationEssentials
 
 /// Signing in to an API from its address alone, as the Model Context Protocol's authorization asks of every client:
-/// the API says where to sign in (RFC 9728), signin registers itself there (RFC 7591) and signs in asking for that API
-/// (RFC 8707). `signin login --resource URL` and `signin token --resource URL` with no configuration take this path.
+/// the API says where to sign in (RFC 9728), signin is known there (a client ID metadata document, or registered by
+/// RFC 7591) and signs in asking for that API (RFC 8707), at any OAuth 2.0 server (an OpenID provider or not).
+/// `signin login --resource URL` and `signin token --resource URL` with no configuration for the API take this path.
 public enum APIAccess {
     /// The configuration that signs in for the API at `resource`, with no configuration written by anyone.
     ///
-    /// 1. The API's protected resource metadata (`/.well-known/oauth-protected-resource` + its path): a document for
-    ///    another resource, or naming an authorization server that is not https (but on loopback), is refused.
-    /// 2. The first authorization server it names. What the API said, and the registration kept for that server in the store at
-    ///    `storeDirectory` (encrypted) is used as it is, with the port it was registered with.
-    /// 3. Otherwise the server's metadata names its registration endpoint (none: `.unsupported`, saying to configure a
-    ///    client by hand), a free loopback port is chosen, and signin registers as a public native client there
-    ///    (one redirect URI on that port, PKCE, no secret); the registration is kept before it is used.
-    /// 4. The configuration: that client at that server, its redirect port, the API as its one resource, and the
-    ///    scopes OpenID needs with those the API lists.
+    /// 1. Known from an earlier run (what the API said, and the client known at its server, in the store at
+    ///    `storeDirectory`, encrypted) and nothing new asked (`challenge`, `scopes`): used as it is, no network.
+    /// 2. Otherwise the API's protected resource metadata: the `resource_metadata` of `challenge` (a 401 or 403 the
+    ///    program got), else the API asked itself without a token (its 401 names it), else the well-known URLs. A
+    ///    document for another resource, or naming an authorization server that is not https (but on loopback), is
+    ///    refused.
+    /// 3. The first authorization server it names, and its metadata (RFC 8414, or OpenID's), which must offer PKCE
+    ///    with S256 and have an issuer without query or fragment.
+    /// 4. The scopes: the challenge's `scope`, else those kept from the last sign-in for the API, else the
+    ///    metadata's `scopes_supported`; with the scopes `scopes` adds (a step-up); `openid`, `email` and `profile`
+    ///    only for a server that is an OpenID provider.
+    /// 5. How signin is known there, in the specification's order: the client registered for this API before (when
+    ///    its registered scopes cover these), else a client ID metadata document (`clientMetadataDocument`, where the
+    ///    server says `client_id_metadata_document_supported`), else dynamic registration (a public native client:
+    ///    one loopback redirect URI, PKCE, no secret) for this API alone, else `.unsupported` saying what to
+    ///    configure. What the API said and the client are kept before they are used.
+    /// 6. The configuration: that client at that server, its redirect port, the API as its one resource (named on
+    ///    every token request), and the scopes.
     public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30)) throws(SignInError) -> SignInConfiguration {
+        try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, challenge: nil, addingScopes: [])
+    }
+
+    /// `configuration(for:storeDirectory:)` from what an API answered: `challenge` (a 401's or a 403's
+    /// `WWW-Authenticate` challenge: its `resource_metadata` says where the API's metadata is, its `scope` what the
+    /// API wants), and `addingScopes` (a step-up: the scopes a 403 `insufficient_scope` named, added to those held).
+    /// `clientMetadataDocument`: the https URL of a client ID metadata document the person's organisation hosts
+    /// (`signin client-metadata` prints one), used as `client_id` where the server supports it.
+    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30),
+                                     challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         let http = HTTPClient(configuration: probe)
         let store = CredentialStore(directory: storeDirectory)
-        // Known from an earlier run (what the API said, and the client registered): no network.
-        if let known = try store.apiMetadata(resource: resource), let kept = try store.registration(issuer: known.authorizationServers[0]) {
-            return configuration(resource, known, kept, httpTimeout)
+        let asksNothingNew = challenge == nil && addingScopes.isEmpty
+        // Step 1: known from an earlier run: no network.
+        if asksNothingNew, let known = try store.apiMetadata(resource: resource),
+           let kept = try store.registration(issuer: known.authorizationServers[0], resource: resource) {
+            return configuration(resource, scopes: known.scopesAsked ?? defaultScopes(known, challenge: nil, openID: kept.openID, serverScopes: nil),
+                                 kept, httpTimeout)
         }
         try HTTPClient.loadLibrary()
-        let metadata = try ProtectedResourceMetadata.fetch(for: resource, http: http)
+        // Step 2.
+        let (found, challengeScopes) = try ProtectedResourceMetadata.discover(for: resource, challenge: challenge, http: http)
+        var metadata = found
         let issuer = metadata.authorizationServers[0]
-        let registration: ClientRegistration
-        if let kept = try store.registration(issuer: issuer) {
-            registration = kept
-        } else {
-            guard let endpoint = try Discovery.registrationEndpoint(issuer: issuer, http: http) else {
-                throw .unsupported(reason: "\(issuer) (the authorization server of \(resource.withoutControlCharacters)) does not let clients register themselves (no registration_endpoint): register signin there by hand and write its configuration with `signin init`")
-            }
-            registration = try ClientRegistration.register(at: endpoint, issuer: issuer, port: try LoopbackServer.freeLoopbackPort(), http: http)
-            try store.save(registration)
+        // Step 3.
+        let (server, _) = try Discovery.discoveredServer(issuer: issuer, http: http)
+        let serverScopes = server["scopes_supported"]?.array?.compactMap(\.string)
+        let openID = serverScopes?.contains("openid") ?? (server["jwks_uri"]?.string != nil)
+        // Step 4.
+        let held = try store.apiMetadata(resource: resource)?.scopesAsked
+        var scopes = challengeScopes ?? held ?? defaultScopes(metadata, challenge: nil, openID: false, serverScopes: serverScopes)
+        for s in addingScopes where !scopes.contains(s) { scopes.append(s) }
+        if openID {
+            for s in ["profile", "email", "openid"] where !scopes.contains(s) && (serverScopes?.contains(s) ?? true) { scopes.insert(s, at: 0) }
         }
+        // Step 5.
+        var client: ClientRegistration
+        if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes) {
+            client = kept
+        } else if let document = clientMetadataDocument, server["client_id_metadata_document_supported"]?.bool == true {
+            client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
+            client.kind = "metadata-document"
+            client.resource = resource
+        } else {
+            guard let endpoint = server["registration_endpoint"]?.string else {
+                throw .unsupported(reason: "\(issuer) (the authorization server of \(resource.withoutControlCharacters)) does not let clients register themselves (no registration_endpoint)\(server["client_id_metadata_document_supported"]?.bool == true ? " and takes client ID metadata documents: set client_id_metadata_document to the https URL where `signin client-metadata` prints one is hosted" : ""), or register signin there by hand and write its configuration with `signin init`")
+            }
+            if let problem = EndpointURL.problem(endpoint) {
+                throw .providerError(endpoint: "the metadata of \(issuer)", code: "invalid_registration_endpoint", detail: problem)
+            }
+            // Every scope the server lists that this sign-in could ask (a later step-up included), else these.
+            let register = (serverScopes?.filter { !["openid", "email", "profile"].contains($0) || openID }).flatMap { $0.isEmpty ? nil : $0 } ?? scopes
+            client = try ClientRegistration.register(at: endpoint, issuer: issuer, port: try LoopbackServer.freeLoopbackPort(),
+                                                     scopes: Array(Set(register + scopes)).sorted(), http: http)
+            client.resource = resource
+        }
+        client.openID = openID
+        if client.kind == "registered" { try store.save(client) }
+        metadata.scopesAsked = scopes
         try store.save(metadata)
-        return configuration(resource, metadata, registration, httpTimeout)
+        return configuration(resource, scopes: scopes, client, httpTimeout)
     }
 
-    private static func configuration(_ resource: String, _ metadata: ProtectedResourceMetadata, _ registration: ClientRegistration,
-                                      _ httpTimeout: Duration) -> SignInConfiguration {
-        let issuer = registration.issuer
-        var scopes = ["openid", "email", "profile"]
-        for s in metadata.scopesSupported ?? [] where !scopes.contains(s) { scopes.append(s) }
-        var c = SignInConfiguration(clientID: registration.clientID, clientSecret: registration.clientSecret, scopes: scopes, issuer: issuer,
-                                    redirectPort: registration.redirectPort, redirectPath: registration.redirectPath)
+    /// The scopes of a first sign-in: the challenge's, else what the API lists (without OpenID's, which are the
+    /// server's to list).
+    private static func defaultScopes(_ metadata: ProtectedResourceMetadata, challenge: [String]?, openID: Bool, serverScopes: [String]?) -> [String] {
+        var scopes = challenge ?? metadata.scopesSupported?.filter { !["openid", "email", "profile"].contains($0) } ?? []
+        if openID { for s in ["profile", "email", "openid"] where !scopes.contains(s) { scopes.insert(s, at: 0) } }
+        return scopes
+    }
+
+    private static func configuration(_ resource: String, scopes: [String], _ client: ClientRegistration, _ httpTimeout: Duration) -> SignInConfiguration {
+        var c = SignInConfiguration(clientID: client.clientID, clientSecret: client.clientSecret, scopes: scopes, issuer: client.issuer,
+                                    redirectPort: client.redirectPort, redirectPath: client.redirectPath)
         c.resources = [resource]
+        c.foundFromAPI = true
         c.httpTimeout = httpTimeout
         c.sourcePath = "the API's metadata (\(ProtectedResourceMetadata.url(for: resource) ?? resource))"
         return c
+    }
+}
+
+extension ClientRegistration {
+    /// Whether a client registered with these scopes may ask for `scopes` (a server that checks registered scopes
+    /// refuses others at authorization). A client registered without saying takes what the server gives.
+    func covers(_ scopes: [String]) -> Bool {
+        guard kind == "registered", let registered = self.scopes else { return true }
+        return scopes.allSatisfy { registered.contains($0) || ["openid", "email", "profile"].contains($0) && openID }
     }
 }

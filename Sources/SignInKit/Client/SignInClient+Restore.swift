@@ -119,7 +119,7 @@ extension SignInClient {
         return try CriticalSection.run { () throws(SignInError) -> StoredCredentials in
             let response: TokenResponse
             do throws(SignInError) {
-                response = try tokens.refresh(refreshToken, resource: resource, keepRotated: { (rotated) throws(SignInError) in
+                response = try tokens.refresh(refreshToken, resource: resource ?? configuration.grantAPI, keepRotated: { (rotated) throws(SignInError) in
                     // The answer is refused, but the refresh token it rotated to is the grant now: saved first.
                     var kept = current
                     kept.refreshToken = rotated
@@ -138,7 +138,7 @@ extension SignInClient {
             var next = current
             next.refreshToken = response.refreshToken ?? current.refreshToken
             if next.refreshToken != current.refreshToken && response.idToken != nil { try saveRotated(next) }
-            if let raw = response.idToken {
+            if let raw = response.idToken, current.endpoints.issuesIDTokens {
                 let verified = try verifyIDToken(raw, endpoints: current.endpoints, nonce: nil)
                 guard verified.subject == current.profile.userID else {
                     throw .invalidIDToken(reason: "the refreshed ID token is for another account (sub changed)")

@@ -66,13 +66,16 @@ extension SignInClient {
         }
         var tokens = TokenClient(config: configuration, endpoints: endpoints)
         tokens.proofKey = try newProofKey(endpoints)
-        let scopes = scopes(adding: additionalScopes)
-        let jwks = Prefetch { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }
+        let scopes = Self.scopes(scopes(adding: additionalScopes), for: endpoints, configured: configuration.scopes)
+        let jwks = Prefetch { () throws(SignInError) -> JWKS? in
+            guard endpoints.issuesIDTokens, scopes.contains("openid") else { return nil }
+            return try JWKS.fetch(endpoints.jwks, http: http)
+        }
         // Never return while it still runs: a program that exits then would tear down OpenSSL under it.
         defer { _ = jwks.value }
         let done = { (response: TokenResponse, nonce: String?) throws(SignInError) -> SignInUser in
             try self.complete(response, endpoints: endpoints, tokens: tokens, nonce: nonce, requestedScopes: scopes,
-                              requireUserID: options.requireUserID, requiredName: options.requiredAccountName, jwks: jwks.value)
+                              requireUserID: options.requireUserID, requiredName: options.requiredAccountName, jwks: jwks.value ?? nil)
         }
         func run<G: AuthorizationGrant>(_ grant: G) throws(SignInError) -> SignInUser {
             do throws(SignInError) {
@@ -114,21 +117,58 @@ extension SignInClient {
         return try ProofKey.generate()
     }
 
+    /// The scopes to ask `endpoints`' server for: `asked`, but `openid` only of a server that can issue an ID token
+    /// (it has a JWKS), and OpenID's `email` and `profile` only where the server lists them (or lists nothing). A
+    /// configuration that left the scopes at OpenID's default asks a plain OAuth 2.0 server for none of the three
+    /// (its own default scopes then apply). An MCP server's registration refuses scopes it did not register.
+    static func scopes(_ asked: [String], for endpoints: ProviderEndpoints, configured: [String]) -> [String] {
+        let openIDScopes = ["openid", "email", "profile"]
+        if !endpoints.issuesIDTokens, configured == openIDScopes {
+            return asked.filter { !openIDScopes.contains($0) }
+        }
+        return asked.filter { s in
+            if s == "openid" { return endpoints.issuesIDTokens }
+            guard s == "email" || s == "profile", let listed = endpoints.scopesSupported else { return true }
+            return listed.contains(s)
+        }
+    }
+
+    /// Who signed in at a server that gave no ID token (a plain OAuth 2.0 server, an MCP server's): the profile its
+    /// userinfo endpoint (or a configured one, such as a GitHub-style `/user`) answers, else none: the account is then
+    /// named by the API (the grant's one) or the server, and `identitySource` says `none`.
+    func profileWithoutIDToken(_ response: TokenResponse, endpoints: ProviderEndpoints, tokens: TokenClient) -> (SignInProfile, source: String) {
+        if endpoints.userinfo != nil, let claims = try? tokens.userinfo(accessToken: response.accessToken, tokenType: response.tokenType),
+           let profile = SignInProfile(profileEndpoint: claims) {
+            return (profile, "userinfo")
+        }
+        return (SignInProfile(userID: configuration.grantAPI ?? issuer), "none")
+    }
+
     /// Verifies the ID token of a fresh sign-in and saves the credentials under the lock.
     func complete(_ response: TokenResponse, endpoints: ProviderEndpoints, tokens: TokenClient, nonce: String?, requestedScopes: [String],
                           requireUserID: String?, requiredName: String? = nil, jwks: JWKS?) throws(SignInError) -> SignInUser {
-        guard let raw = response.idToken else {
+        // An ID token is required where one was asked of a server that issues them; elsewhere (a plain OAuth 2.0
+        // server) the identity comes from a profile endpoint, or there is none.
+        let expectsIDToken = requestedScopes.contains("openid") && endpoints.issuesIDTokens
+        var profile: SignInProfile
+        var idToken: (raw: String, expiry: Date?)?
+        var identitySource: String?
+        if let raw = response.idToken, endpoints.issuesIDTokens {
+            let verified = try verifyIDToken(raw, endpoints: endpoints, nonce: nonce, prefetched: jwks)
+            profile = verified.profile
+            idToken = (raw, verified.expiry)
+            if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken, tokenType: response.tokenType) {
+                profile.fillMissing(from: SignInProfile(claims: info))
+            }
+        } else if expectsIDToken {
             throw .providerError(endpoint: tokens.tokenEndpointName, code: "invalid_response", detail: "no id_token (is \"openid\" among the scopes?)")
+        } else {
+            (profile, identitySource) = profileWithoutIDToken(response, endpoints: endpoints, tokens: tokens)
         }
-        let verified = try verifyIDToken(raw, endpoints: endpoints, nonce: nonce, prefetched: jwks)
-        if let required = requireUserID, verified.subject != required {
-            throw .mismatchWithCurrentUser(expected: requiredName ?? required, actual: verified.profile.displayName)
+        if let required = requireUserID, profile.userID != required {
+            throw .mismatchWithCurrentUser(expected: requiredName ?? required, actual: profile.displayName)
         }
-        var profile = verified.profile
-        if profile.isMissingBasics, let info = try? tokens.userinfo(accessToken: response.accessToken, tokenType: response.tokenType) {
-            profile.fillMissing(from: SignInProfile(claims: info))
-        }
-        let subject = verified.subject
+        let subject = profile.userID
         let creds = try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> StoredCredentials in
             let previous = try storage.credentials(for: identity, subject: subject)
             var creds = StoredCredentials(
@@ -137,10 +177,15 @@ extension SignInClient {
                 refreshToken: response.refreshToken ?? (previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
                 accessToken: response.accessToken,
                 accessTokenExpiry: response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) },
-                idToken: raw, idTokenExpiry: verified.expiry, profile: profile,
+                idToken: idToken?.raw, idTokenExpiry: idToken?.expiry, profile: profile,
                 grantedScopes: response.scope ?? requestedScopes, endpoints: endpoints, savedAt: Date(), grantEndedAt: nil)
             creds.dpopKey = tokens.proofKey?.stored
             creds.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil
+            creds.identitySource = identitySource
+            // A grant for one API: its own access token is that API's, so a token for the API needs no refresh now.
+            if let api = configuration.grantAPI, let expiry = creds.accessTokenExpiry {
+                creds.serviceAccountTokens = [.init(key: Self.resourceKey(api), value: response.accessToken, expiry: expiry)]
+            }
             try storage.save(creds)
             return creds
         }

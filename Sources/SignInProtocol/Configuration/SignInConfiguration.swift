@@ -68,6 +68,18 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// one `resource` parameter each on the authorization request; `TokenRequest.resource` then gets an access token
     /// for one of them alone. Empty: none asked for.
     public var resources: [String] = []
+    /// How this configuration came to be: by a person (a file, or code), or found from an API's address alone
+    /// (`APIAccess`). A server found from an API is discovered in the Model Context Protocol's order (RFC 8414 first)
+    /// and asked for `resource` on every token request.
+    package var foundFromAPI = false
+    /// Whether the sign-in expects an ID token: `openid` is among the scopes. Without one, the person's identity
+    /// comes from a userinfo endpoint when there is one, else the account is named by the server and the API.
+    public var asksForIDToken: Bool { scopes.contains("openid") }
+    /// The API a grant is for alone, when it is for one: a sign-in found from an API's address, or a plain OAuth 2.0
+    /// configuration (no `openid`) with one resource. Every token request of such a grant names it (`resource` on the
+    /// code exchange and each refresh, RFC 8707 2.2, as the Model Context Protocol requires), and its own access token
+    /// is that API's.
+    public var grantAPI: String? { resources.count == 1 && (foundFromAPI || !asksForIDToken) ? resources[0] : nil }
 
     /// Whether `uri` can be a resource indicator (RFC 8707 2: an absolute URI, no fragment; https, or http on
     /// loopback as for any endpoint here).

@@ -15,17 +15,36 @@ package struct ClientRegistration: Sendable, Equatable {
     /// The loopback port and path of the registered redirect URI.
     package let redirectPort: Int
     package let redirectPath: String
+    /// The scopes registered (`scope`), when asked: a server that checks them refuses others at authorization.
+    package var scopes: [String]? = nil
+    /// Whether the server is an OpenID provider (it issues ID tokens: `openid` among its scopes, a JWKS).
+    package var openID: Bool = false
+    /// How the client is known there (`ClientIdentity.Kind`'s name): `registered` (RFC 7591) or
+    /// `metadata-document` (its `client_id` is the URL of a client ID metadata document).
+    package var kind: String = "registered"
+    /// The API this client was registered for, when one: a client per API, so that two APIs behind one server are
+    /// two sign-ins side by side (neither drops the other's grant). Nil: a registration kept before, for the server.
+    package var resource: String? = nil
+
+    /// The name its record is kept under in the store: the server, and the API when it was registered for one.
+    package var recordName: String { Self.recordName(issuer: issuer, resource: resource) }
+
+    package static func recordName(issuer: String, resource: String?) -> String { resource.map { issuer + "\n" + $0 } ?? issuer }
 
     package static let redirectPath = "/callback"
 
     /// Registers at `endpoint` with a redirect URI on `port`.
-    package static func register(at endpoint: String, issuer: String, port: Int, http: HTTPClient) throws(SignInError) -> ClientRegistration {
+    /// `scopes`: asked as the client's `scope` (a server such as the MCP SDK's refuses, at authorization, a scope the
+    /// client did not register).
+    package static func register(at endpoint: String, issuer: String, port: Int, scopes: [String]? = nil, http: HTTPClient) throws(SignInError) -> ClientRegistration {
         let redirect = "http://127.0.0.1:\(port)\(redirectPath)"
-        let body: JSONValueOut = .object([
+        var fields: [String: JSONValueOut] = [
             "redirect_uris": .array([.string(redirect)]), "token_endpoint_auth_method": .string("none"),
             "grant_types": .array([.string("authorization_code"), .string("refresh_token")]), "response_types": .array([.string("code")]),
             "application_type": .string("native"), "client_name": .string("signin"),
-        ])
+        ]
+        if let scopes, !scopes.isEmpty { fields["scope"] = .string(scopes.joined(separator: " ")) }
+        let body: JSONValueOut = .object(fields)
         let name = "the registration endpoint (\(endpoint))"
         let r = try http.postJSON(endpoint, endpoint: name, json: body.text)
         guard r.status == 201 || r.status == 200, let doc = JSONValue.object(from: r.body) else {
@@ -36,8 +55,10 @@ package struct ClientRegistration: Sendable, Equatable {
         guard let id = doc["client_id"]?.string, !id.isEmpty, TokenResponse.isTokenText(id) else {
             throw .providerError(endpoint: name, code: "invalid_response", detail: "no client_id in the answer")
         }
-        return ClientRegistration(issuer: issuer, clientID: id, clientSecret: doc["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 },
-                                  redirectPort: port, redirectPath: redirectPath)
+        var registration = ClientRegistration(issuer: issuer, clientID: id, clientSecret: doc["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 },
+                                              redirectPort: port, redirectPath: redirectPath)
+        registration.scopes = doc["scope"]?.string.map { $0.split(separator: " ").map(String.init) } ?? scopes
+        return registration
     }
 
     /// As kept in the store.
@@ -45,6 +66,10 @@ package struct ClientRegistration: Sendable, Equatable {
         var o: [String: JSONValueOut] = ["issuer": .string(issuer), "client_id": .string(clientID), "redirect_port": .int(redirectPort),
                                          "redirect_path": .string(redirectPath)]
         if let clientSecret { o["client_secret"] = .string(clientSecret) }
+        if let scopes { o["scope"] = .string(scopes.joined(separator: " ")) }
+        if openID { o["openid"] = .bool(true) }
+        if let resource { o["resource"] = .string(resource) }
+        o["kind"] = .string(kind)
         return JSONValueOut.object(o).text
     }
 
@@ -60,5 +85,10 @@ package struct ClientRegistration: Sendable, Equatable {
         guard let issuer = json["issuer"]?.string, let id = json["client_id"]?.string, let port = json["redirect_port"]?.number,
               let path = json["redirect_path"]?.string, (1...65535).contains(Int(port)) else { return nil }
         self.init(issuer: issuer, clientID: id, clientSecret: json["client_secret"]?.string, redirectPort: Int(port), redirectPath: path)
+        scopes = json["scope"]?.string.map { $0.split(separator: " ").map(String.init) }
+        // Kept before `openid` was: those servers were OpenID providers (signin signed in nowhere else then).
+        openID = json["openid"]?.bool ?? (json["kind"] == nil)
+        kind = json["kind"]?.string ?? "registered"
+        resource = json["resource"]?.string
     }
 }

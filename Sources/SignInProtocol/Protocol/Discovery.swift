@@ -15,9 +15,10 @@ package enum Discovery {
             throw .configInvalid(file: config.sourcePath, field: "issuer", reason: problem)
         }
         var doc: [String: JSONValue] = [:]
-        if o.authorization == nil || o.token == nil || o.jwks == nil {
-            let base = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
-            doc = try metadata(at: base + "/.well-known/openid-configuration", issuer: config.issuer, http: http)
+        // A plain OAuth 2.0 server needs no JWKS: an ID token is expected only when `openid` is asked.
+        let needsJWKS = config.asksForIDToken
+        if o.authorization == nil || o.token == nil || (needsJWKS && o.jwks == nil) {
+            doc = try metadataDocument(for: config, http: http).document
         }
         func pick(_ override: String?, _ key: String, required: Bool) throws(SignInError) -> String? {
             if let override {
@@ -33,11 +34,11 @@ package enum Discovery {
             }
             return v
         }
-        return ProviderEndpoints(
+        var endpoints = ProviderEndpoints(
             issuer: config.issuer,
             authorization: try pick(o.authorization, "authorization_endpoint", required: true)!,
             token: try pick(o.token, "token_endpoint", required: true)!,
-            jwks: try pick(o.jwks, "jwks_uri", required: true)!,
+            jwks: try pick(o.jwks, "jwks_uri", required: needsJWKS) ?? "",
             revocation: try pick(o.revocation, "revocation_endpoint", required: false),
             userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
             deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
@@ -48,6 +49,33 @@ package enum Discovery {
             pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", required: false),
             pushedAuthorizationRequired: doc["require_pushed_authorization_requests"] == .bool(true) ? true : nil,
             dpopSigningAlgorithms: doc[DPoP.discoveryMember]?.array.map { $0.compactMap(\.string) })
+        endpoints.scopesSupported = doc["scopes_supported"]?.array.map { $0.compactMap(\.string) }
+        return endpoints
+    }
+
+    /// The server's metadata for `config`: OpenID discovery, else RFC 8414 authorization server metadata, in the order
+    /// that fits how the server came to be known. A configured issuer (an OpenID provider, most often) is asked at
+    /// `/.well-known/openid-configuration` first, then RFC 8414 with its path inserted, then OpenID with it inserted; a
+    /// server found from an API in the Model Context Protocol's order (`discoveryURLs`). The first document that
+    /// answers for this issuer is taken; when none does, the first one's error is reported.
+    package static func metadataDocument(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> (document: [String: JSONValue], url: String) {
+        let trimmed = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
+        var urls = discoveryURLs(issuer: config.issuer)
+        if !config.foundFromAPI {
+            let openID = trimmed + "/.well-known/openid-configuration"
+            urls.removeAll { $0 == openID }
+            urls.insert(openID, at: 0)
+        }
+        var firstError: SignInError?
+        for url in urls {
+            do throws(SignInError) { return (try metadata(at: url, issuer: config.issuer, http: http), url) } catch {
+                if case .networkUnavailable = error { throw error }
+                // Another issuer's document is a mix-up, not a missing document: said at once.
+                if case .providerError(_, "issuer_mismatch", _) = error { throw error }
+                firstError = firstError ?? error
+            }
+        }
+        throw firstError ?? .providerError(endpoint: "discovery document", code: "no_metadata", detail: "the provider publishes no metadata")
     }
 
     /// The revocation endpoint from RFC 8414 metadata, for providers that list it only there (Django OAuth

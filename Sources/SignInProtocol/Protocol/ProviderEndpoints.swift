@@ -29,6 +29,12 @@ public struct ProviderEndpoints: Codable, Sendable, Equatable {
     /// The JWS algorithms the provider takes in DPoP proofs (`dpop_signing_alg_values_supported`, RFC 9449 5.1),
     /// when discovery lists them. Only a sign-in uses them: an entry keeps its proof key instead.
     public internal(set) var dpopSigningAlgorithms: [String]? = nil
+    /// The scopes the server lists (`scopes_supported`), when its metadata says. Only a sign-in uses them (`openid`,
+    /// `email` and `profile` are asked only of a server that lists them, or has no list): not kept with an entry.
+    package var scopesSupported: [String]? = nil
+
+    /// Whether this server can issue an ID token signin can verify: it has a JWKS (`jwks_uri`).
+    package var issuesIDTokens: Bool { !jwks.isEmpty }
 
     enum CodingKeys: String, CodingKey {
         case issuer, authorization, token, jwks, revocation, userinfo, deviceAuthorization, issuerParameterSupported, tokenEndpointAuthMethods, grantTypesSupported

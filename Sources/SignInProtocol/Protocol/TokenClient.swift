@@ -23,8 +23,11 @@ package struct TokenClient: Sendable {
     package var tokenEndpointName: String { "token endpoint (\(endpoints.token))" }
 
     /// The authorization code grant's exchange (RFC 6749 4.1.3, with the PKCE verifier of RFC 7636).
+    /// A grant for one API (`SignInConfiguration.grantAPI`) names it here too (RFC 8707 2.2).
     package func exchange(code: String, verifier: String, redirectURI: String) throws(SignInError) -> TokenResponse {
-        try tokenRequest([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier)])
+        var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier)]
+        if let api = config.grantAPI { form.append(("resource", api)) }
+        return try targeted(config.grantAPI) { () throws(SignInError) in try tokenRequest(form) }
     }
 
     /// A refresh (RFC 6749 6). A 400 with an empty body is how some providers refuse a dead refresh token: it is

@@ -1,0 +1,205 @@
+"""The Model Context Protocol's own Python SDK (PyPI `mcp`) as a test server, software no one here wrote: its
+authorization-server routes (`create_auth_routes`: RFC 8414 metadata, /authorize, /token, /register, /revoke; the
+SDK's handlers check PKCE, redirect URIs, client authentication and registered scopes) over a minimal in-memory
+provider, and its MCP server (`MCPServer` with `AuthSettings` and a token verifier: RFC 9728 metadata, 401 and 403
+challenges naming it, tokens checked for the server they were issued for), on 127.0.0.1 at ports the OS chooses.
+The provider approves every authorization at once (no login page), for the subject "carol". It has no OpenID: no
+ID token, no JWKS, no userinfo.
+
+Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource]
+  (default)          one server: the authorization server and one MCP server at /mcp, requiring scope `mcp`
+  --split            the authorization server alone on its port; each MCP server on a port of its own
+  --mcp SCOPES       (with --split, repeatable) an MCP server requiring these comma-separated scopes
+  --require-resource the token endpoint refuses a code exchange or a refresh without `resource` (RFC 8707 2.2)
+Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
+standard input closes. `GET /_stats` on the authorization server's port: registrations, token requests and the
+`resource` each carried, and the last authorization request's `resource` and scopes.
+"""
+import asyncio
+import json
+import secrets
+import socket
+import sys
+import time
+import urllib.parse
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mcp.server.auth.provider import AccessToken, AuthorizationCode, AuthorizationParams, RefreshToken, TokenError, construct_redirect_uri
+from mcp.server.auth.routes import create_auth_routes
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+SCOPES = ["mcp", "admin"]
+STATS = {"registrations": 0, "token_requests": [], "authorize": None, "refreshes": 0}
+
+
+class Provider:
+    """Clients, codes and tokens in memory (the SDK's `OAuthAuthorizationServerProvider`)."""
+
+    def __init__(self):
+        self.clients, self.codes, self.refresh, self.access = {}, {}, {}, {}
+
+    async def get_client(self, client_id):
+        return self.clients.get(client_id)
+
+    async def register_client(self, info: OAuthClientInformationFull):
+        STATS["registrations"] += 1
+        self.clients[info.client_id] = info
+
+    async def authorize(self, client, params: AuthorizationParams):
+        STATS["authorize"] = {"resource": params.resource, "scopes": params.scopes}
+        code = "code-" + secrets.token_urlsafe(16)
+        self.codes[code] = AuthorizationCode(code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
+                                             code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
+                                             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+                                             resource=params.resource, subject="carol")
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, code):
+        return self.codes.get(code)
+
+    def issue(self, client_id, scopes, resource, subject):
+        at, rt = "mcp-at-" + secrets.token_urlsafe(20), "mcp-rt-" + secrets.token_urlsafe(20)
+        self.access[at] = AccessToken(token=at, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + 3600, resource=resource, subject=subject)
+        self.refresh[rt] = RefreshToken(token=rt, client_id=client_id, scopes=scopes, resource=resource, subject=subject)
+        return OAuthToken(access_token=at, expires_in=3600, scope=" ".join(scopes), refresh_token=rt)
+
+    async def exchange_authorization_code(self, client, code: AuthorizationCode):
+        if self.codes.pop(code.code, None) is None:
+            raise TokenError("invalid_grant", "the code was used")
+        return self.issue(client.client_id, code.scopes, code.resource, code.subject)
+
+    async def load_refresh_token(self, client, token):
+        return self.refresh.get(token)
+
+    async def exchange_refresh_token(self, client, refresh: RefreshToken, scopes):
+        STATS["refreshes"] += 1
+        del self.refresh[refresh.token]  # one use: rotated
+        return self.issue(client.client_id, scopes, refresh.resource, refresh.subject)
+
+    async def load_access_token(self, token):
+        t = self.access.get(token)
+        return t if t and (t.expires_at or 0) > time.time() else None
+
+    async def revoke_token(self, token):
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+
+class Verifier:
+    """The MCP servers' token verifier: the authorization server's own records (as introspection would answer)."""
+
+    def __init__(self, provider):
+        self.provider = provider
+
+    async def verify_token(self, token):
+        return await self.provider.load_access_token(token)
+
+
+def watching_tokens(app, require_resource):
+    """Notes what each token request carried (and, with --require-resource, refuses one without `resource`)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        form = {k: v[0] for k, v in urllib.parse.parse_qs(body.decode(), keep_blank_values=True).items()}
+        STATS["token_requests"].append({"grant_type": form.get("grant_type"), "resource": form.get("resource")})
+        if require_resource and form.get("grant_type") in ("authorization_code", "refresh_token") and not form.get("resource"):
+            await JSONResponse({"error": "invalid_target", "error_description": "resource is required (RFC 8707 2.2)"}, status_code=400)(scope, receive, send)
+            return
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await app(scope, replay, send)
+    return wrapped
+
+
+def mcp_server(name, issuer, url, scopes, provider):
+    server = MCPServer(name, token_verifier=Verifier(provider),
+                       auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=scopes, validate_token_resource=True))
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Adds two numbers."""
+        return a + b
+
+    @server.tool()
+    def server_name() -> str:
+        """Which MCP server answered."""
+        return name
+    return server
+
+
+def bound():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(64)
+    return s, s.getsockname()[1]
+
+
+async def main():
+    args = sys.argv[1:]
+    split, require_resource = "--split" in args, "--require-resource" in args
+    mcps = [args[i + 1].split(",") for i, a in enumerate(args) if a == "--mcp"] or [["mcp"]]
+    provider = Provider()
+    as_sock, as_port = bound()
+    issuer = f"http://127.0.0.1:{as_port}"
+    registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"])
+    stats = Route("/_stats", lambda request: JSONResponse(STATS))
+    apps, urls = [], []
+    if split:
+        auth = Starlette(routes=create_auth_routes(provider, issuer, client_registration_options=registration,
+                                                   revocation_options=RevocationOptions(enabled=True)) + [stats])
+        apps.append((as_sock, watching_tokens(auth, require_resource)))
+        for i, scopes in enumerate(mcps):
+            sock, port = bound()
+            url = f"http://127.0.0.1:{port}/mcp"
+            urls.append(url)
+            apps.append((sock, mcp_server(f"mcp-{i + 1}", issuer, url, scopes, provider).streamable_http_app()))
+    else:
+        url = issuer + "/mcp"
+        urls.append(url)
+        server = MCPServer("mcp-1", auth_server_provider=provider,
+                           auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=mcps[0], validate_token_resource=True,
+                                             client_registration_options=registration, revocation_options=RevocationOptions(enabled=True)))
+
+        @server.tool()
+        def add(a: int, b: int) -> int:
+            """Adds two numbers."""
+            return a + b
+
+        @server.tool()
+        def server_name() -> str:
+            """Which MCP server answered."""
+            return "mcp-1"
+        app = server.streamable_http_app()
+        app.router.routes.append(stats)
+        apps.append((as_sock, watching_tokens(app, require_resource)))
+    servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
+    tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
+    while not all(s.started for s in servers):
+        await asyncio.sleep(0.01)
+    print("READY", as_port, *urls, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    for s in servers:
+        s.should_exit = True
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
