@@ -1,4 +1,6 @@
 import SignInKit
+import SignInProtocol
+import SignInTransport
 
 #if canImport(Glibc)
 import Glibc
@@ -100,14 +102,32 @@ public enum CLI {
 
     /// The configuration at `path`; with none there, none named (no `-c`, `--profile`, `$SIGNIN_CONFIG` or
     /// `$SIGNIN_PROFILE`) and a command for one API (`--resource URL`): the one the API's metadata gives (`APIAccess`).
+    ///
+    /// With a configuration and a command for an API that is not one of its `resources`: the API's own sign-in when
+    /// one was made from its address (its record in the store), or, for `login`, when the API names another
+    /// authorization server than the configured provider: a token of the configured provider would be refused there.
     static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand) throws(SignInError) -> SignInConfiguration {
+        let store = { CredentialStore.defaultDirectory(environment: env) }
+        let loaded: SignInConfiguration
         do throws(SignInError) {
-            return try SignInConfiguration.load(path: path)
+            loaded = try SignInConfiguration.load(path: path)
         } catch .configNotFound(let file) {
             let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
             guard !named, let resource = command.apiResource else { throw .configNotFound(file: file) }
-            return try APIAccess.configuration(for: resource, storeDirectory: CredentialStore.defaultDirectory(environment: env))
+            return try APIAccess.configuration(for: resource, storeDirectory: store())
         }
+        guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
+        if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout) { return known }
+        if command.signsIn {
+            var probe = SignInConfiguration(clientID: "signin")
+            probe.httpTimeout = loaded.httpTimeout
+            try HTTPClient.loadLibrary()
+            if let found = try? ProtectedResourceMetadata.discover(for: resource, http: HTTPClient(configuration: probe)).metadata,
+               !found.authorizationServers.contains(where: { Issuer.same($0, loaded.issuer) }) {
+                return try APIAccess.configuration(for: resource, storeDirectory: store())
+            }
+        }
+        return loaded
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

@@ -13,7 +13,7 @@ func printProfile(_ user: SignInUser, _ c: Context, verb: String?) {
     if c.json {
         out(JSONText.object(JSONText.user(user)))
     } else {
-        out(verb.map { "\($0) \(user.profile.displayName)" } ?? user.profile.displayName)
+        out(verb.map { "\($0) \(user.accountLine)" } ?? user.accountLine)
     }
 }
 
@@ -67,5 +67,14 @@ extension Arguments {
         if let p = value(.profile) { args += ["--profile", p] }
         if let account = value(.account) { args += ["--account", account] }
         return args
+    }
+}
+
+extension SignInUser {
+    /// Who, in one line: the profile, or, where the server gives no identity, the API and its server.
+    var accountLine: String {
+        guard identity == .none else { return profile.displayName }
+        let api = profile.userID.withoutControlCharacters
+        return api == issuer ? "\(issuer) (the server gives no identity)" : "\(api) at \(issuer.withoutControlCharacters) (the server gives no identity)"
     }
 }

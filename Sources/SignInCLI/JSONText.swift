@@ -42,6 +42,7 @@ enum JSONText {
             "id_token_expires_at": u.idToken?.expirationDate.map { .string(iso8601($0)) } ?? .null,
             "has_refresh_token": .bool(u.refreshToken != nil),
             "grant_ended_at": u.grantEndedAt.map { .string(iso8601($0)) } ?? .null,
+            "identity": .string(u.identity.rawValue),
         ]
     }
 

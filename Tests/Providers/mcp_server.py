@@ -24,6 +24,7 @@ import time
 import urllib.parse
 
 import uvicorn
+from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -158,12 +159,14 @@ async def main():
     mcps = [args[i + 1].split(",") for i, a in enumerate(args) if a == "--mcp"] or [["mcp"]]
     provider = Provider()
     as_sock, as_port = bound()
-    issuer = f"http://127.0.0.1:{as_port}"
+    # With --split the SDK's routes take the issuer as a URL type that spells it with a trailing slash; the MCP
+    # servers name it the same way, so that the names match exactly (RFC 8414 3.3).
+    issuer = f"http://127.0.0.1:{as_port}" + ("/" if split else "")
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"])
     stats = Route("/_stats", lambda request: JSONResponse(STATS))
     apps, urls = [], []
     if split:
-        auth = Starlette(routes=create_auth_routes(provider, issuer, client_registration_options=registration,
+        auth = Starlette(routes=create_auth_routes(provider, AnyHttpUrl(issuer), client_registration_options=registration,
                                                    revocation_options=RevocationOptions(enabled=True)) + [stats])
         apps.append((as_sock, watching_tokens(auth, require_resource)))
         for i, scopes in enumerate(mcps):

@@ -657,7 +657,12 @@ class Handler(BaseHTTPRequestHandler):
                 cl.stats["verifier_matched"] = 43 <= len(verifier) <= 128 and expected == g["challenge"]
                 if not cl.c("ignore_pkce") and not cl.stats["verifier_matched"]:
                     return self.send(403, {"error": "invalid_code"})
-                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"], jkt, g.get("resources")))
+                # RFC 8707 2.2: a code exchange that names one of the grant's resources gets a token for it alone.
+                asked = f.get("resource")
+                if asked is not None and asked not in (g.get("resources") or []):
+                    return self.oauth_error("invalid_target", description="the resource was not asked for at authorization")
+                cl.stats["exchange_resource"] = asked
+                return self.send(200, self.issue(cl, g["sub"], g["nonce"], g["scope"], True, g["family"], jkt, g.get("resources"), asked))
             if grant == "refresh_token":
                 rt = f.get("refresh_token", "")
                 info = cl.refresh.get(rt)

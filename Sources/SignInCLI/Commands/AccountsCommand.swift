@@ -52,9 +52,9 @@ struct AccountsCommand: SignInCommand {
     }
 
     static func accountLines(_ users: [SignInUser]) -> [String] {
-        let width = users.map { ($0.profile.email ?? $0.userID).withoutControlCharacters.count }.max() ?? 0
+        let width = users.map { ($0.identity == .none ? $0.accountLine : $0.profile.email ?? $0.userID).withoutControlCharacters.count }.max() ?? 0
         return users.map { u in
-            let id = (u.profile.email ?? u.userID).withoutControlCharacters
+            let id = (u.identity == .none ? u.accountLine : u.profile.email ?? u.userID).withoutControlCharacters
             let name = (u.profile.name ?? "").withoutControlCharacters
             var state: String
             if let ended = u.grantEndedAt {
@@ -91,6 +91,21 @@ struct AccountsCommand: SignInCommand {
             for u in users {
                 var o = JSONText.user(u)
                 if name == path { o["configuration"] = .string(path) } else { o["profile_name"] = .string(name) }
+                json.append(.object(o))
+            }
+        }
+        // The APIs signed in to from their address alone (`login --resource URL`), each a sign-in of its own.
+        let store = CredentialStore.defaultDirectory(environment: env)
+        for resource in (try? CredentialStore(directory: store).apiResources()) ?? [] {
+            guard let config = APIAccess.knownConfiguration(for: resource, storeDirectory: store) else { continue }
+            let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { err("signin: \(text)") } })
+            let users = (try? client.accounts()) ?? []
+            guard !users.isEmpty else { continue }
+            sections.append("the API \(resource.withoutControlCharacters) (\(config.issuer.withoutControlCharacters); `--resource \(resource.withoutControlCharacters)`):\n"
+                            + accountLines(users).map { "  " + $0 }.joined(separator: "\n"))
+            for u in users {
+                var o = JSONText.user(u)
+                o["resource"] = .string(resource)
                 json.append(.object(o))
             }
         }

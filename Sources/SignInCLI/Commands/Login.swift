@@ -72,7 +72,7 @@ struct Login: SignInCommand {
         if c.json {
             out(JSONText.object(JSONText.user(user)))
         } else {
-            out("Signed in as \(user.profile.displayName)")
+            out(user.identity == .none ? "Signed in to \(user.accountLine)" : "Signed in as \(user.accountLine)")
             let missing = Set(c.client.configuration.scopes).subtracting(user.grantedScopes)
             if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
             if user.refreshToken == nil {

@@ -11,11 +11,13 @@ struct Logout: SignInCommand {
     static let spec = CommandSpec(
         name: name, summary: "Sign out (remove the local credentials); --revoke also ends the grant at the provider",
         details: "Signs out the current account (or --account, or --all) and says which. On a terminal it asks first (--yes\nskips the question). Afterwards no account is current until `signin use` or `signin login`.",
-        ownOptions: [revokeOption, allOption, .yes], takesAccount: true)
+        ownOptions: [revokeOption, allOption, .yes, TokenTarget.apiAccountOption], takesAccount: true)
 
     let revoke: Bool
     let all: Bool
     let yes: Bool
+    /// `--resource URL`: the sign-in for that API.
+    let apiResource: String?
 
     /// Through a forwarded agent there is no grant here to act on: where to do it instead.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
@@ -24,6 +26,7 @@ struct Logout: SignInCommand {
         revoke = a.has(Self.revokeOption)
         all = a.has(Self.allOption)
         yes = a.has(.yes)
+        apiResource = try TokenTarget.apiAccount(a)
         if all && a.value(.account) != nil { throw UsageError("--all and --account contradict each other; give one") }
         try noPositional(a, Self.spec)
     }

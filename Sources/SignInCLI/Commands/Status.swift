@@ -10,12 +10,15 @@ struct Status: SignInCommand {
     static let spec = CommandSpec(
         name: name, summary: "Offline summary: who, token expiry, granted scopes, where the store is",
         details: "Offline summary of one account: signed in or not, token expiry, granted scopes, where its key and file are.\nExits 3 when not signed in.",
-        takesAccount: true)
+        ownOptions: [TokenTarget.apiAccountOption], takesAccount: true)
 
     let json: Bool
+    /// `--resource URL`: the sign-in for that API.
+    let apiResource: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         json = a.has(.json)
+        apiResource = try TokenTarget.apiAccount(a)
         try noPositional(a, Self.spec)
     }
 
@@ -58,7 +61,14 @@ struct Status: SignInCommand {
             out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(store)")
             return .notSignedIn
         } else if let user {
-            var lines = ["Signed in as \(user.profile.displayName)" + (user.isCurrent ? "" : " (not the current account)"), "Issuer: \(client.configuration.issuer)"]
+            var lines = [(user.identity == .none ? "Signed in to \(user.accountLine)" : "Signed in as \(user.accountLine)") + (user.isCurrent ? "" : " (not the current account)"),
+                         "Issuer: \(client.configuration.issuer)"]
+            if let api = client.configuration.grantAPI { lines.append("API: \(api.withoutControlCharacters)") }
+            switch user.identity {
+            case .idToken: break
+            case .profileEndpoint: lines.append("Identity: from the server's profile endpoint (no ID token)")
+            case .none: lines.append("Identity: none (the server gives no identity: the account is named by its API)")
+            }
             if user.accessTokenRejected {
                 lines.append("Access token: rejected by an API (a refresh happens on the next `signin token`)")
             } else if let exp = user.accessToken?.expirationDate {

@@ -3,12 +3,16 @@ import SignInKit
 /// `signin whoami`: the signed-in profile, from the store, without network.
 struct Whoami: SignInCommand {
     static let spec = CommandSpec(name: name, summary: "Print the signed-in profile (no network)",
-                                  details: "Prints the signed-in profile from the store, without network.", takesAccount: true)
+                                  details: "Prints the signed-in profile from the store, without network. With --resource URL, the sign-in for that API.",
+                                  ownOptions: [TokenTarget.apiAccountOption], takesAccount: true)
 
     let json: Bool
+    /// `--resource URL`: the sign-in for that API.
+    let apiResource: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         json = a.has(.json)
+        apiResource = try TokenTarget.apiAccount(a)
         try noPositional(a, Self.spec)
     }
 

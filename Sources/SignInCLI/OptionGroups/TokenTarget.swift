@@ -8,6 +8,18 @@ struct TokenTarget: OptionGroup, Equatable {
     static let resourceOption = OptionSpec("--resource", value: "URI", "An access token for this API alone (RFC 8707; one of the configuration's resources)")
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "An access token exchanged for one meant for this audience (RFC 8693 token exchange)")
     static let options = [resourceOption, audienceOption]
+    /// `--resource URL` on the account commands (`whoami`, `status`, `logout`): the sign-in for that API, found from its
+    /// address as `login --resource` made it (or the configuration's, when the API is one of its resources).
+    static let apiAccountOption = OptionSpec("--resource", value: "URL", "The sign-in for this API (as `signin login --resource URL` made it)")
+
+    /// The API an account command names (`apiAccountOption`), checked.
+    static func apiAccount(_ a: Arguments) throws(UsageError) -> String? {
+        guard let r = a.value(apiAccountOption) else { return nil }
+        guard SignInConfiguration.isValidResource(r) else {
+            throw UsageError("--resource \"\(r.withoutControlCharacters)\" is not an API's URL (an absolute https URI without a fragment; http only on loopback)")
+        }
+        return r
+    }
 
     var resource: String?
     var audience: String?

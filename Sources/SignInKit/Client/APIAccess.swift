@@ -95,6 +95,14 @@ public enum APIAccess {
         return configuration(resource, scopes: scopes, client, httpTimeout)
     }
 
+    /// The configuration of an API signed in to from its address before, from the store alone (no network), or nil.
+    public static func knownConfiguration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30)) -> SignInConfiguration? {
+        let store = CredentialStore(directory: storeDirectory)
+        guard let known = try? store.apiMetadata(resource: resource),
+              let kept = try? store.registration(issuer: known.authorizationServers[0], resource: resource) else { return nil }
+        return configuration(resource, scopes: known.scopesAsked ?? defaultScopes(known, challenge: nil, openID: kept.openID, serverScopes: nil), kept, httpTimeout)
+    }
+
     /// The scopes of a first sign-in: the challenge's, else what the API lists (without OpenID's, which are the
     /// server's to list).
     private static func defaultScopes(_ metadata: ProtectedResourceMetadata, challenge: [String]?, openID: Bool, serverScopes: [String]?) -> [String] {

@@ -117,20 +117,15 @@ extension SignInClient {
         return try ProofKey.generate()
     }
 
-    /// The scopes to ask `endpoints`' server for: `asked`, but `openid` only of a server that can issue an ID token
-    /// (it has a JWKS), and OpenID's `email` and `profile` only where the server lists them (or lists nothing). A
-    /// configuration that left the scopes at OpenID's default asks a plain OAuth 2.0 server for none of the three
-    /// (its own default scopes then apply). An MCP server's registration refuses scopes it did not register.
+    /// The scopes to ask `endpoints`' server for: `asked` as configured of an OpenID provider; of a plain OAuth 2.0
+    /// server (no JWKS: it cannot issue an ID token signin could verify) not `openid`, and, when the configuration
+    /// left the scopes at OpenID's default, none of the three (the server's own default scopes then apply). A server
+    /// found from an API gets only what its metadata offers (`APIAccess` chose them).
     static func scopes(_ asked: [String], for endpoints: ProviderEndpoints, configured: [String]) -> [String] {
+        guard !endpoints.issuesIDTokens else { return asked }
         let openIDScopes = ["openid", "email", "profile"]
-        if !endpoints.issuesIDTokens, configured == openIDScopes {
-            return asked.filter { !openIDScopes.contains($0) }
-        }
-        return asked.filter { s in
-            if s == "openid" { return endpoints.issuesIDTokens }
-            guard s == "email" || s == "profile", let listed = endpoints.scopesSupported else { return true }
-            return listed.contains(s)
-        }
+        if configured == openIDScopes { return asked.filter { !openIDScopes.contains($0) } }
+        return asked.filter { $0 != "openid" }
     }
 
     /// Who signed in at a server that gave no ID token (a plain OAuth 2.0 server, an MCP server's): the profile its

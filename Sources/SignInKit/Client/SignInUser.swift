@@ -20,6 +20,20 @@ public struct SignInUser: Sendable, Equatable {
     public let profile: SignInProfile
     /// Scopes the person actually granted (which may be fewer than were asked for).
     public let grantedScopes: [String]
+    /// Where `profile` comes from: a verified ID token (an OpenID provider), the server's profile endpoint (a plain
+    /// OAuth 2.0 server with a userinfo-like endpoint), or nowhere (the server says nothing of who signed in: the
+    /// account is named by its API, `profile.userID`, or its server).
+    public let identity: Identity
+
+    /// Where a sign-in's identity comes from.
+    public enum Identity: String, Sendable, Equatable {
+        /// A verified ID token's claims.
+        case idToken = "id_token"
+        /// The server's profile (userinfo) endpoint, which the access token reached: not signed, but the server's word.
+        case profileEndpoint = "userinfo"
+        /// None: the server gives no identity.
+        case none
+    }
     /// The bearer token for APIs; see `freshAccessToken(minimumValidity:)`.
     public let accessToken: SignInToken?
     /// The long-lived grant; never needed by callers directly.
@@ -75,6 +89,7 @@ public struct SignInUser: Sendable, Equatable {
         self.isCurrent = isCurrent
         profile = c.profile
         grantedScopes = c.grantedScopes
+        identity = c.identitySource.flatMap(Identity.init(rawValue:)) ?? .idToken
         accessToken = c.accessToken.map { SignInToken(value: $0, expirationDate: c.accessTokenExpiry) }
         refreshToken = c.refreshToken.map { SignInToken(value: $0, expirationDate: nil) }
         idToken = c.idToken.map { SignInToken(value: $0, expirationDate: c.idTokenExpiry) }

@@ -124,8 +124,10 @@ package enum Discovery {
         for url in discoveryURLs(issuer: issuer) {
             let doc: [String: JSONValue]
             do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
-                // Another document may answer; a server that cannot be reached at all cannot.
+                // Another document may answer; a server that cannot be reached at all cannot, and a document for
+                // another issuer is a mix-up (or a server that spells its own name otherwise), said as what it is.
                 if case .networkUnavailable = error { throw error }
+                if case .providerError(_, "issuer_mismatch", _) = error { throw error }
                 lastError = error
                 continue
             }
@@ -183,7 +185,7 @@ package enum Discovery {
         }
         guard let iss = d["issuer"]?.string, Issuer.same(iss, issuer) else {
             throw .providerError(endpoint: endpoint, code: "issuer_mismatch",
-                                 detail: "the document names issuer \"\(d["issuer"]?.string ?? "(none)")\", expected \"\(issuer)\"")
+                                 detail: "the document names its issuer \"\((d["issuer"]?.string ?? "(none)").withoutControlCharacters)\", but the server was named \"\(issuer.withoutControlCharacters)\" (by the configuration or the API): issuers must match exactly (RFC 8414 3.3), so nothing is sent there")
         }
         return d
     }
