@@ -114,10 +114,12 @@ public enum CLI {
         } catch .configNotFound(let file) {
             let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
             guard !named, let resource = command.apiResource else { throw .configNotFound(file: file) }
-            return try APIAccess.configuration(for: resource, storeDirectory: store())
+            return try apiConfiguration(resource, store(), command, env, httpTimeout: .seconds(30))
         }
         guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
-        if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout) { return known }
+        if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout) {
+            return command.signsIn ? try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout) : known
+        }
         if command.signsIn {
             var probe = SignInConfiguration(clientID: "signin")
             probe.httpTimeout = loaded.httpTimeout
@@ -128,6 +130,18 @@ public enum CLI {
             }
         }
         return loaded
+    }
+
+    /// The configuration of the API at `resource`, found from its address. A command that signs in asks the API
+    /// again, presenting the token held for it: a 403 `insufficient_scope` makes the sign-in a step-up (the scopes
+    /// held and the ones the API named).
+    static func apiConfiguration(_ resource: String, _ store: String, _ command: some SignInCommand, _ env: [String: String],
+                                 httpTimeout: Duration) throws(SignInError) -> SignInConfiguration {
+        guard command.signsIn else { return try APIAccess.configuration(for: resource, storeDirectory: store, httpTimeout: httpTimeout) }
+        let held: String? = APIAccess.knownConfiguration(for: resource, storeDirectory: store, httpTimeout: httpTimeout).flatMap { known in
+            (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil))??.accessToken?.value
+        }
+        return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout)
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

@@ -13,7 +13,8 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource]
   --require-resource the token endpoint refuses a code exchange or a refresh without `resource` (RFC 8707 2.2)
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
 standard input closes. `GET /_stats` on the authorization server's port: registrations, token requests and the
-`resource` each carried, and the last authorization request's `resource` and scopes.
+`resource` each carried, and the last authorization request's `resource` and scopes. `POST /_require` with a JSON
+list of scopes: every MCP server requires those too from then on (403 `insufficient_scope` naming them: a step-up).
 """
 import asyncio
 import json
@@ -37,6 +38,9 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 SCOPES = ["mcp", "admin"]
 STATS = {"registrations": 0, "token_requests": [], "authorize": None, "refreshes": 0}
+# Scopes every MCP server requires from now on, besides its own (`POST /_require` with a JSON list): a token without
+# them gets 403 insufficient_scope naming them all (RFC 6750 3.1), which a client answers by stepping up.
+EXTRA_REQUIRED: list = []
 
 
 class Provider:
@@ -130,6 +134,29 @@ def watching_tokens(app, require_resource):
     return wrapped
 
 
+def requiring_more(app, url, base_scopes, provider):
+    """403 `insufficient_scope` for a valid token that lacks a scope of `EXTRA_REQUIRED`, as the SDK's own middleware
+    answers for its required scopes (with `scope` and `resource_metadata` in the challenge)."""
+    metadata = url.split("/mcp")[0] + "/.well-known/oauth-protected-resource/mcp"
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and EXTRA_REQUIRED:
+            auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode()
+            token = await provider.load_access_token(auth[7:]) if auth.startswith("Bearer ") else None
+            if token is not None and not set(EXTRA_REQUIRED) <= set(token.scopes):
+                needed = " ".join(sorted(set(base_scopes) | set(EXTRA_REQUIRED)))
+                challenge = f'Bearer error="insufficient_scope", scope="{needed}", resource_metadata="{metadata}", error_description="Required scope: {needed}"'
+                await JSONResponse({"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge})(scope, receive, send)
+                return
+        await app(scope, receive, send)
+    return wrapped
+
+
+async def require(request):
+    EXTRA_REQUIRED[:] = json.loads(await request.body())
+    return JSONResponse({"ok": True})
+
+
 def mcp_server(name, issuer, url, scopes, provider):
     server = MCPServer(name, token_verifier=Verifier(provider),
                        auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=scopes, validate_token_resource=True))
@@ -164,16 +191,17 @@ async def main():
     issuer = f"http://127.0.0.1:{as_port}" + ("/" if split else "")
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"])
     stats = Route("/_stats", lambda request: JSONResponse(STATS))
+    required = Route("/_require", require, methods=["POST"])
     apps, urls = [], []
     if split:
         auth = Starlette(routes=create_auth_routes(provider, AnyHttpUrl(issuer), client_registration_options=registration,
-                                                   revocation_options=RevocationOptions(enabled=True)) + [stats])
+                                                   revocation_options=RevocationOptions(enabled=True)) + [stats, required])
         apps.append((as_sock, watching_tokens(auth, require_resource)))
         for i, scopes in enumerate(mcps):
             sock, port = bound()
             url = f"http://127.0.0.1:{port}/mcp"
             urls.append(url)
-            apps.append((sock, mcp_server(f"mcp-{i + 1}", issuer, url, scopes, provider).streamable_http_app()))
+            apps.append((sock, requiring_more(mcp_server(f"mcp-{i + 1}", issuer, url, scopes, provider).streamable_http_app(), url, scopes, provider)))
     else:
         url = issuer + "/mcp"
         urls.append(url)
@@ -191,8 +219,8 @@ async def main():
             """Which MCP server answered."""
             return "mcp-1"
         app = server.streamable_http_app()
-        app.router.routes.append(stats)
-        apps.append((as_sock, watching_tokens(app, require_resource)))
+        app.router.routes.extend([stats, required])
+        apps.append((as_sock, watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource)))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
     while not all(s.started for s in servers):

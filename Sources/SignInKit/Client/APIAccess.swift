@@ -95,6 +95,27 @@ public enum APIAccess {
         return configuration(resource, scopes: scopes, client, httpTimeout)
     }
 
+    /// The configuration for a new sign-in to the API at `resource` (`signin login --resource URL`): the API is asked
+    /// again, not only the store. `token` (the access token held for it, if any) is presented: a 403
+    /// `insufficient_scope` naming scopes (RFC 6750 3.1) is a step-up, signed in for the scopes held and the ones
+    /// named; a 401 names where the metadata is. Without a challenge, as `configuration(for:storeDirectory:)`.
+    public static func configurationForSignIn(for resource: String, storeDirectory: String, presenting token: String?,
+                                              httpTimeout: Duration = .seconds(30), clientMetadataDocument: String? = nil) throws(SignInError) -> SignInConfiguration {
+        var probe = SignInConfiguration(clientID: "signin")
+        probe.httpTimeout = httpTimeout
+        try HTTPClient.loadLibrary()
+        let http = HTTPClient(configuration: probe)
+        var challenge: WWWAuthenticate.Challenge?
+        if EndpointURL.problem(resource) == nil,
+           let r = try? http.get(resource, endpoint: "the API (\(resource))", headers: token.map { ["Authorization: Bearer " + $0] } ?? []),
+           r.status == 401 || r.status == 403, let header = r.headers["www-authenticate"] {
+            challenge = WWWAuthenticate(header).tokenChallenge
+        }
+        let stepUp = challenge?.error == "insufficient_scope" ? challenge?.scopes ?? [] : []
+        return try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, challenge: challenge, addingScopes: stepUp,
+                                 clientMetadataDocument: clientMetadataDocument)
+    }
+
     /// The configuration of an API signed in to from its address before, from the store alone (no network), or nil.
     public static func knownConfiguration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30)) -> SignInConfiguration? {
         let store = CredentialStore(directory: storeDirectory)

@@ -1,0 +1,32 @@
+"""An MCP client of the official Python SDK (PyPI `mcp`): its streamable-HTTP transport and ClientSession, with the
+access token signin hands out (`SIGNIN_ACCESS_TOKEN`, as `signin exec --resource URL -- ...` sets it). Initializes,
+lists the tools, calls `add` with 2 and 3 and `server_name`, and prints one JSON line: {"tools", "sum", "server"}.
+
+Usage: mcp_client.py URL
+"""
+import asyncio
+import json
+import os
+import sys
+
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def main(url: str) -> None:
+    headers = {"Authorization": "Bearer " + os.environ["SIGNIN_ACCESS_TOKEN"]}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            read, write = streams[0], streams[1]
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                added = await session.call_tool("add", {"a": 2, "b": 3})
+                named = await session.call_tool("server_name", {})
+                text = lambda r: "".join(getattr(c, "text", "") for c in r.content)
+                print(json.dumps({"tools": sorted(t.name for t in tools.tools), "sum": text(added), "server": text(named)}), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))
