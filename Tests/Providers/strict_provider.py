@@ -136,6 +136,10 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- helpers
     def send(self, status: int, body=b"", ctype="application/json", headers=None):
+        if getattr(self, "form_answer", False) and isinstance(body, dict):
+            # A GitHub-style OAuth app's token endpoint: a form-encoded answer (whatever Accept says), no ID token.
+            body = urllib.parse.urlencode({k: v for k, v in body.items() if k != "id_token"})
+            ctype = "application/x-www-form-urlencoded; charset=utf-8"
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
         elif isinstance(body, str):
@@ -300,6 +304,10 @@ class Handler(BaseHTTPRequestHandler):
             cl.stats["copied_refresh_token"] = rt
         body = {"access_token": at, "token_type": "DPoP" if jkt else cl.c("token_type", "Bearer"), "expires_in": int(cl.c("access_ttl", 3600)),
                 "refresh_token": rt, "scope": cl.c("granted_scope", scope)}
+        if cl.c("no_expiry"):
+            # A GitHub OAuth app without expiring tokens: the access token lives until revoked, no refresh token.
+            body.pop("expires_in")
+            body.pop("refresh_token")
         if with_id_token:
             body["id_token"] = self.id_token(cl, sub, nonce)
         return body
@@ -369,6 +377,16 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, {"active": False})
         if u.path.startswith("/v1/projects/") and "/" not in u.path[len("/v1/projects/"):]:
             return self.resource_manager(u.path[len("/v1/projects/"):])
+        if u.path == "/user":
+            # A GitHub-style profile API: `login`, a numeric `id`, `name`, `email`, for a valid bearer token.
+            auth = self.headers.get("Authorization", "")
+            at = auth[7:] if auth.startswith("Bearer ") else ""
+            for cl in list(CLIENTS.values()):
+                if at in cl.access:
+                    sub = cl.access[at]
+                    return self.send(200, {"login": sub, "id": 4242, "name": sub.capitalize() + " Hubber", "email": f"{sub}@example.org",
+                                           "avatar_url": "https://avatars.example/u/4242"})
+            return self.send(401, {"message": "Bad credentials"})
         if u.path == "/userinfo":
             auth = self.headers.get("Authorization", "")
             at = auth[5:] if auth.startswith("DPoP ") else auth[7:]
@@ -631,6 +649,10 @@ class Handler(BaseHTTPRequestHandler):
                 cl.stats["last_refresh_auth"] = method
         if self.fault(cl, "token"):
             return
+        self.form_answer = bool(cl.c("form_answer"))
+        if cl.c("token_error_200"):
+            # GitHub answers a refused code with HTTP 200 and an error in the body.
+            return self.send(200, {"error": cl.c("token_error_200"), "error_description": "The code passed is incorrect or expired."})
         jkt, refusal = self.dpop(cl, "/token")
         if refusal is not None:
             return self.dpop_refusal(refusal)

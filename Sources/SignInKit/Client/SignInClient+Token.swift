@@ -250,7 +250,10 @@ extension SignInClient {
         let minimumValidity = minimumValidity.timeInterval
         switch token {
         case .access:
-            guard c.accessToken != nil, c.accessTokenRejectedAt == nil, let exp = c.accessTokenExpiry else { return false }
+            guard c.accessToken != nil, c.accessTokenRejectedAt == nil else { return false }
+            // A token the server gave no lifetime and no refresh token (a GitHub OAuth app's, which lives until it is
+            // revoked): fresh until an API rejects it, since nothing could replace it anyway.
+            guard let exp = c.accessTokenExpiry else { return c.refreshToken == nil }
             // A refreshed token that never lives the default minimum (a 30 s token asked for the usual minute) is fresh
             // for its first half: otherwise every call would refresh, and two consumers would each hold a different
             // token. A longer minimum is asked on purpose (`--min-ttl 3600`) and honoured as asked; the token a sign-in
