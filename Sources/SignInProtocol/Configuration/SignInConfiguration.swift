@@ -385,7 +385,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             }
             if c.scopes.isEmpty { throw fail("scopes", "must not be empty") }
         }
-        if !c.scopes.contains("openid") { c.scopes.insert("openid", at: 0) }
+        // OpenID's scope is added, as a sign-in verifies an ID token, except for an OAuth app of a server without
+        // discovery: endpoints named by hand, no JWKS, and scopes that leave `openid` out on purpose (GitHub-style).
+        let plainOAuthApp = obj["scopes"] != nil && obj["authorization_endpoint"] != nil && obj["token_endpoint"] != nil && obj["jwks_uri"] == nil
+        if !c.scopes.contains("openid") && !plainOAuthApp { c.scopes.insert("openid", at: 0) }
         if let issuer = try url("issuer") {
             // Kept exactly as given: some issuers end in "/" (Auth0), and ID tokens must name it exactly.
             c.issuer = ProviderRules.isGoogle(issuer) ? ProviderRules.googleIssuer : issuer
