@@ -20,9 +20,15 @@ struct Login: SignInCommand {
             Opens the browser at the provider's sign-in page, receives the answer on http://127.0.0.1:<port>, verifies
             the ID token and stores the credentials encrypted. The account is added beside any others (or updated)
             and becomes the current one. Prints "Signed in as NAME <EMAIL>". Over SSH or without a display no
-            browser is opened: the address is printed, with the ways through. With --resource URL, the sign-in also
-            asks for that API (RFC 8707); with no configuration at all, the API's own metadata (RFC 9728) says where
-            to sign in, and signin registers itself there (RFC 7591), keeping the registration for the next time.
+            browser is opened: the address is printed, with the ways through. With --resource URL, the sign-in is for
+            that API (RFC 8707). When it is one of the configuration's resources, or its metadata names the
+            configured provider, the sign-in also asks for it there. Otherwise (no configuration at all, or an API of
+            another server, an MCP server say) the API itself is asked (its 401 names its metadata, RFC 9728), signin
+            registers there for that API (RFC 7591) and signs in at that server, OpenID provider or plain OAuth 2.0
+            server, naming the API on every token request: a sign-in of its own, beside the others (`whoami`, `status`,
+            `logout` take --resource URL too). Run again when the API answers 403 insufficient_scope: it asks the API
+            and steps up to the scopes it names. A server that gives no identity is said so ("Signed in to API at
+            SERVER"). `--audience` is for `signin token` (RFC 8693), not for a sign-in.
             """,
         ownOptions: [noBrowserOption, deviceOption, portOption, timeoutOption, loginHintOption, TokenTarget.resourceOption], takesAccount: true)
 
