@@ -34,7 +34,7 @@ def login(env, *args):
 
 
 def hyperfine(name, commands, env):
-    out = os.path.join(WORK, name + ".json")
+    out = os.path.join(WORK, name + ".hyperfine.json")
     subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--export-json", out, "--style", "none"] + commands,
                    env=env, check=True, stdout=subprocess.DEVNULL)
     return [(statistics.median(r["times"]) * 1000, (max(r["times"]) - min(r["times"])) * 500) for r in json.load(open(out))["results"]]
