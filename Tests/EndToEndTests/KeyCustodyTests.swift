@@ -44,7 +44,9 @@ import Testing
     /// entries: afterwards a token for the API needs no metadata read and no new registration.
     @Test func aKeyMoveKeepsTheAPIsServerAndRegistration() throws {
         if let reason = KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
-        let strict = try Shared.strict.get()
+        // A provider of its own: its registration count is this test's alone.
+        let strict = try Provider(script: "strict_provider.py")
+        defer { strict.stop() }
         let box = try strict.sandbox()
         box.environment["SIGNIN_CONFIG"] = ""
         let api = strict.issuer + "/api/orders"

@@ -113,6 +113,7 @@ class Client:
 CLIENTS: dict[str, Client] = {}
 DPOP_JTIS: set = set()       # every DPoP proof's jti seen: a replayed proof is refused (RFC 9449 11.1)
 DPOP_NONCE = "n-" + secrets.token_urlsafe(12)
+DOCUMENTS: dict[str, dict] = {}  # client ID metadata documents hosted here (PUT /_documents/NAME), by their URL
 PUSHED: dict[str, dict] = {}  # request_uri -> the pushed authorization request (RFC 9126)
 
 
@@ -360,6 +361,9 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send(200, {"api": u.path, "sub": cl.access[at]})
             meta = self.issuer + "/.well-known/oauth-protected-resource" + u.path
             return self.send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": f'Bearer resource_metadata="{meta}"'})
+        if u.path.startswith("/documents/"):
+            doc = DOCUMENTS.get(self.issuer + u.path)
+            return self.send(200, doc) if doc else self.send(404, {"error": "not_found"})
         if u.path == "/jwks":
             return self.send(200, jwks())
         if u.path.startswith("/_stats/"):
@@ -407,6 +411,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         u = urllib.parse.urlparse(self.path)
+        if u.path.startswith("/_documents/"):
+            n = int(self.headers.get("Content-Length") or 0)
+            with LOCK:
+                DOCUMENTS[self.issuer + "/documents/" + u.path[len("/_documents/"):]] = json.loads(self.rfile.read(n) or b"{}")
+            return self.send(200, {"ok": True})
         if u.path.startswith("/_control/"):
             n = int(self.headers.get("Content-Length") or 0)
             cl = client(u.path[10:])
@@ -602,6 +611,19 @@ class Handler(BaseHTTPRequestHandler):
         elif self.discovery_says("require_pushed_authorization_requests"):
             return self.send(400, "pushed authorization request required", "text/plain")
         cl = client(q.get("client_id", ""))
+        if q.get("client_id", "").startswith(("https://", "http://")):
+            # A client ID metadata document (draft-ietf-oauth-client-id-metadata-document): the client_id is its URL;
+            # the document must name itself, and list the redirect URI (a loopback one with any port).
+            doc = DOCUMENTS.get(q["client_id"])
+            if doc is None or doc.get("client_id") != q["client_id"]:
+                return self.send(400, "client_id metadata document not found or not naming itself", "text/plain")
+            ru = urllib.parse.urlparse(q.get("redirect_uri", ""))
+            listed = [urllib.parse.urlparse(u) for u in doc.get("redirect_uris", [])]
+            if not any(l.scheme == ru.scheme and l.hostname == ru.hostname and l.path == ru.path for l in listed):
+                return self.send(400, "redirect_uri not in the client's metadata document", "text/plain")
+            st = client("_api").stats
+            with LOCK:
+                st["documents_used"] = st.get("documents_used", 0) + 1
         cl.stats["authorize_requests"] += 1
         redirect = q.get("redirect_uri", "")
         ru = urllib.parse.urlparse(redirect)

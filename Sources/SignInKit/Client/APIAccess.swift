@@ -69,9 +69,15 @@ public enum APIAccess {
         }
         // Step 5.
         var client: ClientRegistration
-        if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes) {
+        let documentTaken = server["client_id_metadata_document_supported"]?.bool == true
+        if let document = clientMetadataDocument, documentTaken {
+            // The specification's order: a client ID metadata document before a registration (kept or new).
+            client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
+            client.kind = "metadata-document"
+            client.resource = resource
+        } else if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == "registered" {
             client = kept
-        } else if let document = clientMetadataDocument, server["client_id_metadata_document_supported"]?.bool == true {
+        } else if let document = clientMetadataDocument, documentTaken {
             client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
             client.kind = "metadata-document"
             client.resource = resource
@@ -89,7 +95,7 @@ public enum APIAccess {
             client.resource = resource
         }
         client.openID = openID
-        if client.kind == "registered" { try store.save(client) }
+        try store.save(client)
         metadata.scopesAsked = scopes
         try store.save(metadata)
         return configuration(resource, scopes: scopes, client, httpTimeout)
@@ -149,5 +155,21 @@ extension ClientRegistration {
     func covers(_ scopes: [String]) -> Bool {
         guard kind == "registered", let registered = self.scopes else { return true }
         return scopes.allSatisfy { registered.contains($0) || ["openid", "email", "profile"].contains($0) && openID }
+    }
+}
+
+/// A client ID metadata document (draft-ietf-oauth-client-id-metadata-document): what a person's organisation hosts at
+/// an https URL so that signin can use that URL as its `client_id` at any server that takes such documents, with no
+/// registration. Loopback redirect URIs without a port: the server lets the port vary (RFC 8252 7.3).
+public enum ClientIDMetadataDocument {
+    /// The document for `url` (its `client_id` must be the URL itself), as JSON text.
+    public static func document(for url: String, clientName: String = "signin") -> String {
+        let o: [String: JSONValueOut] = [
+            "client_id": .string(url), "client_name": .string(clientName),
+            "redirect_uris": .array([.string("http://127.0.0.1" + ClientRegistration.redirectPath), .string("http://[::1]" + ClientRegistration.redirectPath)]),
+            "grant_types": .array([.string("authorization_code"), .string("refresh_token")]), "response_types": .array([.string("code")]),
+            "token_endpoint_auth_method": .string("none"), "application_type": .string("native"),
+        ]
+        return JSONValueOut.object(o).text
     }
 }

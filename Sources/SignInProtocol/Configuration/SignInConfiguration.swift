@@ -72,6 +72,11 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// (`APIAccess`). A server found from an API is discovered in the Model Context Protocol's order (RFC 8414 first)
     /// and asked for `resource` on every token request.
     package var foundFromAPI = false
+    /// The https URL of a client ID metadata document (draft-ietf-oauth-client-id-metadata-document) the person's
+    /// organisation hosts (`client_id_metadata_document`; `signin client-metadata` prints the document): where a
+    /// server found from an API says `client_id_metadata_document_supported`, this URL is signin's `client_id` there,
+    /// and nothing is registered.
+    public var clientIDMetadataDocument: String?
     /// Whether the sign-in expects an ID token: `openid` is among the scopes. Without one, the person's identity
     /// comes from a userinfo endpoint when there is one, else the account is named by the server and the API.
     public var asksForIDToken: Bool { scopes.contains("openid") }
@@ -328,7 +333,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
         "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
         "docker_registries", "aws_region", "aws_sts_endpoint",
         "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
@@ -464,6 +469,13 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                 }
                 return r
             }
+        }
+        if let document = try url("client_id_metadata_document") {
+            // The draft: an https URL with a path (loopback http is allowed for a local server, as for any endpoint).
+            guard let u = URL(string: document), u.path.count > 1, u.query == nil, u.fragment == nil else {
+                throw fail("client_id_metadata_document", "must be an https URL with a path and no query or fragment, where the document `signin client-metadata` prints is hosted")
+            }
+            c.clientIDMetadataDocument = document
         }
         if let k = try string("key_storage") {
             guard let storage = KeyStorage(rawValue: k) else { throw fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }

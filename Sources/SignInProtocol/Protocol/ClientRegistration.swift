@@ -83,7 +83,7 @@ package struct ClientRegistration: Sendable, Equatable {
 
     package init?(json: [String: JSONValue]) {
         guard let issuer = json["issuer"]?.string, let id = json["client_id"]?.string, let port = json["redirect_port"]?.number,
-              let path = json["redirect_path"]?.string, (1...65535).contains(Int(port)) else { return nil }
+              let path = json["redirect_path"]?.string, (0...65535).contains(Int(port)) else { return nil }
         self.init(issuer: issuer, clientID: id, clientSecret: json["client_secret"]?.string, redirectPort: Int(port), redirectPath: path)
         scopes = json["scope"]?.string.map { $0.split(separator: " ").map(String.init) }
         // Kept before `openid` was: those servers were OpenID providers (signin signed in nowhere else then).

@@ -1,0 +1,37 @@
+import SignInKit
+
+/// `signin client-metadata [--url URL]`: the client ID metadata document to host at URL, so that servers that take
+/// such documents (the Model Context Protocol's preferred way, draft-ietf-oauth-client-id-metadata-document) know
+/// signin by that URL with no registration.
+struct ClientMetadata: SignInCommand {
+    static let urlOption = OptionSpec("--url", value: "URL", "Where the document will be hosted (an https URL with a path): its client_id")
+    static let spec = CommandSpec(
+        name: name, summary: "Print the client ID metadata document to host for signin (no network)",
+        details: """
+            Prints the JSON document to host at --url (else at the configuration's client_id_metadata_document): its
+            client_id is that URL, its redirect URIs the loopback ones signin listens on (any port), no secret. With
+            client_id_metadata_document set (or $SIGNIN_CLIENT_ID_METADATA_DOCUMENT), a sign-in found from an API's
+            address uses the URL as signin's client_id wherever the server says client_id_metadata_document_supported,
+            and registers nothing there.
+            """,
+        ownOptions: [urlOption], readsConfiguration: false)
+
+    let url: String?
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        url = a.value(Self.urlOption)
+        if let url, !url.hasPrefix("https://") && !url.hasPrefix("http://127.0.0.1") && !url.hasPrefix("http://localhost") {
+            throw UsageError("--url \(url.withoutControlCharacters) must be an https URL (where the document will be hosted)")
+        }
+        try noPositional(a, Self.spec)
+    }
+
+    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+        let configured = (try? SignInConfiguration.load(path: SignInConfiguration.defaultPath(explicit: nil, environment: env)))?.clientIDMetadataDocument
+        guard let url = url ?? configured ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            throw UsageError("say where the document will be hosted: signin client-metadata --url https://example.org/signin/client.json")
+        }
+        out(ClientIDMetadataDocument.document(for: url))
+        return .success
+    }
+}
