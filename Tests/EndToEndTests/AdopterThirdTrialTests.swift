@@ -77,15 +77,19 @@ import Testing
     /// Item 10: a long-running program asking for its token before every request pays no thread and no system call
     /// while nothing changed: the system calls of 20 and of 2,000 cached `freshToken()` calls (the worker fixture,
     /// under strace) are the same in number, and no thread is started for them.
-    @Test func aCachedFreshTokenStartsNoThreadAndOpensNoFile() throws {
+    /// Issue 49 item 3: the same holds for a token for one API (`freshToken(resource:)`, the call an API client
+    /// makes before each request), after its first call read the store.
+    @Test(arguments: [false, true])
+    func aCachedFreshTokenStartsNoThreadAndOpensNoFile(forAnAPI: Bool) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else { Issue.record("not run, so failed: needs strace"); return }
         let strict = try Shared.strict.get()
-        let box = try strict.signedInSandbox()
+        let box = try strict.signedInSandbox(extra: forAnAPI ? ["resources": [TokensForEveryAPITests.orders]] : [:])
         func traced(_ calls: Int) throws -> [String: Int] {
             let log = box.root.appendingPathComponent("strace.\(calls)").path
             // Under AddressSanitizer (CI's pass) the worker is instrumented too: LeakSanitizer cannot run under ptrace.
             let env = box.environment.merging(["WORKER_CLIENT_ID": box.clientID, "WORKER_ISSUER": strict.issuer, "WORKER_STORE": box.storeDir,
-                                               "WORKER_CACHED_CALLS": "\(calls)", "ASAN_OPTIONS": "detect_leaks=0"]) { $1 }
+                                               "WORKER_CACHED_CALLS": "\(calls)", "ASAN_OPTIONS": "detect_leaks=0",
+                                               "WORKER_RESOURCE": forAnAPI ? TokensForEveryAPITests.orders : ""]) { $1 }
             let r = try Subprocess.run("/usr/bin/strace", ["-f", "-qq", "-c", "-o", log, Paths.built("signin-test-worker")], env: env.filter { !$0.value.isEmpty })
             #expect(r.status == 0 && r.stdout.hasPrefix("cached \(calls) "), "\(r.stdout) \(r.stderr)")
             var counts: [String: Int] = [:]

@@ -104,3 +104,26 @@ extension SignInClient {
         return (token, stored)
     }
 }
+
+extension SignInClient {
+    /// The token for `resource` (or exchanged for `audience`) of `account`'s entry as kept in memory
+    /// (`ResidentCredentials`), when it is there and valid for `minimumValidity` more; nil otherwise (the store decides).
+    func residentTargetedToken(account: String, resource: String?, audience: String?, minimumValidity: Duration) -> SignInToken? {
+        guard let (kept, _) = resident?.lookup(account), kept.grantEndedAt == nil else { return nil }
+        let key = audience != nil ? Self.exchangeKey(audience: audience, resource: resource) : Self.resourceKey(resource ?? "")
+        guard let t = kept.serviceAccountTokens?.first(where: { $0.key == key }), t.unrestricted != true,
+              t.expiry.timeIntervalSinceNow > minimumValidity.timeInterval else { return nil }
+        return SignInToken(value: t.value, expirationDate: t.expiry)
+    }
+
+    /// Reads `account`'s entry once and keeps it in memory for the next cached call (no refresh, no network).
+    func keepResident(account: String) async {
+        guard let resident, let generation = resident.beginRead() else { return }
+        let found: (StoredCredentials, Bool)? = try? await offPool("reading the store") { (_) throws(SignInError) -> (StoredCredentials, Bool)? in
+            guard let c = try self.credentials(account: account) else { return nil }
+            let current = try self.storage.currentCredentials(for: self.identity)
+            return (c, current?.profile.userID == c.profile.userID)
+        }
+        if let (c, isCurrent) = found { resident.keep(account, c, isCurrent: isCurrent, generation: generation) }
+    }
+}

@@ -119,11 +119,19 @@ public struct SignInUser: Sendable, Equatable {
     /// An access token for one API: for `resource` alone (RFC 8707; one of the configuration's `resources`), or this
     /// user's token exchanged for `audience` (RFC 8693), kept in the entry until it expires. With neither, the grant's
     /// own token (`freshToken(minimumValidity:)`). A target the provider refuses is `.targetRefused`.
-    public func freshToken(resource: String?, audience: String?, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false) async throws(SignInError) -> SignInToken {
+    nonisolated(nonsending) public func freshToken(resource: String?, audience: String?, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false) async throws(SignInError) -> SignInToken {
         guard resource != nil || audience != nil || forceRefresh else { return try await freshToken(minimumValidity: minimumValidity) }
+        // A long-running program's cached call: answered from the entry kept in memory while the store's folder is
+        // unchanged (`ResidentCredentials`), as `freshToken()` is: no thread, no file, no system call.
+        if !forceRefresh, let kept = client.residentTargetedToken(account: userID, resource: resource, audience: audience, minimumValidity: minimumValidity) {
+            return kept
+        }
         var request = TokenRequest(audience: audience, minimumValidity: minimumValidity, forceRefresh: forceRefresh, account: userID)
         request.resource = resource
-        return try await client.token(for: request).token
+        let token = try await client.token(for: request).token
+        // The entry as it is now (with this token), kept for the next call: a read of the store, no network.
+        await client.keepResident(account: userID)
+        return token
     }
 
     /// A DPoP proof (RFC 9449) for one request to a resource: its `method`, its `url` and the access token it
