@@ -41,10 +41,13 @@ let package = Package(
         .executableTarget(name: "signin-hello", dependencies: ["SignInKit"], path: "Examples/hello"),
         // README's library tasks, compiled for the same reason.
         .executableTarget(name: "signin-tasks", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/tasks"),
+        // An MCP client on SignInKit's `APIAuthorizer` (JSON-RPC over streamable HTTP), run by the tests against the MCP
+        // Python SDK's server.
+        .executableTarget(name: "signin-mcp-client", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/mcp-client"),
         // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
         .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
         .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CSignInOpenSSL", "SignInCLI"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInKitURLSession"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-mcp-client", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -122,3 +122,32 @@ final class SameOriginRedirects: NSObject, URLSessionTaskDelegate, @unchecked Se
         completionHandler(next)
     }
 }
+
+extension APIAuthorizer {
+    /// Sends `request` through `session` with the API's token, and acts on the answer as `decide` says: a refresh or
+    /// a sign-in (where the API's challenge names another server, a step-up on 403 `insufficient_scope`, when the
+    /// authorizer allows one), then the request once more. The token goes only to the origin `request` names (a
+    /// redirect elsewhere is followed without it). Cancelling the calling task cancels the request (`.canceled`).
+    public func perform(_ request: URLRequest, session: URLSession = .shared) async throws(SignInError) -> (Data, HTTPURLResponse) {
+        let guarded = URLSession(configuration: session.configuration, delegate: SameOriginRedirects(), delegateQueue: nil)
+        defer { guarded.finishTasksAndInvalidate() }
+        guard let url = request.url else { throw .unsupported(reason: "a request without a URL") }
+        func send() async throws(SignInError) -> (Data, HTTPURLResponse) {
+            var r = request
+            for (name, value) in try await headers(method: request.httpMethod ?? "GET", url: url) { r.setValue(value, forHTTPHeaderField: name) }
+            return try await SignInUser.send(r, session: guarded)
+        }
+        let (data, response) = try await send()
+        // A refusal from a server the caller did not name (after a redirect) is not about this API's token.
+        guard let answered = response.url, Origin(url) == Origin(answered) else { return (data, response) }
+        guard try await decide(status: response.statusCode, wwwAuthenticate: response.value(forHTTPHeaderField: "WWW-Authenticate")) == .retry else {
+            return (data, response)
+        }
+        let (again, second) = try await send()
+        // Once more at most: the answer to the retry stands, unless it asks for a sign-in this authorizer may make.
+        guard try await decide(status: second.statusCode, wwwAuthenticate: second.value(forHTTPHeaderField: "WWW-Authenticate"), afterRetry: true) == .retry else {
+            return (again, second)
+        }
+        return try await send()
+    }
+}

@@ -15,6 +15,7 @@ Prints `READY <port> <mcp url>...` (the authorization server's port, then each M
 standard input closes. `GET /_stats` on the authorization server's port: registrations, token requests and the
 `resource` each carried, and the last authorization request's `resource` and scopes. `POST /_require` with a JSON
 list of scopes: every MCP server requires those too from then on (403 `insufficient_scope` naming them: a step-up).
+`POST /_forget`: every access token issued so far ends (the next request with one gets 401 invalid_token).
 """
 import asyncio
 import json
@@ -152,6 +153,15 @@ def requiring_more(app, url, base_scopes, provider):
     return wrapped
 
 
+async def forget(request):
+    """Every access token ends now (as a server restarted without them would): the next request with one is 401."""
+    PROVIDER_REF[0].access.clear()
+    return JSONResponse({"ok": True})
+
+
+PROVIDER_REF: list = []
+
+
 async def require(request):
     EXTRA_REQUIRED[:] = json.loads(await request.body())
     return JSONResponse({"ok": True})
@@ -192,10 +202,12 @@ async def main():
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"])
     stats = Route("/_stats", lambda request: JSONResponse(STATS))
     required = Route("/_require", require, methods=["POST"])
+    forgotten = Route("/_forget", forget, methods=["POST"])
+    PROVIDER_REF.append(provider)
     apps, urls = [], []
     if split:
         auth = Starlette(routes=create_auth_routes(provider, AnyHttpUrl(issuer), client_registration_options=registration,
-                                                   revocation_options=RevocationOptions(enabled=True)) + [stats, required])
+                                                   revocation_options=RevocationOptions(enabled=True)) + [stats, required, forgotten])
         apps.append((as_sock, watching_tokens(auth, require_resource)))
         for i, scopes in enumerate(mcps):
             sock, port = bound()
@@ -219,7 +231,7 @@ async def main():
             """Which MCP server answered."""
             return "mcp-1"
         app = server.streamable_http_app()
-        app.router.routes.extend([stats, required])
+        app.router.routes.extend([stats, required, forgotten])
         apps.append((as_sock, watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource)))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]

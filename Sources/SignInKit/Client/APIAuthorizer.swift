@@ -1,0 +1,143 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
+import FoundationEssentials
+
+/// The OAuth layer of any HTTP client for one API (an MCP server, say): the headers for each request, and what each
+/// answer means. Made for the API's address alone; it signs in where the API says (`APIAccess`), once, and after that
+/// restores silently, across runs, from the store the `signin` command shares.
+///
+/// For each request, `headers(method:url:)` gives `Authorization` (and `DPoP` with a proof, for a bound grant) with
+/// the API's own token, answered from memory while it is fresh. For each answer, `decide(status:wwwAuthenticate:
+/// afterRetry:)` says, in this order:
+///
+/// 1. Not a 401 or 403: `.done`.
+/// 2. A 401 whose challenge (`WWW-Authenticate`, RFC 6750 and RFC 9728) names metadata of another authorization
+///    server than the one signed in at: a sign-in there (when `allowsInteractiveSignIn`), then `.retry`.
+/// 3. A 401 on the first try: the token is marked rejected and refreshed once, then `.retry`.
+/// 4. A 401 after the retry (the refreshed token refused too), or no sign-in at all: a new sign-in (when allowed),
+///    then `.retry`.
+/// 5. A 403 `insufficient_scope` naming scopes: a step-up sign-in for the scopes held and the ones named (when
+///    allowed), then `.retry`; else `.scopesNotGranted(missing:)`.
+/// 6. Any sign-in it may not make is `.noPreviousSignIn`; one that failed is remembered and thrown again, so a
+///    second 401 does not open the browser again (`forgetFailedSignIn()` lets it try anew).
+///
+/// A challenge never leads to a server that is not https (loopback aside), nor to metadata for another resource.
+/// Cancelling the calling task cancels whatever it waits for.
+public actor APIAuthorizer {
+    /// What an answer means for the request.
+    public enum Decision: Sendable, Equatable {
+        /// Take the answer as it is.
+        case done
+        /// Send the request again with new `headers(method:url:)` (a refresh or a sign-in happened).
+        case retry
+    }
+
+    /// The API (its resource identifier: the URL an MCP client connects to).
+    public nonisolated let resource: String
+    /// Whether a browser sign-in may happen when the API needs one (a step-up, another server, none yet).
+    public nonisolated let allowsInteractiveSignIn: Bool
+    private let storeDirectory: String
+    private let environment: [String: String]?
+    private let onEvent: @Sendable (SignInEvent) -> Void
+    private let minimumValidity: Duration
+    private var user: SignInUser?
+    private var client: SignInClient?
+    private var failedSignIn: SignInError?
+
+    /// An authorizer for the API at `resource`. `storeDirectory`: where sign-ins are kept (default: the `signin`
+    /// command's store, so `signin login --resource URL` signs a program in too); `onEvent`: a sign-in's progress.
+    public init(resource: String, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false, minimumValidity: Duration = .seconds(60),
+                environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
+        self.resource = resource
+        self.allowsInteractiveSignIn = allowsInteractiveSignIn
+        self.environment = environment
+        self.storeDirectory = storeDirectory ?? CredentialStore.defaultDirectory(environment: environment ?? ProcessEnvironment.current)
+        self.onEvent = onEvent
+        self.minimumValidity = minimumValidity
+    }
+
+    /// The headers for one request with `method` to `url`: `Authorization` (`Bearer`, or `DPoP` with a `DPoP` proof).
+    public func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        let user = try await signedInUser()
+        let token = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
+        return try user.authorizationHeaders(token: token.value, method: method, url: url)
+    }
+
+    /// What the answer `status` with `wwwAuthenticate` (the header's value, if any) means (see the type's steps).
+    /// `afterRetry`: this answer is to the request sent again after a `.retry`.
+    public func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool = false) async throws(SignInError) -> Decision {
+        guard status == 401 || status == 403 else { return .done }
+        let challenge = wwwAuthenticate.flatMap { WWWAuthenticate($0).tokenChallenge }
+        if status == 403 {
+            guard challenge?.error == "insufficient_scope" else { return .done }
+            let needed = challenge?.scopes ?? []
+            guard allowsInteractiveSignIn else { throw .scopesNotGranted(missing: needed) }
+            try await signIn(challenge: challenge, addingScopes: needed)
+            return .retry
+        }
+        if let named = challenge?.resourceMetadata, let client, !(try await isSameServer(named, as: client.configuration.issuer)) {
+            try await signIn(challenge: challenge, addingScopes: [])
+            return .retry
+        }
+        if !afterRetry, let user {
+            let refused = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
+            let renewed = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity, forceRefresh: true)
+            if renewed.value != refused.value { return .retry }
+        }
+        try await signIn(challenge: challenge, addingScopes: [])
+        return .retry
+    }
+
+    /// Lets the next decision try a sign-in again after one failed.
+    public func forgetFailedSignIn() { failedSignIn = nil }
+
+    /// The user signed in to the API: restored silently, or, with none, signed in when allowed.
+    private func signedInUser() async throws(SignInError) -> SignInUser {
+        if let user { return user }
+        if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory) {
+            let client = SignInClient(configuration: known, storeDirectory: storeDirectory, environment: environment, onEvent: onEvent)
+            if let restored = try? await client.restorePreviousSignIn(minimumValidity: .zero) {
+                (self.client, self.user) = (client, restored)
+                return restored
+            }
+        }
+        try await signIn(challenge: nil, addingScopes: [])
+        return user!
+    }
+
+    /// Whether the metadata at `metadataURL` names the server `issuer` (no network when it names it in the store).
+    private func isSameServer(_ metadataURL: String, as issuer: String) async throws(SignInError) -> Bool {
+        let resource = self.resource
+        let challenge = WWWAuthenticate.Challenge(scheme: "Bearer", parameters: ["resource_metadata": metadataURL])
+        let servers = try await offPool("reading the API's metadata") { (_) throws(SignInError) -> [String] in
+            var probe = SignInConfiguration(clientID: "signin")
+            probe.httpTimeout = .seconds(30)
+            try HTTPClient.loadLibrary()
+            return try ProtectedResourceMetadata.discover(for: resource, challenge: challenge, http: HTTPClient(configuration: probe)).metadata.authorizationServers
+        }
+        return servers.contains { Issuer.same($0, issuer) }
+    }
+
+    /// A browser sign-in for the API (where `challenge` says, with `addingScopes`), when allowed and none failed.
+    private func signIn(challenge: WWWAuthenticate.Challenge?, addingScopes: [String]) async throws(SignInError) {
+        if let failedSignIn { throw failedSignIn }
+        guard allowsInteractiveSignIn else {
+            throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters) (sign in with `signin login --resource \(resource.withoutControlCharacters)`, or allow an interactive sign-in)"))
+        }
+        let (resource, store, env, onEvent) = (self.resource, storeDirectory, environment, self.onEvent)
+        do throws(SignInError) {
+            let configuration = try await offPool("finding where to sign in") { (_) throws(SignInError) -> SignInConfiguration in
+                try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes)
+            }
+            let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
+            let user = try await client.signIn()
+            (self.client, self.user) = (client, user)
+        } catch {
+            // Remembered: the next 401 does not open the browser again.
+            if case .canceled = error {} else { failedSignIn = error }
+            throw error
+        }
+    }
+}
