@@ -90,11 +90,10 @@ extension SignInUserProtocol {
     /// Whether a 401 is about the token: a Bearer challenge with `error="invalid_token"`, a Bearer challenge with
     /// no error code, or no challenge at all. Not: another scheme, or another error (`invalid_request`).
     static func refusesTheToken(_ response: HTTPURLResponse) -> Bool {
-        guard let challenge = response.value(forHTTPHeaderField: "WWW-Authenticate"), !challenge.isEmpty else { return true }
-        let lower = challenge.lowercased()
-        guard lower.hasPrefix("bearer") || lower.hasPrefix("dpop") else { return false }
-        guard let range = lower.range(of: "error=") else { return true }
-        return lower[range.upperBound...].trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).hasPrefix("invalid_token")
+        guard let header = response.value(forHTTPHeaderField: "WWW-Authenticate"), !header.isEmpty else { return true }
+        // Read as RFC 9110 writes it (several challenges, quoted strings, parameters in any order).
+        guard let challenge = WWWAuthenticate(header).tokenChallenge, ["bearer", "dpop"].contains(challenge.scheme.lowercased()) else { return false }
+        return challenge.error == nil || challenge.error == "invalid_token"
     }
 }
 
