@@ -122,6 +122,17 @@ public enum APIAccess {
                                  clientMetadataDocument: clientMetadataDocument)
     }
 
+    /// `configuration(for:storeDirectory:httpTimeout:challenge:addingScopes:clientMetadataDocument:)` for async code:
+    /// the network and the store off Swift's cooperative pool, cancelled with the calling task (`.canceled`). Start it
+    /// from a 401's or a 403's challenge (`WWWAuthenticate(header).tokenChallenge`).
+    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30),
+                                     challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil) async throws(SignInError) -> SignInConfiguration {
+        try await offPool("finding where to sign in") { (_) throws(SignInError) -> SignInConfiguration in
+            try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, challenge: challenge,
+                              addingScopes: addingScopes, clientMetadataDocument: clientMetadataDocument)
+        }
+    }
+
     /// The configuration of an API signed in to from its address before, from the store alone (no network), or nil.
     public static func knownConfiguration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30)) -> SignInConfiguration? {
         let store = CredentialStore(directory: storeDirectory)

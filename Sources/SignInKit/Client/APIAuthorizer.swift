@@ -128,9 +128,7 @@ public actor APIAuthorizer {
         }
         let (resource, store, env, onEvent) = (self.resource, storeDirectory, environment, self.onEvent)
         do throws(SignInError) {
-            let configuration = try await offPool("finding where to sign in") { (_) throws(SignInError) -> SignInConfiguration in
-                try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes)
-            }
+            let configuration = try await APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes)
             let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
             let user = try await client.signIn()
             (self.client, self.user) = (client, user)
