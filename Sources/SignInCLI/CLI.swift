@@ -52,7 +52,7 @@ public enum CLI {
             if let fd = a.value(.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
         }
         let command = try type.init(a, env)
-        if !command.startsStatic { DynamicSibling.require(.command(command.handOverReason)) }
+        if !command.startsStatic { HandOverPoint.require(.command(command.handOverReason)) }
         // Over SSH: a forwarded agent serves the token commands and says what it offers to the others (whoami,
         // status, accounts; login and logout happen on the laptop), unless a configuration here is named on purpose.
         if let socket = ForwardedAgent.socket(a, env) {

@@ -12,7 +12,7 @@ enum Passphrase {
         return { purpose in
             // The static half of the release build reads no passphrase: the dynamic half, which may need it again
             // (for the network), is the one to read it, once.
-            DynamicSibling.require(.passphrase)
+            HandOverPoint.require(.passphrase)
             if let fd {
                 if let known = cache.value { return purpose == .unlock(attempt: 1) || purpose == .create ? known : nil }
                 guard let line = readLine(fd: fd) else { return nil }

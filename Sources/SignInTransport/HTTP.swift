@@ -40,7 +40,7 @@ package struct HTTPClient: Sendable {
     /// caller about to take resources a hand-over would leave behind (a refresh's reserved room on disk) takes them
     /// in the process that will send the request.
     package static func loadLibrary() throws(SignInError) {
-        DynamicSibling.require(.network)
+        HandOverPoint.require(.network)
         guard signin_curl_load() == 0 else { throw .system(reason: String(cString: signin_curl_load_error())) }
     }
 

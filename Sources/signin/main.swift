@@ -6,9 +6,9 @@ import SignInCLI
 import Glibc
 #endif
 
-// Debug builds check that nothing is written before the run's first hand-over point (the release build's static half
-// hands over there; a write before it would happen twice). Release builds compile nothing for it.
-HandOverCheck.beginRun()
+// The hand-over points the library announces: the release build's static half hands the run to signin-dynamic there.
+// Debug builds check that nothing is written before the first one (a write before it would happen twice).
+HandOver.install()
 // Before anything holds a token: no core file, no ptrace by the same user's other processes, and the signals our
 // parent had us ignore noted (children get them ignored again, everything else at its default).
 ProcessHardening.recordInheritedSignals()

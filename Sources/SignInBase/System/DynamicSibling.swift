@@ -10,7 +10,8 @@ import Glibc
 /// environment, the signal state it was given) before it would load either, prompt for a passphrase, or look up
 /// the user database, and at once for commands that are not on the cached path. Nothing has been written or
 /// printed by then, so the command runs once, in the dynamic half. A build that is not static (the debug build,
-/// the tests' own) never hands over.
+/// the tests' own) never hands over. The library announces the points (`HandOverPoint`); the `signin` executable hands
+/// over there (SignInCLI's `HandOver`), and says why when it cannot.
 package enum DynamicSibling {
     /// Whether this is the static half.
     public static var isStatic: Bool {
@@ -24,66 +25,17 @@ package enum DynamicSibling {
     /// The file name of the dynamic half.
     public static let fileName = "signin-dynamic"
 
-    /// Why a run needs the dynamic half: the one list of what the static half cannot do.
-    public enum Need: Sendable, Equatable {
-        /// libcurl, for the network.
-        case network
-        /// libsecret, for a key in the Secret Service.
-        case secretService
-        /// The TSS libraries, for a key in the TPM.
-        case tpm
-        /// A store passphrase to read (the dynamic half reads it, once, for whatever else it needs).
-        case passphrase
-        /// The user database (NSS), for a home folder with no `$HOME`.
-        case userDatabase
-        /// A command that is not on the cached path (the reason it gives).
-        case command(String)
-
-        /// As the static half says it when the dynamic half is missing.
-        public var description: String {
-            switch self {
-            case .network: return "libcurl for the network"
-            case .secretService: return "libsecret for the Secret Service"
-            case .tpm: return "the TSS libraries for the TPM"
-            case .passphrase: return "the store's passphrase"
-            case .userDatabase: return "no HOME: the user database"
-            case .command(let why): return why
-            }
-        }
-
-        /// The codes the C loaders pass (`SIGNIN_NEEDS_*` in csystem.h).
-        init(code: Int32) {
-            switch code {
-            case 1: self = .network
-            case 2: self = .secretService
-            case 3: self = .tpm
-            default: self = .command("a shared library")
-            }
-        }
-    }
-
-    /// Every hand-over goes through here: in the static half, replaces this process with the dynamic half for `need`
-    /// (nothing has been written or printed by then); elsewhere, nothing.
-    public static func require(_ need: Need) {
-        HandOverCheck.reachedHandOver(need.description)
-        guard isStatic else { return }
-        replaceProcess(because: need.description)
-    }
-
     /// Replaces this process with the dynamic half, running the same command line (argv[0] kept: it chooses the
-    /// command, as `docker-credential-signin` does). Where it cannot be found or run, says so and exits 1.
-    private static func replaceProcess(because why: String) -> Never {
+    /// command, as `docker-credential-signin` does). Returns only when it cannot: why, for the executable to say.
+    package static func replaceProcess(because why: String) -> String {
         let me = ProcessEnvironment.executablePath ?? ""
         let dir = PathName(path: me).deletingLastPathComponent
         let candidates = [dir + "/" + fileName, dir + "/../libexec/signin/" + fileName]
         guard let target = candidates.first(where: { access($0, X_OK) == 0 }) else {
-            FileIO.writeStandardError("signin: this command needs \(fileName) (\(why)), the half of signin that loads shared libraries, and it is not at \(candidates.joined(separator: " or ")); reinstall signin.\n")
-            exit(1)
+            return "this command needs \(fileName) (\(why)), the half of signin that loads shared libraries, and it is not at \(candidates.joined(separator: " or ")); reinstall signin"
         }
         let failure = ProcessHardening.replaceImage(path: target, arguments: CommandLine.arguments, searchPath: false)
-        let e = FileIO.errnoText(failure)
-        FileIO.writeStandardError("signin: cannot run \(target) (\(why)): \(e)\n")
-        exit(1)
+        return "cannot run \(target) (\(why)): \(FileIO.errnoText(failure))"
     }
 
     /// The path a user runs signin by: the static half's when this is the dynamic half of a release build (the
@@ -105,11 +57,3 @@ package enum DynamicSibling {
         return String(cString: r)
     }
 }
-
-#if SIGNIN_STATIC_EXECUTABLE
-/// Called by the C loaders (libcurl, libsecret) in the static half, before `dlopen`.
-@_cdecl("signin_needs_dynamic")
-func signinNeedsDynamic(_ code: Int32) {
-    DynamicSibling.require(DynamicSibling.Need(code: code))
-}
-#endif

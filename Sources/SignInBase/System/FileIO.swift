@@ -25,7 +25,7 @@ package enum FileIO {
     /// a descriptor that will take no more (a closed pipe) ends it quietly. Plain write(2), without Foundation's
     /// buffering, so a script reading signin sees every line as it is written.
     package static func writeAll(_ fd: Int32, _ text: String) {
-        if fd == 1 || fd == 2 { HandOverCheck.wrote(fd == 1 ? "to standard output" : "to standard error") }
+        if fd == 1 || fd == 2 { HandOverPoint.wrote(fd == 1 ? "to standard output" : "to standard error") }
         var bytes = Array(text.utf8)
         var off = 0
         while off < bytes.count {
@@ -83,7 +83,7 @@ package enum FileIO {
     /// Writes `data` to `path` atomically: a temporary file in the same folder, fsync, rename, fsync of the folder.
     /// A crash at any point leaves either the old file or the new one.
     package static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
-        HandOverCheck.wrote("the file \(path)")
+        HandOverPoint.wrote("the file \(path)")
         let dir = PathName(path: path).deletingLastPathComponent
         let suffix = Hex.encode((try? Crypto.randomBytes(6)) ?? [])
         let tmp = path + ".tmp-\(getpid())-\(suffix)"
@@ -146,7 +146,7 @@ package final class FileReservation {
     /// Writes `data` into the reserved blocks, syncs, and renames the file over `path` (then syncs the folder).
     /// Data larger than the reservation is written too, and may then meet a full disk.
     package func commit(_ data: [UInt8], to path: String) throws(FileIO.Failure) {
-        HandOverCheck.wrote("the file \(path)")
+        HandOverPoint.wrote("the file \(path)")
         guard fd >= 0 else { throw FileIO.Failure(reason: "the reserved file was used already") }
         var written = 0
         while written < data.count {

@@ -22,7 +22,7 @@ package enum Posix {
         SystemCall.retrying { Glibc.read(fd, buffer, count) }
     }
     @discardableResult package static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        if fd == 1 || fd == 2 { HandOverCheck.wrote(fd == 1 ? "to standard output" : "to standard error") }
+        if fd == 1 || fd == 2 { HandOverPoint.wrote(fd == 1 ? "to standard output" : "to standard error") }
         return SystemCall.retrying { Glibc.write(fd, buffer, count) }
     }
     @discardableResult package static func poll(_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 {
@@ -102,6 +102,7 @@ package enum Posix {
     /// Ignores `signal` from now on (SIG_IGN).
     package static func ignore(_ signal: Int32) { _ = Glibc.signal(signal, SIG_IGN) }
     package static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+    package static func abort() -> Never { Glibc.abort() }
     /// Seconds since 1970, as `time(nil)`.
     package static func now() -> Int { Glibc.time(nil) }
     package static func usleep(_ microseconds: UInt32) { _ = Glibc.usleep(microseconds) }

@@ -43,7 +43,7 @@ package enum ProcessEnvironment {
     public static func home(_ environment: [String: String]) -> String {
         if let h = environment["HOME"], !h.isEmpty { return absolute(h) }
         // The user database goes through NSS, which a static executable cannot load.
-        DynamicSibling.require(.userDatabase)
+        HandOverPoint.require(.userDatabase)
         if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
         return "/"
     }
