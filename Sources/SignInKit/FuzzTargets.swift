@@ -29,6 +29,11 @@ import FoundationEssentials
         let expect = IDToken.Expectations(issuer: "https://issuer.example", clientID: "c", nonce: "n", hostedDomain: nil)
         _ = try? IDToken.verify(text, jwks: jwks ?? JWKS(keys: []), refetch: { () throws(SignInError) -> JWKS in JWKS(keys: []) }, expect: expect)
         if let t = try? IDToken.decode(text) { _ = try? t.checkClaims(expect) }
+        // A form-encoded token answer, an API's challenge, a profile endpoint's answer (plain OAuth 2.0 servers).
+        _ = try? TokenResponse.parse(HTTPResponse(status: 200, body: data, headers: ["content-type": "application/x-www-form-urlencoded"]), endpoint: "fuzz")
+        _ = WWWAuthenticate(text).tokenChallenge?.scopes
+        if let o = JSONValue.object(from: data) { _ = SignInProfile(profileEndpoint: o) }
+        _ = EndpointURL.normalized(text)
     }
 
     /// Bytes as a cloud or an extension of OAuth might answer: AWS STS's XML (credentials or a refusal), Google STS's
