@@ -114,11 +114,12 @@ public enum CLI {
         } catch .configNotFound(let file) {
             let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
             guard !named, let resource = command.apiResource else { throw .configNotFound(file: file) }
-            return try apiConfiguration(resource, store(), command, env, httpTimeout: .seconds(30), document: nil)
+            return try apiConfiguration(resource, store(), command, env, httpTimeout: .seconds(30), document: nil,
+                                        known: APIAccess.knownConfiguration(for: resource, storeDirectory: store()))
         }
         guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
         if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout) {
-            return command.signsIn ? try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument) : known
+            return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
         }
         if command.signsIn {
             var probe = SignInConfiguration(clientID: "signin")
@@ -126,7 +127,7 @@ public enum CLI {
             try HTTPClient.loadLibrary()
             if let found = try? ProtectedResourceMetadata.discover(for: resource, http: HTTPClient(configuration: probe)).metadata,
                !found.authorizationServers.contains(where: { Issuer.same($0, loaded.issuer) }) {
-                return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument)
+                return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: nil)
             }
         }
         return loaded
@@ -135,11 +136,15 @@ public enum CLI {
     /// The configuration of the API at `resource`, found from its address. A command that signs in asks the API
     /// again, presenting the token held for it: a 403 `insufficient_scope` makes the sign-in a step-up (the scopes
     /// held and the ones the API named).
-    /// `document`: the configuration's `client_id_metadata_document`, else `$SIGNIN_CLIENT_ID_METADATA_DOCUMENT`.
+    /// `document`: the configuration's `client_id_metadata_document`, else `$SIGNIN_CLIENT_ID_METADATA_DOCUMENT`;
+    /// `known`: the API's configuration from the store (`APIAccess.knownConfiguration`), when there is one.
     static func apiConfiguration(_ resource: String, _ store: String, _ command: some SignInCommand, _ env: [String: String],
-                                 httpTimeout: Duration, document: String?) throws(SignInError) -> SignInConfiguration {
-        guard command.signsIn else { return try APIAccess.configuration(for: resource, storeDirectory: store, httpTimeout: httpTimeout) }
-        let held: String? = APIAccess.knownConfiguration(for: resource, storeDirectory: store, httpTimeout: httpTimeout).flatMap { known in
+                                 httpTimeout: Duration, document: String?, known: SignInConfiguration?) throws(SignInError) -> SignInConfiguration {
+        guard command.signsIn else {
+            if let known { return known }
+            return try APIAccess.configuration(for: resource, storeDirectory: store, httpTimeout: httpTimeout)
+        }
+        let held: String? = known.flatMap { known in
             (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil))??.accessToken?.value
         }
         let chosen = document ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap { $0.isEmpty ? nil : $0 }

@@ -44,13 +44,9 @@ public enum APIAccess {
         probe.httpTimeout = httpTimeout
         let http = HTTPClient(configuration: probe)
         let store = CredentialStore(directory: storeDirectory)
-        let asksNothingNew = challenge == nil && addingScopes.isEmpty
         // Step 1: known from an earlier run: no network.
-        if asksNothingNew, let known = try store.apiMetadata(resource: resource),
-           let kept = try store.registration(issuer: known.authorizationServers[0], resource: resource) {
-            return configuration(resource, scopes: known.scopesAsked ?? defaultScopes(known, challenge: nil, openID: kept.openID, serverScopes: nil),
-                                 kept, httpTimeout)
-        }
+        let record = try store.apiMetadata(resource: resource)
+        if challenge == nil && addingScopes.isEmpty, let known = try known(resource, record, store, httpTimeout) { return known }
         try HTTPClient.loadLibrary()
         // Step 2.
         let (found, challengeScopes) = try ProtectedResourceMetadata.discover(for: resource, challenge: challenge, http: http)
@@ -61,8 +57,7 @@ public enum APIAccess {
         let serverScopes = server["scopes_supported"]?.array?.compactMap(\.string)
         let openID = serverScopes?.contains("openid") ?? (server["jwks_uri"]?.string != nil)
         // Step 4.
-        let held = try store.apiMetadata(resource: resource)?.scopesAsked
-        var scopes = challengeScopes ?? held ?? defaultScopes(metadata, challenge: nil, openID: false, serverScopes: serverScopes)
+        var scopes = challengeScopes ?? record?.scopesAsked ?? defaultScopes(metadata, openID: false)
         for s in addingScopes where !scopes.contains(s) { scopes.append(s) }
         if openID {
             for s in ["profile", "email", "openid"] where !scopes.contains(s) && (serverScopes?.contains(s) ?? true) { scopes.insert(s, at: 0) }
@@ -77,13 +72,9 @@ public enum APIAccess {
             client.resource = resource
         } else if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == "registered" {
             client = kept
-        } else if let document = clientMetadataDocument, documentTaken {
-            client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
-            client.kind = "metadata-document"
-            client.resource = resource
         } else {
             guard let endpoint = server["registration_endpoint"]?.string else {
-                throw .unsupported(reason: "\(issuer) (the authorization server of \(resource.withoutControlCharacters)) does not let clients register themselves (no registration_endpoint)\(server["client_id_metadata_document_supported"]?.bool == true ? " and takes client ID metadata documents: set client_id_metadata_document to the https URL where `signin client-metadata` prints one is hosted" : ""), or register signin there by hand and write its configuration with `signin init`")
+                throw .unsupported(reason: "\(issuer) (the authorization server of \(resource.withoutControlCharacters)) does not let clients register themselves (no registration_endpoint)\(documentTaken ? " and takes client ID metadata documents: set client_id_metadata_document to the https URL where `signin client-metadata` prints one is hosted" : ""), or register signin there by hand and write its configuration with `signin init`")
             }
             if let problem = EndpointURL.problem(endpoint) {
                 throw .providerError(endpoint: "the metadata of \(issuer)", code: "invalid_registration_endpoint", detail: problem)
@@ -136,15 +127,21 @@ public enum APIAccess {
     /// The configuration of an API signed in to from its address before, from the store alone (no network), or nil.
     public static func knownConfiguration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30)) -> SignInConfiguration? {
         let store = CredentialStore(directory: storeDirectory)
-        guard let known = try? store.apiMetadata(resource: resource),
-              let kept = try? store.registration(issuer: known.authorizationServers[0], resource: resource) else { return nil }
-        return configuration(resource, scopes: known.scopesAsked ?? defaultScopes(known, challenge: nil, openID: kept.openID, serverScopes: nil), kept, httpTimeout)
+        guard let record = try? store.apiMetadata(resource: resource) else { return nil }
+        return (try? known(resource, record, store, httpTimeout)) ?? nil
     }
 
-    /// The scopes of a first sign-in: the challenge's, else what the API lists (without OpenID's, which are the
-    /// server's to list).
-    private static func defaultScopes(_ metadata: ProtectedResourceMetadata, challenge: [String]?, openID: Bool, serverScopes: [String]?) -> [String] {
-        var scopes = challenge ?? metadata.scopesSupported?.filter { !["openid", "email", "profile"].contains($0) } ?? []
+    /// The configuration `record` (what the API said when signin asked) and the client kept for it make, or nil.
+    private static func known(_ resource: String, _ record: ProtectedResourceMetadata?, _ store: CredentialStore,
+                              _ httpTimeout: Duration) throws(SignInError) -> SignInConfiguration? {
+        guard let record, let kept = try store.registration(issuer: record.authorizationServers[0], resource: resource) else { return nil }
+        return configuration(resource, scopes: record.scopesAsked ?? defaultScopes(record, openID: kept.openID), kept, httpTimeout)
+    }
+
+    /// The scopes of a first sign-in: what the API lists (without OpenID's, which are the server's to list), and
+    /// OpenID's for an OpenID provider.
+    private static func defaultScopes(_ metadata: ProtectedResourceMetadata, openID: Bool) -> [String] {
+        var scopes = metadata.scopesSupported?.filter { !["openid", "email", "profile"].contains($0) } ?? []
         if openID { for s in ["profile", "email", "openid"] where !scopes.contains(s) { scopes.insert(s, at: 0) } }
         return scopes
     }

@@ -24,24 +24,10 @@ extension SignInClient {
     ///    saved as at any refresh), whose token is kept under the resource's key; the person's own access token is
     ///    left as it was.
     /// 4. A resource the provider will not serve (`invalid_target`): `.targetRefused`, nothing stored.
-    func resourceToken(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> (SignInToken, StoredCredentials) {
-        let kept = try resourceTokenKept(resource, account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh)
-        return (kept.token, kept.stored)
-    }
-
-    /// `resourceToken`, with whether the token is evidently not restricted to `resource`
+    /// The answer says too whether the token is evidently not restricted to `resource`
     /// (`StoredCredentials.ServiceAccountToken.unrestricted`).
-    func resourceTokenKept(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> ResourceTokenKept {
-        try resourceTokenKept(resource, account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, Self.resourceKey(resource))
-    }
-
-    struct ResourceTokenKept {
-        var token: SignInToken
-        var stored: StoredCredentials
-        var unrestricted: Bool
-    }
-
-    private func resourceTokenKept(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool, _ key: String) throws(SignInError) -> ResourceTokenKept {
+    func resourceToken(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> ResourceTokenKept {
+        let key = Self.resourceKey(resource)
         let margin = minimumValidity.timeInterval
         func keptEntry(_ c: StoredCredentials, fresh: Bool = true) -> StoredCredentials.ServiceAccountToken? {
             guard let t = c.serviceAccountTokens?.first(where: { $0.key == key }), !fresh || t.expiry.timeIntervalSinceNow > margin else { return nil }
@@ -66,6 +52,13 @@ extension SignInClient {
             guard let t = kept(next, fresh: false) else { throw .noPreviousSignIn(reason: .noToken(.access)) }
             return answer(t, next)
         }
+    }
+
+    /// A token for one API as `resourceToken` answers it.
+    struct ResourceTokenKept {
+        var token: SignInToken
+        var stored: StoredCredentials
+        var unrestricted: Bool
     }
 
     /// The person's access token exchanged at the provider's token endpoint for a token meant for `audience` (and

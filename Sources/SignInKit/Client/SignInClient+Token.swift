@@ -167,7 +167,7 @@ extension SignInClient {
         if request.audience != nil {
             (t, stored) = try exchangedToken(audience: request.audience, resource: request.resource, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
         } else {
-            let kept = try resourceTokenKept(request.resource!, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
+            let kept = try resourceToken(request.resource!, account: request.account, minimumValidity: validity, forceRefresh: request.forceRefresh)
             (t, stored, unrestricted) = (kept.token, kept.stored, kept.unrestricted)
         }
         var issued = IssuedToken(token: t, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)

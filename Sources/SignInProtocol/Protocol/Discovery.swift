@@ -100,17 +100,6 @@ package enum Discovery {
         return nil
     }
 
-    /// Where to register a client (RFC 7591 `registration_endpoint`) at the authorization server `issuer` an API
-    /// named: from its metadata (`discoveredServer`). Nil when it lists none.
-    package static func registrationEndpoint(issuer: String, http: HTTPClient) throws(SignInError) -> String? {
-        let (doc, url) = try discoveredServer(issuer: issuer, http: http)
-        guard let v = doc["registration_endpoint"]?.string else { return nil }
-        if let problem = EndpointURL.problem(v) {
-            throw .providerError(endpoint: "discovery document (\(url))", code: "invalid_registration_endpoint", detail: problem)
-        }
-        return v
-    }
-
     /// The metadata of an authorization server found from an API (not configured by the person), in the order the
     /// Model Context Protocol's authorization (2025-11-25) gives: for an issuer with a path, RFC 8414 with the path
     /// inserted, OpenID with the path inserted, OpenID with the path appended; without one, RFC 8414 then OpenID.

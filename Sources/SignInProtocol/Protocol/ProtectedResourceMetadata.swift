@@ -57,7 +57,7 @@ package struct ProtectedResourceMetadata: Sendable, Equatable {
             do throws(SignInError) { return (try fetch(url, for: resource, http: http), asked?.scopes) } catch {
                 if case .networkUnavailable = error { throw error }
                 // Metadata that answers for another resource is a mix-up: said at once, never passed over.
-                if case .providerError(_, let code, _) = error, code != "http_404", !code.hasPrefix("http_") { throw error }
+                if case .providerError(_, let code, _) = error, !code.hasPrefix("http_") { throw error }
                 firstError = firstError ?? error
             }
         }
