@@ -6,14 +6,13 @@ Prints hyperfine medians (ms) and the spread.
 """
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from bench import Provider, write  # noqa: E402
+from bench import Provider, hyperfine, write  # noqa: E402
 
 SIGNIN = sys.argv[1]
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 50
@@ -33,13 +32,6 @@ def login(env, *args):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def hyperfine(name, commands, env):
-    out = os.path.join(WORK, name + ".hyperfine.json")
-    subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--export-json", out, "--style", "none"] + commands,
-                   env=env, check=True, stdout=subprocess.DEVNULL)
-    return [(statistics.median(r["times"]) * 1000, (max(r["times"]) - min(r["times"])) * 500) for r in json.load(open(out))["results"]]
-
-
 def main():
     p = Provider()
     apis = [f"{p.issuer}/api/mcp{i:02d}" for i in range(50)]
@@ -51,11 +43,13 @@ def main():
     configured = home("configured")
     configured["SIGNIN_CONFIG"] = write(os.path.join(WORK, "configured.json"), json.dumps({"client_id": "bench-configured", "issuer": p.issuer}))
     login(configured)
-    rows = [("cached token, a configured provider", hyperfine("configured", [f"{SIGNIN} token"], configured)[0]),
-            ("cached token --resource, 1 API signed in", hyperfine("one", [f"{SIGNIN} token --resource {apis[0]}"], one)[0])]
-    first, last = hyperfine("many", [f"{SIGNIN} token --resource {apis[0]}", f"{SIGNIN} token --resource {apis[-1]}"], many)
+    def timed(name, commands, env):
+        return hyperfine(name, commands, env, runs=RUNS, warmup=5, work=WORK)
+    rows = [("cached token, a configured provider", timed("configured", [f"{SIGNIN} token"], configured)[0]),
+            ("cached token --resource, 1 API signed in", timed("one", [f"{SIGNIN} token --resource {apis[0]}"], one)[0])]
+    first, last = timed("many", [f"{SIGNIN} token --resource {apis[0]}", f"{SIGNIN} token --resource {apis[-1]}"], many)
     rows += [("cached token --resource, 50 APIs signed in (the first)", first), ("cached token --resource, 50 APIs signed in (the last)", last)]
-    for name, (median, spread) in rows:
+    for name, (median, spread, _) in rows:
         print(f"{name:60s} {median:6.2f} ms  ±{spread:.2f}")
     p.proc.stdin.close()
     p.proc.wait()

@@ -46,8 +46,9 @@ class Provider:
         self.proc.wait()
 
 
-def hyperfine(name, commands, env, runs=30, warmup=3):
-    out = os.path.join(WORK, f"{name}.json")
+def hyperfine(name, commands, env, runs=30, warmup=3, work=None):
+    """Hyperfine medians (ms) and half the spread, and the times; its export goes to `work` (default: this run's WORK)."""
+    out = os.path.join(work or WORK, f"{name}.hyperfine.json")
     cmd = ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--export-json", out, "--style", "none"] + commands
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     results = json.load(open(out))["results"]
