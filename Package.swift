@@ -30,8 +30,16 @@ let package = Package(
         .target(name: "SignInProtocol", dependencies: ["SignInBase", "SignInTransport", "CSignInOpenSSL", "CSignInSystem"]),
         // The encrypted credential store and where its key lives.
         .target(name: "SignInStorage", dependencies: ["SignInBase", "SignInProtocol", "CSignInOpenSSL", "CSignInSystem"]),
-        // The client and its use cases, Google's and AWS's services, the agent.
-        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
+        // The person's grant as a provider family sees it: what a consumer asks of the one token path
+        // (`TokenRequest`), its answer, and `TokenFamily`, the one protocol through which a family plugs in.
+        .target(name: "SignInGrant", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage"]),
+        // Provider families, each a room of its own above the grant: its services, its configuration section, the
+        // tokens it derives from the person's grant. The client composes them (SignInKit's `TokenFamilies`); none
+        // knows another, and none calls the client but through `PersonGrant`.
+        .target(name: "SignInGoogle", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant"]),
+        .target(name: "SignInAWS", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant"]),
+        // The client and its use cases, the agent; the families composed.
+        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
         .target(name: "SignInCLI", dependencies: ["SignInKit"]),
@@ -46,8 +54,8 @@ let package = Package(
         .executableTarget(name: "signin-mcp-client", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/mcp-client"),
         // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
         .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "CSignInOpenSSL", "SignInCLI"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-mcp-client", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInKitURLSession"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInOpenSSL", "SignInCLI"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-mcp-client", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,9 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
+import SignInAWS
 import FoundationEssentials
 
 /// Entry points for the libFuzzer targets in `Fuzz/`: every parser that reads bytes from outside
@@ -44,8 +46,7 @@ import FoundationEssentials
         let text = String(decoding: bytes, as: UTF8.self)
         let headers = ["dpop-nonce": String(text.prefix(64)), "www-authenticate": "DPoP error=\"use_dpop_nonce\"", "retry-after": String(text.prefix(40))]
         let r = HTTPResponse(status: status, body: data, headers: headers)
-        _ = try? AWSSecurityTokenService.credentials(from: r, role: "arn:aws:iam::1:role/fuzz")
-        _ = XMLElements(text)["Expiration"].flatMap(IAMCredentialsClient.rfc3339)
+        AWSFamily.readAnswer(r)
         _ = try? TokenResponse.parse(r, endpoint: "fuzz")
         _ = try? TokenClient.requestURI(from: r, endpoint: "fuzz")
         _ = TokenClient.nonceChallenge(r)

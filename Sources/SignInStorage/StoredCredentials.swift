@@ -31,9 +31,16 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// When the provider refused the stored grant (`invalid_grant` on a refresh). Kept, not deleted: the person
     /// learns what happened, and nothing is lost until they sign in again or out.
     public var grantEndedAt: Date?
-    /// Service-account tokens minted with this account's grant (impersonation), kept encrypted with the rest until
-    /// they expire, so that a repeated `signin token --impersonate-service-account` needs no network.
-    public var serviceAccountTokens: [ServiceAccountToken]?
+    /// Tokens this account's grant bought (its tokens for one API, a service account's, an AWS role's keys), kept
+    /// encrypted with the rest until they expire, so that asking again needs no network. Each is found by its
+    /// `DerivedTokenKey` (`derivedToken(_:)`); the store keeps them under `serviceAccountTokens`, their first name.
+    public var derivedTokens: [DerivedToken]?
+    /// The old name of `derivedTokens`.
+    @available(*, deprecated, renamed: "derivedTokens")
+    public var serviceAccountTokens: [DerivedToken]? {
+        get { derivedTokens }
+        set { derivedTokens = newValue }
+    }
     /// When a program was told by an API that `accessToken` is no longer valid (`markAccessTokenRejected`); the
     /// next restore refreshes. Nil once a refresh replaced it.
     public var accessTokenRejectedAt: Date?
@@ -52,9 +59,20 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     /// server tells who signed in nowhere: the account is named by the API or the server). Nil: a verified ID token.
     public var identitySource: String?
 
-    /// A service account's token as `SignInClient`'s impersonation caches it.
-    public struct ServiceAccountToken: Codable, Sendable, Equatable {
-        /// What it was minted for: the kind, the chain and the scopes or audience.
+    enum CodingKeys: String, CodingKey {
+        case issuer, clientID, refreshToken, accessToken, accessTokenExpiry, idToken, idTokenExpiry, profile, grantedScopes, endpoints, savedAt
+        case grantEndedAt, accessTokenRejectedAt, dpopKey, accessTokenType, accessTokenLifetime, identitySource
+        // The cache's first name, which stores keep.
+        case derivedTokens = "serviceAccountTokens"
+    }
+
+    /// The old name of `DerivedToken`.
+    @available(*, deprecated, renamed: "DerivedToken")
+    public typealias ServiceAccountToken = DerivedToken
+
+    /// A token the grant bought, as the entry caches it.
+    public struct DerivedToken: Codable, Sendable, Equatable {
+        /// What it was got for: a `DerivedTokenKey`'s `encoded` form.
         public var key: String
         /// The token. Treat it as a password.
         public var value: String
@@ -138,14 +156,14 @@ extension StoredCredentials {
         guard case .string(let userID)? = p["userID"], let name = string(p["name"]), let givenName = string(p["givenName"]),
               let familyName = string(p["familyName"]), let email = string(p["email"]), let emailVerified = bool(p["emailVerified"]),
               let picture = string(p["pictureURL"]), let hostedDomain = string(p["hostedDomain"]) else { return nil }
-        var serviceAccountTokens: [ServiceAccountToken]?
+        var derivedTokens: [DerivedToken]?
         if case .array(let items)? = o["serviceAccountTokens"] {
-            serviceAccountTokens = items.compactMap { item in
+            derivedTokens = items.compactMap { item in
                 guard case .object(let t) = item, case .string(let key)? = t["key"], case .string(let value)? = t["value"],
                       case .number(let expiry)? = t["expiry"] else { return nil }
                 var unrestricted: Bool?
                 if case .bool(let b)? = t["unrestricted"] { unrestricted = b }
-                return ServiceAccountToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry), unrestricted: unrestricted)
+                return DerivedToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry), unrestricted: unrestricted)
             }
         }
         guard case .string(let endpointIssuer)? = e["issuer"], case .string(let authorization)? = e["authorization"],
@@ -162,7 +180,7 @@ extension StoredCredentials {
                                                tokenEndpointAuthMethods: e["tokenEndpointAuthMethods"]?.array.map { $0.compactMap(\.string) },
                                                grantTypesSupported: e["grantTypesSupported"]?.array.map { $0.compactMap(\.string) }),
                   savedAt: Date(timeIntervalSince1970: saved), grantEndedAt: grantEndedAt)
-        self.serviceAccountTokens = serviceAccountTokens
+        self.derivedTokens = derivedTokens
         guard let rejectedAt = date(o["accessTokenRejectedAt"]), let dpopKey = string(o["dpopKey"]), let tokenType = string(o["accessTokenType"]) else { return nil }
         self.accessTokenRejectedAt = rejectedAt
         self.dpopKey = dpopKey

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SignInKit
+@testable import SignInAWS
 @testable import SignInBase
 @testable import SignInTransport
 @testable import SignInProtocol
@@ -52,7 +53,7 @@ import Testing
             """)
         #expect(ok["SessionToken"] == "FwoG&x" && ok["AccessKeyId"] == "ASIA1" && ok["Arn"] == "arn:aws:sts::1:assumed-role/r/s")
         #expect(ok["Credentials"] == nil, "an element with children has no text")
-        #expect(ok["Expiration"].flatMap(IAMCredentialsClient.rfc3339) == Date(timeIntervalSince1970: 1_796_162_400))
+        #expect(ok["Expiration"].flatMap(RFC3339.date) == Date(timeIntervalSince1970: 1_796_162_400))
 
         let denied = XMLElements("<ErrorResponse><Error><Code>AccessDenied</Code><Message>Not authorized &lt;here&gt;</Message></Error></ErrorResponse>")
         guard case .providerError(let endpoint, let code, let detail) = AWSSecurityTokenService.failure(status: 403, denied, role: "arn:aws:iam::1:role/r") else {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SignInKit
+@testable import SignInGoogle
 @testable import SignInBase
 @testable import SignInTransport
 @testable import SignInProtocol

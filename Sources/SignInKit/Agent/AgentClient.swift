@@ -2,6 +2,8 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+import SignInGrant
+import SignInAWS
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -44,15 +46,15 @@ package struct AgentClient: Sendable {
         return AgentProtocol.Hello(json: a.object)
     }
 
-    /// An AWS role's credentials on a machine reached with `signin ssh`: `AWSRoleSource`'s rule with the person's ID
-    /// token from the agent (the laptop's configuration decides nothing else here) and the STS the agent's hello names.
+    /// An AWS role's credentials on a machine reached with `signin ssh`: AWS's one rule with the person's ID token
+    /// from the agent (the laptop's configuration decides nothing else here) and the STS the agent's hello names.
     /// Nothing is cached (there is no store here).
     public func awsCredentials(_ request: AWSRoleRequest, account: String?) throws(SignInError) -> AWSCredentials {
-        try AWSRoleSource.credentials(request, sts: { () throws(SignInError) -> AWSSecurityTokenService in
+        try request.credentials(stsEndpoint: { () throws(SignInError) -> String in
             guard let endpoint = try greeting().awsSTSEndpoint else {
                 throw .unsupported(reason: "the agent at \(socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
             }
-            return try AWSSecurityTokenService(endpoint: endpoint)
+            return endpoint
         }) { (force) throws(SignInError) -> IssuedToken in
             var r = TokenRequest(kind: .id, minimumValidity: .seconds(60), forceRefresh: force, account: account)
             r.principal = .person

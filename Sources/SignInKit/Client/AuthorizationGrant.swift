@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 
 /// A way of obtaining a person's tokens from the provider, one type per grant: the authorization code grant through

@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 
 /// The discovery documents fetched in this process, by issuer and overrides: every `SignInClient` of one

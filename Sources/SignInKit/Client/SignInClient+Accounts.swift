@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 import FoundationEssentials
 #if canImport(Glibc)
@@ -68,8 +69,9 @@ extension SignInClient {
         try storage.allCredentials(for: identity)
     }
 
-    /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's.
-    func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
+    /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's: the entry
+    /// itself, secrets and all, for a provider family (`PersonGrant`); a program wants `restore` or `token`.
+    public func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
         guard let account else { return try storage.currentCredentials(for: identity) }
         return try resolve(account)
     }
@@ -88,7 +90,7 @@ extension SignInClient {
     }
 
     /// Why there is no account to use: nothing stored, or accounts stored but none current.
-    func noAccount() -> SignInError {
+    public func noAccount() -> SignInError {
         let others = (try? allCredentials()) ?? []
         if others.isEmpty { return .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
         return .noPreviousSignIn(reason: .noCurrentAccount(stored: others.map { $0.profile.email ?? $0.profile.userID }))

@@ -1,37 +1,30 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 import FoundationEssentials
 
 /// Short-lived credentials bought with the person's grant (a service account's tokens, a role's AWS keys), kept
-/// encrypted in the account's entry beside the person's tokens: one cache, one lock, one rule for all of them.
-extension SignInClient {
-    /// A credential for `key`, from the cache while it stays valid for `minimumValidity`, else bought anew.
-    ///
-    /// 1. No entry for the account: not signed in. An entry whose grant ended is never answered from the cache.
-    /// 2. A cached credential valid for `minimumValidity` more is returned with no network.
-    /// 3. Otherwise the person's token of `kind` is restored (refreshed when needed), and under the account's lock
-    ///    (parallel callers and processes buy once) the cache is read again, then `mint` is asked with the token.
-    ///    A refusal whose code `retryWhen` accepts (the token was refused or found expired) refreshes the person's
-    ///    token once and asks again. With `bearer`, `mint` is given what it answers instead of the person's token
-    ///    (asked with `true` for the second try): a credential bought with another cached credential.
-    /// 4. The new credential is saved in the entry (expired ones dropped, at most 32 kept) and returned; any
-    ///    refusal leaves the entry as it was.
-    func cachedCredential(key: String, account: String?, minimumValidity: Duration, buyingWith kind: TokenKind,
-                          retryWhen: (String) -> Bool, bearer: ((Bool) throws(SignInError) -> String)? = nil,
-                          mint: (String) throws(SignInError) -> SignInToken) throws(SignInError) -> SignInToken {
+/// encrypted in the account's entry beside the person's tokens: one cache, one lock, one rule for all of them. This is
+/// what makes `SignInClient` the `PersonGrant` the provider families buy through.
+extension SignInClient: PersonGrant {
+    /// `PersonGrant.derivedCredential`: the rule is written there.
+    public func derivedCredential<Credential: DerivedCredential>(
+        _ key: DerivedTokenKey, account: String?, minimumValidity: Duration, buyingWith kind: TokenKind,
+        retryWhen: (String) -> Bool, bearer: ((Bool) throws(SignInError) -> String)? = nil,
+        mint: (String) throws(SignInError) -> Credential) throws(SignInError) -> Credential {
         let margin = minimumValidity.timeInterval
-        func cached(_ c: StoredCredentials) -> SignInToken? {
-            guard let t = c.serviceAccountTokens?.first(where: { $0.key == key }), t.expiry.timeIntervalSinceNow > margin else { return nil }
-            return SignInToken(value: t.value, expirationDate: t.expiry)
+        func cached(_ c: StoredCredentials) -> Credential? {
+            guard let t = c.derivedToken(key), t.expiry.timeIntervalSinceNow > margin else { return nil }
+            return Credential(cachedValue: t.value, expiry: t.expiry)
         }
         guard let stored = try credentials(account: account) else { throw noAccount() }
         if stored.grantEndedAt == nil, let hit = cached(stored) { return hit }
         let person = try restore(account: account, token: kind)
         let subject = person.userID
         func personToken(_ u: SignInUser) -> String { (kind == .id ? u.idToken : u.accessToken)?.value ?? "" }
-        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> SignInToken in
+        return try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> Credential in
             guard let current = try storage.credentials(for: identity, subject: subject) else { throw .noPreviousSignIn(reason: .signedOutMeanwhile) }
             if let hit = cached(current) { return hit }
             func other(_ force: Bool) throws(SignInError) -> String? {
@@ -39,7 +32,7 @@ extension SignInClient {
                 return try bearer(force)
             }
             let fresh = try other(false) ?? (kind == .id ? current.idToken : current.accessToken) ?? personToken(person)
-            let minted: SignInToken
+            let minted: Credential
             do throws(SignInError) {
                 minted = try mint(fresh)
             } catch .providerError(let endpoint, let code, let detail) {
@@ -50,11 +43,9 @@ extension SignInClient {
                     minted = try mint(personToken(try restore(account: subject, forceRefresh: true, token: kind)))
                 }
             }
-            guard let expiry = minted.expirationDate else { return minted }
+            guard let expiry = minted.cachedExpiry else { return minted }
             var next = try storage.credentials(for: identity, subject: subject) ?? current
-            var tokens = (next.serviceAccountTokens ?? []).filter { $0.key != key && $0.expiry > Date() }
-            tokens.append(.init(key: key, value: minted.value, expiry: expiry))
-            next.serviceAccountTokens = Array(tokens.suffix(32))
+            next.keep(key, value: minted.cachedValue, expiry: expiry)
             try storage.save(next)
             resident?.changed()
             return minted

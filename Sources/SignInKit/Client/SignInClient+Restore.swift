@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 import FoundationEssentials
 #if canImport(Glibc)
@@ -88,7 +89,7 @@ extension SignInClient {
     /// 6. The new tokens are saved. A save that still fails after the provider rotated is `.rotatedGrantUnsaved`
     ///    (the old refresh token is spent: "previous credentials are intact" would not be true).
     /// With `resource`: the refresh asks for an access token for that resource alone (RFC 8707); it is kept in the
-    /// entry's cache under `SignInClient.resourceKey` and the person's own access token is left as it was.
+    /// entry's cache under `DerivedTokenKey.resource` and the person's own access token is left as it was.
     func refreshLocked(_ current: StoredCredentials, resource: String? = nil) throws(SignInError) -> StoredCredentials {
         guard let refreshToken = current.refreshToken else {
             throw .noPreviousSignIn(reason: .noRefreshToken)
@@ -152,11 +153,8 @@ extension SignInClient {
             let expiry = response.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
             if let resource {
                 // A token for one API: beside the person's, with its own expiry (none said: used once, not kept).
-                let key = Self.resourceKey(resource)
-                var kept = (next.serviceAccountTokens ?? []).filter { $0.key != key && $0.expiry > Date() }
                 let unrestricted = Self.evidentlyUnrestricted(response.accessToken, for: resource, grantsOwn: current.accessToken)
-                kept.append(.init(key: key, value: response.accessToken, expiry: expiry ?? Date(), unrestricted: unrestricted ? true : nil))
-                next.serviceAccountTokens = Array(kept.suffix(32))
+                next.keep(.resource(resource), value: response.accessToken, expiry: expiry ?? Date(), unrestricted: unrestricted ? true : nil)
             } else {
                 next.accessToken = response.accessToken
                 next.accessTokenType = response.tokenType == "DPoP" ? "DPoP" : nil

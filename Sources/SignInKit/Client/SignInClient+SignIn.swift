@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 import FoundationEssentials
 #if canImport(Glibc)
@@ -179,7 +180,7 @@ extension SignInClient {
             creds.identitySource = identitySource
             // A grant for one API: its own access token is that API's, so a token for the API needs no refresh now.
             if let api = configuration.grantAPI, let expiry = creds.accessTokenExpiry {
-                creds.serviceAccountTokens = [.init(key: Self.resourceKey(api), value: response.accessToken, expiry: expiry)]
+                creds.keep(.resource(api), value: response.accessToken, expiry: expiry)
             }
             try storage.save(creds)
             return creds

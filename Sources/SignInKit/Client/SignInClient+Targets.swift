@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 import FoundationEssentials
 
@@ -9,11 +10,6 @@ import FoundationEssentials
 /// Each is kept in the account's encrypted entry beside the person's tokens, under its own key with its own
 /// expiry, so a second call for the same API is answered with no network.
 extension SignInClient {
-    /// The entry's cache key of a resource's token.
-    static func resourceKey(_ resource: String) -> String { "resource|" + resource }
-    /// The entry's cache key of an exchanged token.
-    static func exchangeKey(audience: String?, resource: String?) -> String { "exchange|" + (audience ?? "") + "|" + (resource ?? "") }
-
     /// An access token for `resource` alone (RFC 8707).
     ///
     /// 1. No entry for the account: not signed in; a grant the provider ended: `.noPreviousSignIn`, no request.
@@ -25,12 +21,12 @@ extension SignInClient {
     ///    left as it was.
     /// 4. A resource the provider will not serve (`invalid_target`): `.targetRefused`, nothing stored.
     /// The answer says too whether the token is evidently not restricted to `resource`
-    /// (`StoredCredentials.ServiceAccountToken.unrestricted`).
+    /// (`StoredCredentials.DerivedToken.unrestricted`).
     func resourceToken(_ resource: String, account: String?, minimumValidity: Duration, forceRefresh: Bool) throws(SignInError) -> ResourceTokenKept {
-        let key = Self.resourceKey(resource)
+        let key = DerivedTokenKey.resource(resource)
         let margin = minimumValidity.timeInterval
-        func keptEntry(_ c: StoredCredentials, fresh: Bool = true) -> StoredCredentials.ServiceAccountToken? {
-            guard let t = c.serviceAccountTokens?.first(where: { $0.key == key }), !fresh || t.expiry.timeIntervalSinceNow > margin else { return nil }
+        func keptEntry(_ c: StoredCredentials, fresh: Bool = true) -> StoredCredentials.DerivedToken? {
+            guard let t = c.derivedToken(key), !fresh || t.expiry.timeIntervalSinceNow > margin else { return nil }
             return t
         }
         func kept(_ c: StoredCredentials, fresh: Bool = true) -> SignInToken? {
@@ -81,8 +77,8 @@ extension SignInClient {
                                  detail: "its discovery document lists the grant types it supports, and token exchange (RFC 8693) is not one of them")
         }
         let validity = forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : minimumValidity
-        let token = try cachedCredential(key: Self.exchangeKey(audience: audience, resource: resource), account: account, minimumValidity: validity,
-                                         buyingWith: .access, retryWhen: { $0 == "invalid_token" || $0 == "invalid_grant" }) { subject throws(SignInError) in
+        let token: SignInToken = try derivedCredential(.exchange(audience: audience, resource: resource), account: account, minimumValidity: validity,
+                                                       buyingWith: .access, retryWhen: { $0 == "invalid_token" || $0 == "invalid_grant" }) { subject throws(SignInError) in
             // The subject token was restored (refreshed when needed) just before this call, so the entry holds its
             // expiry: read here, a token kept from before costs no restore.
             let subjectExpiry = try credentials(account: account)?.accessTokenExpiry
@@ -103,8 +99,8 @@ extension SignInClient {
     /// (`ResidentCredentials`), when it is there and valid for `minimumValidity` more; nil otherwise (the store decides).
     func residentTargetedToken(account: String, resource: String?, audience: String?, minimumValidity: Duration) -> SignInToken? {
         guard let (kept, _) = resident?.lookup(account), kept.grantEndedAt == nil else { return nil }
-        let key = audience != nil ? Self.exchangeKey(audience: audience, resource: resource) : Self.resourceKey(resource ?? "")
-        guard let t = kept.serviceAccountTokens?.first(where: { $0.key == key }), t.unrestricted != true,
+        let key: DerivedTokenKey = audience != nil ? .exchange(audience: audience, resource: resource) : .resource(resource ?? "")
+        guard let t = kept.derivedToken(key), t.unrestricted != true,
               t.expiry.timeIntervalSinceNow > minimumValidity.timeInterval else { return nil }
         return SignInToken(value: t.value, expirationDate: t.expiry)
     }

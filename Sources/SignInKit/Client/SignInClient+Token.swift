@@ -1,6 +1,7 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
+import SignInGrant
 import SignInTransport
 import FoundationEssentials
 
@@ -14,67 +15,6 @@ import FoundationEssentials
 //   4. `CredentialStore` and `StoreKey` (SignInStorage): the entry read and decrypted with the key where it lives.
 // The forwarded agent's client end crosses the socket with the same `TokenRequest` (Agent/AgentProtocol.swift) and
 // the agent answers it here.
-
-/// A token answered by `SignInClient.token(_:)`, and whom it is for.
-public struct IssuedToken: Sendable, Equatable {
-    public let token: SignInToken
-    public let kind: TokenKind
-    /// The person's `sub`, or the service account's e-mail.
-    public let subject: String
-    /// The person's e-mail (their `sub` when the provider gave none), or the service account's e-mail.
-    public let name: String
-    /// `DPoP` when `token` is the person's access token bound to this machine's key (RFC 9449), else `Bearer`.
-    public internal(set) var tokenType: String = "Bearer"
-    /// The key a `DPoP` token is bound to, as the entry keeps it; never leaves SignInKit.
-    var storedProofKey: String?
-    /// The proof `TokenRequest.proofFor` asked for, naming this token; nil for a bearer token.
-    public internal(set) var dpopProof: String?
-    /// The API this access token is for alone (`TokenRequest.resource`), or nil: the grant's own token.
-    public internal(set) var resource: String?
-    /// The audience this access token was exchanged for (`TokenRequest.audience` of an access token), or nil.
-    public internal(set) var audience: String?
-    /// For a token asked for `resource`: the provider evidently ignored the resource indicator (it answered the grant's
-    /// own token again, or a JWT whose `aud` does not name the resource), so the token is not restricted to that API.
-    /// `signin token` says so; a forwarded session restricted to the API is refused it.
-    public internal(set) var evidentlyUnrestricted: Bool = false
-
-    /// Whom an answer is handed to: what its protocol can carry.
-    public enum Consumer: Sendable, Equatable {
-        /// A protocol that says the token's type beside it (`signin token --json`'s `token_type`, `exec`'s and a token
-        /// file's `SIGNIN_TOKEN_TYPE`).
-        case typed
-        /// A protocol that carries only a bearer token, named for the refusal ("git (a password)", "kubectl (an
-        /// ExecCredential)", "docker (a registry password)", "the metadata server").
-        case bearerOnly(String)
-    }
-
-    /// The one rendering of an answer, whoever it is for: its type (`Bearer`, or `DPoP` for an access token bound
-    /// to this machine's key) and its value. To a bearer-only consumer a bound token is `.unsupported`, saying so: handed
-    /// out as a bearer one it is refused by every API that checks the binding, and useless to one that does not.
-    public func presented(to consumer: Consumer) throws(SignInError) -> (type: String, value: String) {
-        guard tokenType == "DPoP", case .bearerOnly(let name) = consumer else { return (tokenType, token.value) }
-        throw .unsupported(reason: "\(name) can carry only a bearer token, and this access token is bound to signin's DPoP key (RFC 9449: each request needs a proof). Use `signin exec` (SIGNIN_TOKEN_TYPE says DPoP) with `signin dpop-proof`, or set \"dpop\": \"never\" in the configuration and sign in again for bearer tokens")
-    }
-
-    /// The token for a consumer whose protocol can carry only a bearer token: `presented(to: .bearerOnly(consumer))`'s
-    /// value.
-    public func bearerValue(for consumer: String) throws(SignInError) -> String {
-        try presented(to: .bearerOnly(consumer)).value
-    }
-
-    /// A DPoP proof for one request with `method` to `url` presenting this token, or nil for a bearer token.
-    public func dpopProof(method: String, url: String) throws(SignInError) -> String? {
-        guard tokenType == "DPoP", let proofKey = try ProofKey.fromEntry(storedProofKey) else { return nil }
-        return try DPoP.proof(proofKey, method: method, url: url, accessToken: token.value)
-    }
-
-    public init(token: SignInToken, kind: TokenKind, subject: String, name: String) {
-        self.token = token
-        self.kind = kind
-        self.subject = subject
-        self.name = name
-    }
-}
 
 extension SignInClient {
     /// The one token path: a token as `request` asks, with no browser.
@@ -102,48 +42,25 @@ extension SignInClient {
     public func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
         var request = request
         request.principal = .serviceAccount(chain: serviceAccountChain(for: request.principal))
-        let chain = request.serviceAccountChain
-        let federation = self.federation(for: request)
-        if let federation, request.kind == .access || !chain.isEmpty {
-            return try federatedToken(request, federation)
+        for family in TokenFamilies.all {
+            if let derived = try family.token(for: request, grant: self) { return derived }
         }
         if request.kind == .access, request.audience != nil || request.resource != nil {
-            guard chain.isEmpty else {
-                throw .unsupported(reason: "a resource or an audience is asked for with the signed-in person's own access token; a service account's token is for the scopes it is minted with (leave out --impersonate-service-account, or --resource and --audience)")
-            }
             return try targetedToken(request)
         }
-        guard !chain.isEmpty else {
-            if request.kind == .id, let audience = request.audience, audience != configuration.clientID {
-                throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
-            }
-            let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
-            if request.kind == .access, let asked = request.scopes, let missing = Self.scopesNotGranted(asked, granted: user.grantedScopes, rules: scopeRules(for: request)) {
-                throw .unsupported(reason: "the sign-in of \(user.profile.email ?? user.userID) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
-            }
-            guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
-            var issued = IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
-            if request.kind == .access, user.accessTokenType == "DPoP" {
-                try bind(&issued, proofKey: user.storedProofKey, endpoints: user.endpoints, proofFor: request.proofFor)
-            }
-            return issued
+        if request.kind == .id, let audience = request.audience, audience != configuration.clientID {
+            throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
         }
-        let target = chain[chain.count - 1]
-        // A forced refresh of a service account's token mints a new one: nothing cached is fresh enough for that.
-        let validity = request.forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : request.minimumValidity
-        let t: SignInToken
-        switch request.kind {
-        case .access:
-            t = try serviceAccountAccessToken(chain: chain, scopes: request.scopes ?? [SignInClient.cloudPlatformScope], account: request.account,
-                                              minimumValidity: validity)
-        case .id:
-            guard let audience = request.audience else {
-                throw .unsupported(reason: "a service account's ID token needs an audience: add --audience AUDIENCE (the service it is for)")
-            }
-            t = try serviceAccountIDToken(chain: chain, audience: audience, includeEmail: request.includeEmail, account: request.account,
-                                          minimumValidity: validity)
+        let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
+        if request.kind == .access, let asked = request.scopes, let missing = Self.scopesNotGranted(asked, granted: user.grantedScopes, rules: scopeRules(for: request)) {
+            throw .unsupported(reason: "the sign-in of \(user.profile.email ?? user.userID) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
         }
-        return IssuedToken(token: t, kind: request.kind, subject: target, name: target)
+        guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
+        var issued = IssuedToken(token: t, kind: request.kind, subject: user.userID, name: user.profile.email ?? user.userID)
+        if request.kind == .access, user.accessTokenType == "DPoP" {
+            try bind(&issued, proofKey: user.storedProofKey, endpoints: user.endpoints, proofFor: request.proofFor)
+        }
+        return issued
     }
 
     /// A DPoP-bound access token: its type and key, and the proof `proofFor` asks for, never one for the provider's own
@@ -183,61 +100,32 @@ extension SignInClient {
     public func wouldRefresh(_ request: TokenRequest) throws(SignInError) -> Bool {
         guard let stored = try credentials(account: request.account) else { return false }
         if request.kind == .access, request.audience != nil || request.resource != nil {
-            let key = request.audience != nil ? Self.exchangeKey(audience: request.audience, resource: request.resource) : Self.resourceKey(request.resource!)
-            guard let t = stored.serviceAccountTokens?.first(where: { $0.key == key }) else { return true }
+            let key: DerivedTokenKey = request.audience != nil ? .exchange(audience: request.audience, resource: request.resource) : .resource(request.resource!)
+            guard let t = stored.derivedToken(key) else { return true }
             return request.forceRefresh || t.expiry.timeIntervalSinceNow < request.minimumValidity.timeInterval
         }
         return request.forceRefresh || !isFresh(stored, minimumValidity: request.minimumValidity, token: request.kind)
-    }
-
-    private func federatedToken(_ request: TokenRequest, _ federation: WorkloadIdentityFederation) throws(SignInError) -> IssuedToken {
-        let chain = request.serviceAccountChain
-        let validity = request.minimumValidity
-        let t: SignInToken
-        switch request.kind {
-        case .access:
-            t = try federatedAccessToken(federation, scopes: request.scopes ?? [SignInClient.cloudPlatformScope], chain: chain, account: request.account,
-                                         minimumValidity: validity, forceRefresh: request.forceRefresh)
-        case .id:
-            guard let audience = request.audience else {
-                throw .unsupported(reason: "a service account's ID token needs an audience: add --audience AUDIENCE (the service it is for)")
-            }
-            t = try federatedServiceAccountIDToken(federation, chain: chain, audience: audience, includeEmail: request.includeEmail, account: request.account,
-                                                   minimumValidity: validity, forceRefresh: request.forceRefresh)
-        }
-        if let target = chain.last { return IssuedToken(token: t, kind: request.kind, subject: target, name: target) }
-        guard let stored = try credentials(account: request.account) else { throw noAccount() }
-        return IssuedToken(token: t, kind: request.kind, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
     }
 
     /// The service-account chain `principal` comes to (empty: the person): step 0's rule, which a consumer that
     /// shows whom it serves (the metadata server's account) asks too.
     package func serviceAccountChain(for principal: TokenRequest.Principal) -> [String] {
         switch principal {
-        case .configured: return configuration.impersonateServiceAccount
+        case .configured: return TokenFamilies.all.lazy.compactMap { $0.configuredChain(self.configuration) }.first ?? []
         case .person: return []
         case .serviceAccount(let chain): return chain
         }
     }
 
-    /// The federation `request` is answered through, or nil: its own, else the configuration's for a token for Google
-    /// Cloud (step 0).
-    package func federation(for request: TokenRequest) -> WorkloadIdentityFederation? {
-        request.workloadIdentity ?? (request.forGoogleCloud ? configuration.googleFederation : nil)
-    }
-
-    /// Whose scope names a request's scopes are in: Google's for a token for Google Cloud (Google's tools ask for
-    /// `email` by its long name too, whoever the provider), else the provider's.
+    /// Whose scope names a request's scopes are in: a family's for a token for its APIs (Google's for Google Cloud, whose
+    /// tools ask for `email` by its long name too, whoever the provider), else the provider's.
     package func scopeRules(for request: TokenRequest) -> ProviderRules {
-        request.forGoogleCloud ? ProviderRules.google : configuration.providerRules
+        TokenFamilies.all.lazy.compactMap { $0.scopeRules(for: request, configuration: self.configuration) }.first ?? configuration.providerRules
     }
 
-    /// The scopes of `asked` that `granted` lacks (each compared in the provider's canonical spelling), or nil when
-    /// all were granted: the scope rule of step 2, which the metadata server also reports as an event.
+    /// The scopes of `asked` that `granted` lacks in `rules`' spelling, or nil when all were granted: step 2's rule.
     package static func scopesNotGranted(_ asked: [String], granted: [String], rules: ProviderRules) -> [String]? {
-        let have = Set(granted.map(rules.canonicalScope))
-        let missing = asked.filter { !have.contains(rules.canonicalScope($0)) }
-        return missing.isEmpty ? nil : missing
+        rules.scopesNotGranted(asked, granted: granted)
     }
 
     /// Whether the entry's token of `token` kind is there, not marked rejected, and valid `minimumValidity` more:

@@ -1,7 +1,9 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
-import SignInTransport
+import SignInGrant
+import SignInGoogle
+import SignInAWS
 import FoundationEssentials
 
 /// What a program's code needs of a `SignInClient`, so that its own tests can stand in for one: write the code
@@ -9,7 +11,9 @@ import FoundationEssentials
 /// `SignInClient` conforms; so can any type. A stand-in implements the first six requirements; the rest have
 /// defaults (one account, no events, no updates after the first). (A program that wants the real client
 /// without a provider in its tests can give it an `InMemoryCredentialStorage` seeded with fresh credentials.)
-public protocol SignInClientProtocol: Sendable {
+/// Each provider family's part (Google's federation, AWS's roles) is a protocol of that family's, which this one
+/// refines: `any SignInClientProtocol` has them all, and a stand-in gets their `.unsupported` defaults.
+public protocol SignInClientProtocol: Sendable, GoogleCloudClient, AWSRoleClient {
     /// The user type this client hands out.
     associatedtype User: SignInUserProtocol
     /// Whether `restorePreviousSignIn()` can succeed without a browser.
@@ -44,14 +48,6 @@ public protocol SignInClientProtocol: Sendable {
     var configuration: SignInConfiguration { get }
     /// A token through the one token path (default, for a stand-in: `.unsupported`).
     func token(for request: TokenRequest) async throws(SignInError) -> IssuedToken
-    /// An AWS role's temporary credentials (default, for a stand-in: `.unsupported`).
-    func awsRoleCredentials(_ request: AWSRoleRequest) async throws(SignInError) -> AWSCredentials
-    /// A Google Cloud access token through federation (default, for a stand-in: `.unsupported`).
-    func federatedGoogleAccessToken(_ federation: WorkloadIdentityFederation, scopes: [String], chain: [String], account: String?,
-                                    minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken
-    /// A service account's ID token through federation (default, for a stand-in: `.unsupported`).
-    func federatedGoogleIDToken(_ federation: WorkloadIdentityFederation, chain: [String], audience: String, includeEmail: Bool, account: String?,
-                                minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken
 }
 
 extension SignInClientProtocol {
@@ -127,20 +123,6 @@ extension SignInClientProtocol {
 
     public func token(for request: TokenRequest) async throws(SignInError) -> IssuedToken {
         throw .unsupported(reason: "this stand-in for SignInClient gives no token through token(for:); implement it")
-    }
-
-    public func awsRoleCredentials(_ request: AWSRoleRequest) async throws(SignInError) -> AWSCredentials {
-        throw .unsupported(reason: "this stand-in for SignInClient gives no AWS credentials; implement awsRoleCredentials(_:)")
-    }
-
-    public func federatedGoogleAccessToken(_ federation: WorkloadIdentityFederation, scopes: [String], chain: [String], account: String?,
-                                           minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken {
-        throw .unsupported(reason: "this stand-in for SignInClient gives no federated token; implement federatedGoogleAccessToken")
-    }
-
-    public func federatedGoogleIDToken(_ federation: WorkloadIdentityFederation, chain: [String], audience: String, includeEmail: Bool, account: String?,
-                                       minimumValidity: Duration, forceRefresh: Bool) async throws(SignInError) -> SignInToken {
-        throw .unsupported(reason: "this stand-in for SignInClient gives no federated ID token; implement federatedGoogleIDToken")
     }
 }
 

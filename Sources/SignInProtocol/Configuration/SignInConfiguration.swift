@@ -100,35 +100,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// How the client secret goes to the token endpoint (`token_endpoint_auth_method`): `client_secret_basic` or
     /// `client_secret_post`. Nil: as the provider's discovery document says, HTTP Basic when it says nothing.
     public var tokenEndpointAuthMethod: String?
-    /// The Google Cloud project the metadata server names (`project_id`), for gcloud and the client libraries.
-    public var projectID: String?
-    /// The project's number (`project_number`); looked up through the Cloud Resource Manager API when only the ID
-    /// is given. gcloud decides it runs "on GCE" from this number.
-    public var projectNumber: String?
-    /// The service account whose tokens `token`, `id-token`, `exec`, the metadata server and the docker helper hand
-    /// out instead of the person's (`impersonate_service_account`): the last e-mail is the target, any before it a
-    /// delegation chain, as `gcloud --impersonate-service-account` takes them. Empty: the person's own tokens.
-    public var impersonateServiceAccount: [String]
-    /// The IAM Service Account Credentials API (`iam_credentials_endpoint`), default Google's.
-    public var iamCredentialsEndpoint: String
-    /// The Cloud Resource Manager API (`resource_manager_endpoint`), default Google's.
-    public var resourceManagerEndpoint: String
-    /// The AWS region whose STS `signin aws-credential-process` asks (`aws_region`); nil: STS's global endpoint.
-    public var awsRegion: String?
-    /// The STS endpoint itself (`aws_sts_endpoint`), for a partition or a test; nil: from `aws_region`.
-    public var awsSTSEndpointOverride: String?
-    /// Google Cloud through workload or workforce identity federation (`google_federation_audience`,
-    /// `workforce_pool_user_project`, `google_sts_endpoint`): the metadata server's tokens are then bought at
-    /// Google's STS with the person's ID token. nil: no federation.
-    public var googleFederation: WorkloadIdentityFederation?
-    /// Google's STS token endpoint (`google_sts_endpoint`), for federation and the `external_account` files
-    /// `signin google external-account` writes.
-    public var googleSTSEndpoint: String
-    /// Where `AssumeRoleWithWebIdentity` goes: `aws_sts_endpoint`, else `https://sts.REGION.amazonaws.com`, else
-    /// `https://sts.amazonaws.com`.
-    public var awsSTSEndpoint: String {
-        awsSTSEndpointOverride ?? awsRegion.map { "https://sts.\($0).amazonaws.com" } ?? "https://sts.amazonaws.com"
-    }
+    /// The provider families' sections (Google's, AWS's, ...), each read by its family's code; a family's
+    /// properties (`impersonateServiceAccount`, `awsRegion`, ...) are views of its section.
+    public var sections = ConfigurationSections()
     /// The registries `signin docker-credential get` answers (`docker_registries`): `host`, `host:port` or
     /// `*.domain`. Nil: Google's registries (`*-docker.pkg.dev`, `gcr.io`, `*.gcr.io`) for Google, none otherwise.
     public var dockerRegistries: [String]?
@@ -245,15 +219,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.tokenEndpointAuthMethod = nil
         self.keyStorage = .auto
         self.keyCacheSeconds = 8 * 3600
-        self.projectID = nil
-        self.projectNumber = nil
-        self.impersonateServiceAccount = []
-        self.iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
-        self.resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
-        self.awsRegion = nil
-        self.googleFederation = nil
-        self.googleSTSEndpoint = WorkloadIdentityFederation.defaultSTSEndpoint
-        self.awsSTSEndpointOverride = nil
         self.dockerRegistries = nil
         self.appName = appName
         self.sourcePath = "(in code)"
@@ -265,67 +230,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// What is special about this configuration's provider (`ProviderRules`).
     package var providerRules: ProviderRules { ProviderRules.forIssuer(issuer) }
 
-    /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>` (a relative
-    /// `$XDG_CONFIG_HOME` is ignored, as the XDG specification says).
-    public static func directory(environment: [String: String], appName: String = "signin") -> String {
-        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/" + appName }
-        return ProcessEnvironment.home(environment) + "/.config/" + appName
-    }
-
-    /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
-    /// `<directory>/NAME.json`), `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else `<directory>/config.json`.
-    public static func defaultPath(explicit: String?, profile: String? = nil, environment: [String: String]) -> String {
-        if let explicit, !explicit.isEmpty { return ProcessEnvironment.absolute(explicit) }
-        if let profile, !profile.isEmpty { return directory(environment: environment) + "/\(profile).json" }
-        if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return ProcessEnvironment.absolute(p) }
-        if let p = environment["SIGNIN_PROFILE"], !p.isEmpty { return directory(environment: environment) + "/\(p).json" }
-        return directory(environment: environment) + "/config.json"
-    }
-
-    /// Whether `name` can name a configuration: letters, digits, `.`, `_` and `-`, not starting with a dot or a
-    /// dash (it would be read as an option).
-    public static func isValidProfileName(_ name: String) -> Bool {
-        !name.isEmpty && !name.hasPrefix(".") && !name.hasPrefix("-") && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
-    }
-
-    /// The named configurations in `directory(environment:)`: `config` for `config.json`, else the file's name.
-    public static func profileNames(environment: [String: String]) -> [String] {
-        var names: [String] = []
-        for name in Directory.fileNames(directory(environment: environment)) where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            names.append(String(name.dropLast(5)))
-        }
-        return names.sorted()
-    }
-
-    /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;
-    /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
-    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> SignInConfiguration {
-        let env = ProcessEnvironment.current
-        for name in [profile, env["SIGNIN_PROFILE"]].compactMap({ $0 }) where !name.isEmpty && !isValidProfileName(name) {
-            throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil,
-                                 reason: "\"\(name)\" is not a configuration name (letters, digits, . _ -, not starting with a dot)")
-        }
-        var c = try (appName != nil && explicitPath == nil)
-            ? load(path: directory(environment: env, appName: appName!) + "/\(profile ?? "config").json")
-            : load(path: defaultPath(explicit: explicitPath, profile: profile, environment: env))
-        c.appName = appName
-        return c
-    }
-
-    /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
-    public static func load(path: String) throws(SignInError) -> SignInConfiguration {
-        let data: Data
-        do {
-            data = try FileIO.read(path: path, limit: 1 << 20)
-        } catch let e {
-            if e.notFound {
-                throw .configNotFound(file: path)
-            }
-            throw .configInvalid(file: path, field: nil, reason: e.reason)
-        }
-        return try parse(data, sourcePath: path)
-    }
-
     /// The client ID in `config.example.json`, refused so that nobody signs in against a client that is not theirs.
     static let placeholderClientID = "1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com"
 
@@ -334,13 +238,13 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
         "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
-        "project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
-        "docker_registries", "aws_region", "aws_sts_endpoint",
-        "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "$comment",
+        "docker_registries", "$comment",
     ]
 
-    /// Parses configuration JSON; `sourcePath` is used in error messages.
-    public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
+    /// Parses configuration JSON: the core's keys here, each of `sections` its own; a key none of them owns is
+    /// refused with a suggestion. `sourcePath` is used in error messages. (SignInKit's `parse(_:sourcePath:)` passes
+    /// every registered family's section.)
+    public static func parse(_ data: Data, sourcePath: String, sections: [any ConfigurationSection.Type]) throws(SignInError) -> SignInConfiguration {
         func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
         // One pass: valid JSON, one object, no field given twice (valid JSON, but the person meant one of them).
         var parser = JSONParser(bytes: Array(data), refusingDuplicates: true)
@@ -352,6 +256,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             }
             throw fail(nil, "not a JSON object (expected {\"client_id\": ...})")
         }
+        let knownFields = knownFields.union(sections.flatMap { $0.keys })
         for key in obj.keys.sorted() where !knownFields.contains(key) {
             let known = knownFields.filter { $0 != "$comment" }.sorted()
             if let near = Suggest.nearest(key, among: known) { throw fail(key, "unknown field (did you mean \"\(near)\"?)") }
@@ -485,53 +390,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             guard case .number = v, let t = v.int, (0...(30 * 86400)).contains(t) else { throw fail("key_cache_seconds", "must be a whole number of seconds from 0 (no cache) to 2592000") }
             c.keyCacheSeconds = t
         }
-        c.projectID = try string("project_id")
-        if let id = c.projectID, !ServiceAccounts.isProjectID(id) {
-            throw fail("project_id", "\"\(id)\" is not a project ID (6 to 30 lowercase letters, digits and hyphens, starting with a letter)")
-        }
-        if let v = obj["project_number"], v != .null {
-            let text: String? = v.string ?? (v.int.map { String($0) })
-            guard let n = text, !n.isEmpty, n.count <= 20, n.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw fail("project_number", "must be the project's number (digits)") }
-            c.projectNumber = n
-        }
-        if let v = obj["impersonate_service_account"], v != .null {
-            let items: [String]
-            if let s = v.string {
-                items = s.split(separator: ",").map { $0.trimmingWhitespace }
-            } else if let a = v.array {
-                items = a.compactMap(\.string)
-                guard items.count == a.count else { throw fail("impersonate_service_account", "must be an e-mail or a list of e-mails") }
-            } else {
-                throw fail("impersonate_service_account", "must be a service account's e-mail, or a comma-separated delegation chain")
-            }
-            if let bad = items.first(where: { !ServiceAccounts.isEmail($0) }) {
-                throw fail("impersonate_service_account", "\"\(bad)\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)")
-            }
-            c.impersonateServiceAccount = items
-        }
-        if let u = try url("iam_credentials_endpoint") { c.iamCredentialsEndpoint = u }
-        if let u = try url("resource_manager_endpoint") { c.resourceManagerEndpoint = u }
-        if let region = try string("aws_region") {
-            let labels = region.split(separator: "-", omittingEmptySubsequences: false)
-            guard region.count <= 32, labels.count >= 3, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber) } }) else {
-                throw fail("aws_region", "\"\(region)\" is not an AWS region (such as eu-west-1)")
-            }
-            c.awsRegion = region
-        }
-        c.awsSTSEndpointOverride = try url("aws_sts_endpoint")
-        let stsEndpoint = try url("google_sts_endpoint")
-        let userProject = try string("workforce_pool_user_project")
-        if let audience = try string("google_federation_audience") {
-            guard WorkloadIdentityFederation.isAudience(audience) else {
-                throw fail("google_federation_audience", "\"\(audience)\" is not a pool provider (//iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/providers/PROVIDER, or .../workforcePools/POOL/providers/PROVIDER)")
-            }
-            let f = WorkloadIdentityFederation(audience: audience, userProject: userProject, stsEndpoint: stsEndpoint ?? WorkloadIdentityFederation.defaultSTSEndpoint)
-            if f.isWorkforce && userProject == nil { throw fail("workforce_pool_user_project", "a workforce pool needs the project that pays for its use (its ID or number)") }
-            c.googleFederation = f
-        } else if userProject != nil {
-            throw fail("workforce_pool_user_project", "only means something with google_federation_audience (the pool provider)")
-        }
-        if let stsEndpoint { c.googleSTSEndpoint = stsEndpoint }
         if let v = obj["docker_registries"], v != .null {
             guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
             c.dockerRegistries = try items.map { item throws(SignInError) -> String in
@@ -552,6 +410,14 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                 c.extraAuthorizationParameters[k] = s
             }
         }
+        let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
+        for section in sections { try c.read(section, from: fields) }
         return c
+    }
+}
+
+extension SignInConfiguration {
+    fileprivate mutating func read<Section: ConfigurationSection>(_ type: Section.Type, from fields: ConfigurationFields) throws(SignInError) {
+        sections[type] = try Section(from: fields)
     }
 }

@@ -29,6 +29,14 @@ package struct ProviderRules: Sendable {
     /// `scope` as the provider grants it.
     package func canonicalScope(_ scope: String) -> String { scopeAliases[scope] ?? scope }
 
+    /// The scopes of `asked` that `granted` lacks (each compared in this provider's canonical spelling), or nil when
+    /// all were granted: the token path's scope rule, which the metadata server also reports as an event.
+    package func scopesNotGranted(_ asked: [String], granted: [String]) -> [String]? {
+        let have = Set(granted.map(canonicalScope))
+        let missing = asked.filter { !have.contains(canonicalScope($0)) }
+        return missing.isEmpty ? nil : missing
+    }
+
     /// Google's issuer, the default.
     public static let googleIssuer = "https://accounts.google.com"
 

@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+import SignInGrant
 import FoundationEssentials
 
 /// An AWS role's credentials bought with the signed-in person's ID token: one rule, whichever side holds the grant.
@@ -48,5 +49,15 @@ package enum AWSRoleSource {
             guard refreshesIDToken(code) else { throw .providerError(endpoint: endpoint, code: code, detail: detail) }
             return try attempt(force: true)
         }
+    }
+}
+
+extension AWSRoleRequest {
+    /// This role's credentials by `AWSRoleSource`'s rule with no cache, asking the STS `stsEndpoint()` names (an
+    /// endpoint of the caller's, such as a forwarded agent's hello) with the ID token `idToken(force)` gives.
+    package func credentials(stsEndpoint: () throws(SignInError) -> String, idToken: (Bool) throws(SignInError) -> IssuedToken) throws(SignInError) -> AWSCredentials {
+        try AWSRoleSource.credentials(self, sts: { () throws(SignInError) -> AWSSecurityTokenService in
+            try AWSSecurityTokenService(endpoint: try stsEndpoint())
+        }, idToken: idToken)
     }
 }

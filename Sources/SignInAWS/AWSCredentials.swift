@@ -1,12 +1,12 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
-import SignInTransport
+import SignInGrant
 import FoundationEssentials
 
 /// Temporary AWS credentials for a role, as STS `AssumeRoleWithWebIdentity` issues them. The secret key and the
 /// session token are secrets: `description` leaves them out.
-public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible {
+public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, DerivedCredential {
     public var accessKeyID: String
     /// Treat as a password.
     public var secretAccessKey: String
@@ -29,14 +29,16 @@ public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The form kept in the store's encrypted cache (one string, as a service account's token is kept).
-    var cacheText: String {
+    public var cachedValue: String {
         var o: [String: JSONValueOut] = ["AccessKeyId": .string(accessKeyID), "SecretAccessKey": .string(secretAccessKey), "SessionToken": .string(sessionToken)]
         if let assumedRoleARN { o["Arn"] = .string(assumedRoleARN) }
         return JSONValueOut.object(o).text
     }
 
-    init?(cacheText: String, expiration: Date) {
-        guard let o = JSONValue.object(from: Data(cacheText.utf8)), let id = o["AccessKeyId"]?.string, let secret = o["SecretAccessKey"]?.string,
+    public var cachedExpiry: Date? { expiration }
+
+    public init?(cachedValue: String, expiry expiration: Date) {
+        guard let o = JSONValue.object(from: Data(cachedValue.utf8)), let id = o["AccessKeyId"]?.string, let secret = o["SecretAccessKey"]?.string,
               let session = o["SessionToken"]?.string else { return nil }
         self.init(accessKeyID: id, secretAccessKey: secret, sessionToken: session, expiration: expiration, assumedRoleARN: o["Arn"]?.string)
     }

@@ -39,11 +39,11 @@ public struct AWSSecurityTokenService: Sendable {
     }
 
     /// STS's answer to `AssumeRoleWithWebIdentity` for `roleARN`: the credentials, or the refusal as an error.
-    static func credentials(from r: HTTPResponse, role roleARN: String) throws(SignInError) -> AWSCredentials {
+    package static func credentials(from r: HTTPResponse, role roleARN: String) throws(SignInError) -> AWSCredentials {
         let xml = XMLElements(String(decoding: r.body, as: UTF8.self))
         guard r.status == 200 else { throw Self.failure(status: r.status, xml, role: roleARN) }
         guard let id = xml["AccessKeyId"], let secret = xml["SecretAccessKey"], let session = xml["SessionToken"],
-              [id, secret, session].allSatisfy(TokenResponse.isTokenText), let expiry = xml["Expiration"].flatMap(IAMCredentialsClient.rfc3339) else {
+              [id, secret, session].allSatisfy(TokenResponse.isTokenText), let expiry = xml["Expiration"].flatMap(RFC3339.date) else {
             throw .providerError(endpoint: Self.endpointName, code: "invalid_response",
                                  detail: "AssumeRoleWithWebIdentity for \(roleARN) answered without readable Credentials (AccessKeyId, SecretAccessKey, SessionToken, Expiration)")
         }
@@ -76,11 +76,11 @@ public struct AWSSecurityTokenService: Sendable {
 
 /// The text of an XML answer's leaf elements by name, first occurrence, entities decoded: enough for STS's flat,
 /// fixed-shape answers without an XML library.
-struct XMLElements {
+package struct XMLElements {
     let text: String
-    init(_ text: String) { self.text = String(text.prefix(1 << 20)) }
+    package init(_ text: String) { self.text = String(text.prefix(1 << 20)) }
 
-    subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         guard let open = text.firstRange(of: "<\(name)>"), let close = text[open.upperBound...].firstRange(of: "</\(name)>") else { return nil }
         let raw = text[open.upperBound..<close.lowerBound]
         guard !raw.contains("<") else { return nil }
@@ -108,5 +108,13 @@ struct XMLElements {
             rest = rest[rest.index(after: semi)...]
         }
         return out + rest
+    }
+}
+
+extension AWSFamily {
+    /// Reads `r` as STS's answer, as the fuzz target feeds it bytes: it must return, never crash or hang.
+    package static func readAnswer(_ r: HTTPResponse) {
+        _ = try? AWSSecurityTokenService.credentials(from: r, role: "arn:aws:iam::1:role/fuzz")
+        _ = XMLElements(String(decoding: r.body, as: UTF8.self))["Expiration"].flatMap(RFC3339.date)
     }
 }

@@ -89,16 +89,7 @@ struct IAMCredentialsClient {
     }
 
     /// RFC 3339 as Google writes it (`2026-12-01T13:00:00Z`, maybe with fractional seconds or an offset).
-    static func rfc3339(_ s: String) -> Date? {
-        var text = s
-        if let dot = text.firstIndex(of: ".") {
-            // Drop the fraction: a token's expiry needs no more than seconds.
-            let rest = text[text.index(after: dot)...]
-            let zone = rest.drop { $0.isNumber }
-            text = String(text[..<dot]) + zone
-        }
-        return try? Date(text, strategy: .iso8601)
-    }
+    static func rfc3339(_ s: String) -> Date? { RFC3339.date(s) }
 
     /// The `exp` claim of a JWT, unverified (only to know when to ask again).
     static func expiry(ofJWT jwt: String) -> Date? {

@@ -1,7 +1,5 @@
 import SignInBase
 import SignInProtocol
-import SignInStorage
-import SignInTransport
 import FoundationEssentials
 
 /// What a consumer asks of signin's one token path (`SignInClient.token(_:)`): `signin token` and `id-token`,
@@ -33,10 +31,9 @@ public struct TokenRequest: Sendable, Equatable {
     public var forceRefresh: Bool
     /// The account (an e-mail or `sub`); nil for the current one.
     public var account: String?
-    /// Google Cloud through workload or workforce identity federation: an access token (or, with a chain, a
-    /// service account's token) is bought at Google's STS with the person's ID token instead of being the
-    /// provider's own access token. nil: the provider's tokens (and Google's, when the provider is Google).
-    public var workloadIdentity: WorkloadIdentityFederation? = nil
+    /// What provider families add to the request (Google's `forGoogleCloud` and `workloadIdentity`, ...), each a
+    /// family's own type; the families' properties on `TokenRequest` are views of it.
+    public var familyParameters = FamilyParameters()
     /// For a DPoP-bound access token (RFC 9449): the request to make a proof for, answered in
     /// `IssuedToken.dpopProof` with the token it names. Crosses the agent like the rest, so a forwarded session
     /// gets proofs without the key. Ignored for bearer tokens.
@@ -57,10 +54,6 @@ public struct TokenRequest: Sendable, Equatable {
         }
     }
     private var followsConfiguration = false
-    /// The token is for Google Cloud's APIs (the metadata server's): with the configuration's
-    /// `google_federation_audience`, an access token (or a service account's token) is then bought at Google's STS
-    /// with the person's ID token. The one token path reads the configuration; the consumer does not.
-    public var forGoogleCloud: Bool = false
 
     /// Whether the configuration's `impersonate_service_account` chain applies when the request names none.
     @available(*, deprecated, message: "use principal = .configured (or .person)")
@@ -115,4 +108,30 @@ public struct TokenRequest: Sendable, Equatable {
 
     /// The most `minimumValidity` may ask (a day), as `signin token --min-ttl` takes it.
     public static let maximumValidity = 86_400
+}
+
+/// A provider family's part of a `TokenRequest`: a value of the family's own type, `init()` when the request says
+/// nothing of it.
+public protocol TokenRequestParameter: Sendable, Equatable {
+    init()
+}
+
+/// The families' parts of a request, each found by its type.
+public struct FamilyParameters: Sendable, Equatable {
+    private var values: [ObjectIdentifier: any TokenRequestParameter] = [:]
+
+    public init() {}
+
+    public subscript<Parameter: TokenRequestParameter>(_ type: Parameter.Type) -> Parameter {
+        get { values[ObjectIdentifier(type)] as? Parameter ?? Parameter() }
+        set { values[ObjectIdentifier(type)] = newValue }
+    }
+
+    public static func == (a: FamilyParameters, b: FamilyParameters) -> Bool {
+        func same<P: TokenRequestParameter>(_ x: P, _ y: (any TokenRequestParameter)?) -> Bool { (y as? P ?? P()) == x }
+        func equalAll(_ a: FamilyParameters, _ b: FamilyParameters) -> Bool {
+            a.values.allSatisfy { key, value in same(value, b.values[key]) }
+        }
+        return equalAll(a, b) && equalAll(b, a)
+    }
 }

@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+import SignInGrant
 import Dispatch
 import FoundationEssentials
 
@@ -44,10 +45,16 @@ public final class MetadataServer: @unchecked Sendable {
     /// The port the server listens on.
     public let port: Int
     /// The account the tools see (an impersonated chain's target, else the person).
-    public var impersonating: [String] { client.serviceAccountChain(for: principal) }
+    public var impersonating: [String] {
+        switch principal {
+        case .configured: return client.configuration.impersonateServiceAccount
+        case .person: return []
+        case .serviceAccount(let chain): return chain
+        }
+    }
     /// Whose tokens the tools get.
     let principal: TokenRequest.Principal
-    private let client: SignInClient
+    private let client: any PersonGrant
     private let account: String?
     private let onEvent: @Sendable (Event) -> Void
     private let service: LocalService
@@ -65,7 +72,7 @@ public final class MetadataServer: @unchecked Sendable {
 
     /// Binds `127.0.0.1:port` (0: a free port the system chooses). `impersonate` overrides the configuration's
     /// `impersonate_service_account` (an empty list: the person's own tokens).
-    public init(client: SignInClient, account: String? = nil, impersonate: [String]? = nil, port: Int = 0,
+    public init(client: any PersonGrant, account: String? = nil, impersonate: [String]? = nil, port: Int = 0,
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) throws(SignInError) {
         self.client = client
         self.account = account
@@ -106,7 +113,7 @@ public final class MetadataServer: @unchecked Sendable {
     /// federation and the scope rule; this type only says what a tool asked (and reports what it was refused).
     private struct Source: ComputeMetadataSource {
         let server: MetadataServer
-        var client: SignInClient { server.client }
+        var client: any PersonGrant { server.client }
         var chain: [String] { server.impersonating }
         /// Tools refresh a token when under about four minutes remain: hand out none with less than five.
         static let margin = Duration.seconds(300)
@@ -118,6 +125,10 @@ public final class MetadataServer: @unchecked Sendable {
             return r
         }
 
+        private func federation(_ r: TokenRequest) -> WorkloadIdentityFederation? {
+            GoogleCloudFamily.federation(for: r, configuration: client.configuration)
+        }
+
         func email() throws(SignInError) -> String {
             if let target = chain.last { return target }
             guard let c = try client.credentials(account: server.account) else { throw client.noAccount() }
@@ -125,7 +136,7 @@ public final class MetadataServer: @unchecked Sendable {
         }
 
         func scopes() throws(SignInError) -> [String] {
-            if !chain.isEmpty || client.federation(for: request(.access)) != nil { return [SignInClient.cloudPlatformScope] }
+            if !chain.isEmpty || federation(request(.access)) != nil { return [GoogleCloudFamily.cloudPlatformScope] }
             guard let c = try client.credentials(account: server.account) else { throw client.noAccount() }
             return c.grantedScopes
         }
@@ -137,8 +148,8 @@ public final class MetadataServer: @unchecked Sendable {
                 return try client.token(r)
             } catch {
                 // The scope rule is the token path's; what it refused is reported here, for the log.
-                if chain.isEmpty, client.federation(for: r) == nil, let asked, let stored = try? client.credentials(account: server.account),
-                   let missing = SignInClient.scopesNotGranted(asked, granted: stored.grantedScopes, rules: client.scopeRules(for: r)) {
+                if chain.isEmpty, federation(r) == nil, let asked, let stored = try? client.credentials(account: server.account),
+                   let missing = ProviderRules.google.scopesNotGranted(asked, granted: stored.grantedScopes) {
                     server.onEvent(.scopeMissing(scopes: missing, account: stored.profile.email ?? stored.profile.userID))
                 }
                 throw error

@@ -1,15 +1,29 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
-import SignInTransport
+import SignInGrant
 import FoundationEssentials
 
 /// Service-account impersonation, as `gcloud --impersonate-service-account` does it: the person's grant buys a
 /// service account's short-lived tokens through the IAM Service Account Credentials API.
-extension SignInClient {
-    /// The default scope of an impersonated access token (what gcloud asks for).
-    public static let cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+extension DerivedTokenKey.Kind {
+    /// A service account's access token: the chain, then `scopes` and the scopes.
+    static let serviceAccountAccess = DerivedTokenKey.Kind("access")
+    /// A service account's ID token: the chain, then `audience`, the audience and `email` or `no-email`.
+    static let serviceAccountID = DerivedTokenKey.Kind("id")
+}
 
+extension DerivedTokenKey {
+    static func serviceAccountAccess(chain: [String], scopes: [String]) -> DerivedTokenKey {
+        DerivedTokenKey(.serviceAccountAccess, chain + ["scopes"] + scopes.sorted())
+    }
+
+    static func serviceAccountID(chain: [String], audience: String, includeEmail: Bool) -> DerivedTokenKey {
+        DerivedTokenKey(.serviceAccountID, chain + ["audience", audience, includeEmail ? "email" : "no-email"])
+    }
+}
+
+extension PersonGrant {
     /// A service account's access token, minted with the person's grant.
     ///
     /// 1. `chain` is the service account (last) and any delegates before it; empty is a `.configInvalid`-free
@@ -21,11 +35,10 @@ extension SignInClient {
     ///    the API (the person's token was revoked early) refreshes it once and asks again.
     /// 4. The new token is saved in the entry beside the person's tokens (expired ones are dropped) and returned.
     ///    A refusal is a `.providerError` naming the account and the role it needs; nothing stored changes.
-    public func serviceAccountAccessToken(chain: [String], scopes: [String] = [SignInClient.cloudPlatformScope], account: String? = nil,
+    public func serviceAccountAccessToken(chain: [String], scopes: [String] = [GoogleCloudFamily.cloudPlatformScope], account: String? = nil,
                                           minimumValidity: Duration = .seconds(60)) throws(SignInError) -> SignInToken {
         guard let c = IAMCredentialsClient.Chain(chain) else { throw .unsupported(reason: "no service account to impersonate was named") }
-        let key = "access|" + (chain + ["scopes"] + scopes.sorted()).joined(separator: " ")
-        return try serviceAccountToken(key: key, account: account, minimumValidity: minimumValidity) { iam, bearer throws(SignInError) in
+        return try serviceAccountToken(key: .serviceAccountAccess(chain: chain, scopes: scopes), account: account, minimumValidity: minimumValidity) { iam, bearer throws(SignInError) in
             try iam.generateAccessToken(c, scopes: scopes, bearer: bearer)
         }
     }
@@ -35,16 +48,15 @@ extension SignInClient {
     public func serviceAccountIDToken(chain: [String], audience: String, includeEmail: Bool = true, account: String? = nil,
                                       minimumValidity: Duration = .seconds(60)) throws(SignInError) -> SignInToken {
         guard let c = IAMCredentialsClient.Chain(chain) else { throw .unsupported(reason: "no service account to impersonate was named") }
-        let key = "id|" + (chain + ["audience", audience, includeEmail ? "email" : "no-email"]).joined(separator: " ")
-        return try serviceAccountToken(key: key, account: account, minimumValidity: minimumValidity) { iam, bearer throws(SignInError) in
+        return try serviceAccountToken(key: .serviceAccountID(chain: chain, audience: audience, includeEmail: includeEmail), account: account, minimumValidity: minimumValidity) { iam, bearer throws(SignInError) in
             try iam.generateIDToken(c, audience: audience, includeEmail: includeEmail, bearer: bearer)
         }
     }
 
-    private func serviceAccountToken(key: String, account: String?, minimumValidity: Duration,
+    private func serviceAccountToken(key: DerivedTokenKey, account: String?, minimumValidity: Duration,
                                      mint: @escaping (IAMCredentialsClient, String) throws(SignInError) -> SignInToken) throws(SignInError) -> SignInToken {
         let iam = IAMCredentialsClient(configuration: configuration)
-        return try cachedCredential(key: key, account: account, minimumValidity: minimumValidity, buyingWith: .access,
-                                    retryWhen: { $0 == "UNAUTHENTICATED" || $0 == "http_401" }) { bearer throws(SignInError) in try mint(iam, bearer) }
+        return try derivedCredential(key, account: account, minimumValidity: minimumValidity, buyingWith: .access,
+                                     retryWhen: { $0 == "UNAUTHENTICATED" || $0 == "http_401" }, bearer: nil) { bearer throws(SignInError) in try mint(iam, bearer) }
     }
 }

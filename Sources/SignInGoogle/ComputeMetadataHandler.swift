@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+import SignInGrant
 import FoundationEssentials
 
 /// What the metadata handler serves, asked per request (so a sign-out or a refresh elsewhere shows at once).

@@ -1,0 +1,118 @@
+import SignInBase
+import SignInProtocol
+
+/// Google Cloud's section of the configuration: the project the metadata server names, the service account to
+/// impersonate, federation, and Google's API endpoints. Read here only; `SignInConfiguration`'s Google properties
+/// (`impersonateServiceAccount`, `googleFederation`, ...) are views of it.
+public struct GoogleCloudSettings: ConfigurationSection {
+    public static let keys = ["project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
+                              "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint"]
+
+    /// `project_id`.
+    public var projectID: String?
+    /// `project_number`.
+    public var projectNumber: String?
+    /// `impersonate_service_account`: the last e-mail is the target, any before it a delegation chain.
+    public var impersonateServiceAccount: [String] = []
+    /// `iam_credentials_endpoint`.
+    public var iamCredentialsEndpoint = "https://iamcredentials.googleapis.com"
+    /// `resource_manager_endpoint`.
+    public var resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
+    /// `google_federation_audience` with `workforce_pool_user_project` and `google_sts_endpoint`.
+    public var federation: WorkloadIdentityFederation?
+    /// `google_sts_endpoint`.
+    public var stsEndpoint = WorkloadIdentityFederation.defaultSTSEndpoint
+
+    public init() {}
+
+    public init(from fields: ConfigurationFields) throws(SignInError) {
+        projectID = try fields.string("project_id")
+        if let id = projectID, !ServiceAccounts.isProjectID(id) {
+            throw fields.fail("project_id", "\"\(id)\" is not a project ID (6 to 30 lowercase letters, digits and hyphens, starting with a letter)")
+        }
+        if let v = fields["project_number"] {
+            let text: String? = v.string ?? (v.int.map { String($0) })
+            guard let n = text, !n.isEmpty, n.count <= 20, n.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw fields.fail("project_number", "must be the project's number (digits)") }
+            projectNumber = n
+        }
+        if let v = fields["impersonate_service_account"] {
+            let items: [String]
+            if let s = v.string {
+                items = s.split(separator: ",").map { $0.trimmingWhitespace }
+            } else if let a = v.array {
+                items = a.compactMap(\.string)
+                guard items.count == a.count else { throw fields.fail("impersonate_service_account", "must be an e-mail or a list of e-mails") }
+            } else {
+                throw fields.fail("impersonate_service_account", "must be a service account's e-mail, or a comma-separated delegation chain")
+            }
+            if let bad = items.first(where: { !ServiceAccounts.isEmail($0) }) {
+                throw fields.fail("impersonate_service_account", "\"\(bad)\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)")
+            }
+            impersonateServiceAccount = items
+        }
+        if let u = try fields.url("iam_credentials_endpoint") { iamCredentialsEndpoint = u }
+        if let u = try fields.url("resource_manager_endpoint") { resourceManagerEndpoint = u }
+        let sts = try fields.url("google_sts_endpoint")
+        let userProject = try fields.string("workforce_pool_user_project")
+        if let audience = try fields.string("google_federation_audience") {
+            guard WorkloadIdentityFederation.isAudience(audience) else {
+                throw fields.fail("google_federation_audience", "\"\(audience)\" is not a pool provider (//iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/providers/PROVIDER, or .../workforcePools/POOL/providers/PROVIDER)")
+            }
+            let f = WorkloadIdentityFederation(audience: audience, userProject: userProject, stsEndpoint: sts ?? WorkloadIdentityFederation.defaultSTSEndpoint)
+            if f.isWorkforce && userProject == nil { throw fields.fail("workforce_pool_user_project", "a workforce pool needs the project that pays for its use (its ID or number)") }
+            federation = f
+        } else if userProject != nil {
+            throw fields.fail("workforce_pool_user_project", "only means something with google_federation_audience (the pool provider)")
+        }
+        if let sts { stsEndpoint = sts }
+    }
+}
+
+extension SignInConfiguration {
+    /// Google Cloud's section.
+    public var googleCloud: GoogleCloudSettings {
+        get { sections[GoogleCloudSettings.self] }
+        set { sections[GoogleCloudSettings.self] = newValue }
+    }
+    /// The Google Cloud project the metadata server names (`project_id`), for gcloud and the client libraries.
+    public var projectID: String? {
+        get { googleCloud.projectID }
+        set { googleCloud.projectID = newValue }
+    }
+    /// The project's number (`project_number`); looked up through the Cloud Resource Manager API when only the ID
+    /// is given. gcloud decides it runs "on GCE" from this number.
+    public var projectNumber: String? {
+        get { googleCloud.projectNumber }
+        set { googleCloud.projectNumber = newValue }
+    }
+    /// The service account whose tokens `token`, `id-token`, `exec`, the metadata server and the docker helper hand
+    /// out instead of the person's (`impersonate_service_account`): the last e-mail is the target, any before it a
+    /// delegation chain, as `gcloud --impersonate-service-account` takes them. Empty: the person's own tokens.
+    public var impersonateServiceAccount: [String] {
+        get { googleCloud.impersonateServiceAccount }
+        set { googleCloud.impersonateServiceAccount = newValue }
+    }
+    /// The IAM Service Account Credentials API (`iam_credentials_endpoint`), default Google's.
+    public var iamCredentialsEndpoint: String {
+        get { googleCloud.iamCredentialsEndpoint }
+        set { googleCloud.iamCredentialsEndpoint = newValue }
+    }
+    /// The Cloud Resource Manager API (`resource_manager_endpoint`), default Google's.
+    public var resourceManagerEndpoint: String {
+        get { googleCloud.resourceManagerEndpoint }
+        set { googleCloud.resourceManagerEndpoint = newValue }
+    }
+    /// Google Cloud through workload or workforce identity federation (`google_federation_audience`,
+    /// `workforce_pool_user_project`, `google_sts_endpoint`): the metadata server's tokens are then bought at
+    /// Google's STS with the person's ID token. nil: no federation.
+    public var googleFederation: WorkloadIdentityFederation? {
+        get { googleCloud.federation }
+        set { googleCloud.federation = newValue }
+    }
+    /// Google's STS token endpoint (`google_sts_endpoint`), for federation and the `external_account` files
+    /// `signin google external-account` writes.
+    public var googleSTSEndpoint: String {
+        get { googleCloud.stsEndpoint }
+        set { googleCloud.stsEndpoint = newValue }
+    }
+}

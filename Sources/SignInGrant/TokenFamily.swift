@@ -1,0 +1,24 @@
+import SignInBase
+import SignInProtocol
+
+/// A provider family plugged into the one token path (`SignInClient.token(_:)`): it answers the requests it derives
+/// from the person's grant (Google's service accounts and federation, say) and says what the configuration names
+/// for it. The client asks each registered family (SignInKit's `TokenFamilies`) in turn and answers the rest itself;
+/// a new family is one target and one line there. (Package-wide: a family is a room of this package.)
+package protocol TokenFamily: Sendable {
+    /// The configuration section this family reads, if any.
+    var configurationSection: (any ConfigurationSection.Type)? { get }
+
+    /// The service-account chain the configuration names for a request whose principal is `.configured`, or nil
+    /// when this family's section names none.
+    func configuredChain(_ configuration: SignInConfiguration) -> [String]?
+
+    /// Whose scope names `request`'s scopes are in, when this family decides it (a token for its own APIs); nil:
+    /// the provider's.
+    func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules?
+
+    /// The token for `request` when this family derives it (its principal already resolved), else nil: the
+    /// person's own token, or the person's token for one API, which the client answers.
+    func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken?
+
+}

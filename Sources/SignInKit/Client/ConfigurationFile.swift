@@ -1,0 +1,41 @@
+import SignInBase
+import SignInProtocol
+import FoundationEssentials
+
+/// Reading a configuration file: one read, the core's keys and every registered family's section
+/// (`TokenFamilies.configurationSections`), a key nobody owns refused with a suggestion.
+extension SignInConfiguration {
+    /// Parses configuration JSON with every family's section; `sourcePath` is used in error messages.
+    public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
+        try parse(data, sourcePath: sourcePath, sections: TokenFamilies.configurationSections)
+    }
+
+    /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;
+    /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
+    public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> SignInConfiguration {
+        let env = ProcessEnvironment.current
+        for name in [profile, env["SIGNIN_PROFILE"]].compactMap({ $0 }) where !name.isEmpty && !isValidProfileName(name) {
+            throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil,
+                                 reason: "\"\(name)\" is not a configuration name (letters, digits, . _ -, not starting with a dot)")
+        }
+        var c = try (appName != nil && explicitPath == nil)
+            ? load(path: directory(environment: env, appName: appName!) + "/\(profile ?? "config").json")
+            : load(path: defaultPath(explicit: explicitPath, profile: profile, environment: env))
+        c.appName = appName
+        return c
+    }
+
+    /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
+    public static func load(path: String) throws(SignInError) -> SignInConfiguration {
+        let data: Data
+        do {
+            data = try FileIO.read(path: path, limit: 1 << 20)
+        } catch let e {
+            if e.notFound {
+                throw .configNotFound(file: path)
+            }
+            throw .configInvalid(file: path, field: nil, reason: e.reason)
+        }
+        return try parse(data, sourcePath: path)
+    }
+}
