@@ -149,7 +149,7 @@ def measure(out):
     ran, decided, edges = parse(out)
     folder = lambda f: os.path.dirname(f)
     changes = {(folder(a), folder(b)) for a, b in edges if folder(a) != folder(b)}
-    library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInKit/")
+    library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInGrant/", "SignInGoogle/", "SignInAWS/", "SignInKit/")
     upward = {(a, b) for a, b in edges if a.startswith(library) and b.startswith("SignInCLI/")}
     downward = {(a, b) for a, b in edges if a.startswith("SignInCLI/") and b.startswith(library)}
     return {"files": sorted(ran), "deciding": sorted(decided), "folder changes": sorted(changes), "upward": sorted(upward),
