@@ -3,7 +3,7 @@ import Testing
 
 /// The fifth review (issue 39): where a new feature meets an old consumer, and what a refresh's save needs. Each test
 /// failed on the main of the day the review was filed.
-@Suite struct FifthReviewTests {
+@Suite struct FeaturesMeetingOldConsumersTests {
     /// Item 1: with `redirect_host: "localhost"`, a port whose [::1] side another program holds is refused before
     /// the browser opens, saying why (today: the browser goes to the other listener and signin times out).
     @Test func aLocalhostRedirectWhoseIPv6SideIsHeldIsRefusedBeforeTheBrowserOpens() throws {

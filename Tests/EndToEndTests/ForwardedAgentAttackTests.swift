@@ -10,7 +10,7 @@ import FoundationNetworking
 /// it was found in: a forwarded session reaching other configurations, the bearer token following a redirect, an
 /// agent folder another user made, a session outliving a SIGKILLed `signin ssh`, impersonation dropped through the
 /// agent, a frozen or flooded agent, IAM tokens with control characters, a destination read as an option.
-@Suite struct FourthReviewTests {
+@Suite struct ForwardedAgentAttackTests {
     /// A laptop signed in as alice (GoogleShape's configuration: IAM stand-in, `sa` may be impersonated), with a
     /// runtime folder and a state folder of its own.
     static func laptop(_ strict: Provider) throws -> Sandbox {

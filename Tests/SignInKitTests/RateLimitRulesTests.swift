@@ -7,7 +7,7 @@ import Testing
 @testable import SignInStorage
 
 /// The fifth review's rules that need no process (issue 39).
-@Suite struct FifthReviewRulesTests {
+@Suite struct RateLimitRulesTests {
     /// Item 9: a forwarded session's refusal for asking too often is not "not signed in" (exit 3): it says so, and
     /// how long to wait.
     @Test func aForwardedRequestRefusedForBeingTooFrequentIsRateLimitedNotSignedOut() {

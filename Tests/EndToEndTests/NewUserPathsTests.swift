@@ -3,7 +3,7 @@ import Testing
 import SignInKit
 
 /// What a new user and an adopter tripped on in the third walk (issue 31), each against the real binary.
-@Suite struct ThirdWalkTests {
+@Suite struct NewUserPathsTests {
     // 7: kubelogin #1083/#1459: clusters whose authenticator takes the access token.
     @Test func kubectlCredentialHandsOutTheAccessTokenWhenAsked() throws {
         let strict = try Shared.strict.get()
@@ -210,10 +210,10 @@ import SignInKit
     }
 
     @Test func theProtocolsCarryWhatREADMEPromisesAndAUserIsEquatable() async throws {
-        #expect(try await Self.signInThenRefresh(LibraryAdoptionSecondTrialTests.MinimalClient()) == "42,42")
+        #expect(try await Self.signInThenRefresh(LibraryDiscoveryUpdatesAndRetryTests.MinimalClient()) == "42,42")
         let strict = try Shared.strict.get()
         let box = try Sandbox(issuer: strict.issuer)
-        let client = LibraryAdoptionSecondTrialTests().client(box, strict)
+        let client = LibraryDiscoveryUpdatesAndRetryTests().client(box, strict)
         #expect(try await Self.signInThenRefresh(client) == "alice,alice")
         let a = try await client.restorePreviousSignIn()
         let b = try await client.restorePreviousSignIn()
@@ -226,7 +226,7 @@ import SignInKit
     @Test func disconnectSignsOutOnlyOnceTheProviderRevoked() async throws {
         let strict = try Shared.strict.get()
         let box = try Sandbox(issuer: strict.issuer)
-        let client = LibraryAdoptionSecondTrialTests().client(box, strict)
+        let client = LibraryDiscoveryUpdatesAndRetryTests().client(box, strict)
         _ = try await client.signIn()
         try strict.control(box.clientID, ["revoke_fault": "503"])
         let failure: SignInError? = await { () async -> SignInError? in

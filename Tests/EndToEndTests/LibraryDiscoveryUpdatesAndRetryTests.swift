@@ -7,7 +7,7 @@ import SignInKitURLSession
 import Testing
 
 /// The library's second trial: what an adopting program had to work around, each through the public API only.
-@Suite struct LibraryAdoptionSecondTrialTests {
+@Suite struct LibraryDiscoveryUpdatesAndRetryTests {
     func client(_ box: Sandbox, _ provider: Provider, env: [String: String] = [:], scopes: [String] = ["openid", "email", "profile"]) -> SignInClient {
         var c = SignInConfiguration(clientID: box.clientID, scopes: scopes, issuer: provider.issuer)
         c.httpTimeout = .seconds(20)

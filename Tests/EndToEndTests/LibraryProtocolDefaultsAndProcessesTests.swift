@@ -3,7 +3,7 @@ import SignInKit  // the public API only, as an adopting program sees it
 import Testing
 
 /// What the third adopter (issue 41) tripped on, through the public API only.
-@Suite struct AdopterThirdTrialTests {
+@Suite struct LibraryProtocolDefaultsAndProcessesTests {
     func client(_ box: Sandbox, _ provider: Provider) -> SignInClient {
         var c = SignInConfiguration(clientID: box.clientID, issuer: provider.issuer)
         c.httpTimeout = .seconds(20)

@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+
+/// A client ID metadata document (the MCP authorization's preferred registration since 2025-11-25): where the server
+/// says `client_id_metadata_document_supported`, the configured document's URL is signin's `client_id` and nothing is
+/// registered; `signin client-metadata` prints the document to host.
+@Suite struct ClientIDMetadataDocumentTests {
+    @Test func aServerTakingDocumentsGetsTheDocumentsURLAsClientIDAndNoRegistration() throws {
+        let p = try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"client_id_metadata_document_supported": true}"#])
+        defer { p.stop() }
+        let box = try Sandbox(issuer: p.issuer)
+        box.environment["SIGNIN_CONFIG"] = ""
+        let url = p.issuer + "/documents/signin.json"
+        let printed = try box.signin("client-metadata", "--url", url)
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let document = TokensForEveryAPITests.json(printed.stdout)
+        #expect(document["client_id"] as? String == url && document["token_endpoint_auth_method"] as? String == "none", "\(printed.stdout)")
+        _ = try p.http("POST", "/_documents/signin.json", body: Data(printed.stdout.utf8))
+        box.environment["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"] = url
+        let api = p.issuer + "/api/orders"
+        let login = try box.signin("login", "--resource", api, "--timeout", "30")
+        #expect(login.status == 0, "\(login.stdout) \(login.stderr)")
+        let stats = try p.stats("_api")
+        #expect(stats["registrations"] == nil && stats["documents_used"] as? Int == 1, "\(stats)")
+        let token = try box.signin("token", "--resource", api)
+        #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
+        let status = try box.signin("status", "--resource", api, "--json")
+        #expect(TokensForEveryAPITests.json(status.stdout)["client_id"] as? String == url, "\(status.stdout)")
+    }
+}

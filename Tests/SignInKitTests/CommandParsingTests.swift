@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInTransport
+@testable import SignInProtocol
+@testable import SignInStorage
+@testable import SignInCLI
+
+/// The command line's own parsing and checks, as unit tests (each command a type that reads its arguments).
+@Suite struct CommandParsingTests {
+    func parse(_ words: [String], _ env: [String: String] = [:]) throws(UsageError) -> any SignInCommand {
+        guard let (type, rest) = try CLI.split(words) else { throw UsageError("no command") }
+        return try type.init(try Arguments.parse(rest, for: type.spec), env)
+    }
+
+    @Test func aForcedRefreshIsHandedToTheDynamicHalfAtOnceUnlessAnAgentAnswersIt() throws {
+        // The static half of the release build cannot load libcurl: a run that will need it starts in the dynamic
+        // half rather than reading the configuration and the store twice.
+        #expect(try parse(["token"]).startsStatic && parse(["id-token", "--min-ttl", "600"]).startsStatic)
+        #expect(try !parse(["token", "--force-refresh"]).startsStatic && !parse(["id-token", "--force-refresh"]).startsStatic)
+        let agent = ["SIGNIN_AGENT_SOCK": "/run/user/1000/signin/agent.sock"]
+        #expect(try parse(["token", "--force-refresh"], agent).startsStatic)
+        #expect(try !parse(["token", "--force-refresh", "--profile", "work"], agent).startsStatic)
+    }
+
+    @Test func theCachedCommandsAreTheOnesTheListMarksAndOnlyThoseStartStatic() throws {
+        // One mark in `Commands.entries` decides which commands the static half starts; every other is handed over.
+        let cached = Commands.entries.filter(\.cached).map(\.name)
+        #expect(cached == ["restore", "whoami", "token", "id-token", "status", "accounts", "use", "kubectl-credential",
+                           "aws-credential-process", "google-executable-source", "version", "help", "completion"])
+        for name in ["whoami", "status", "accounts", "version"] { #expect(try parse([name]).startsStatic, "\(name)") }
+        for words in [["login"], ["logout"], ["metadata-server"], ["agent"], ["lock"], ["dpop-proof", "--method", "GET", "--url", "https://api.example/"]] {
+            #expect(try !parse(words).startsStatic, "\(words)")
+        }
+    }
+
+    @Test func sshTakesItsOwnOptionsThenSsh() throws {
+        let plain = try #require(try parse(["ssh", "--account", "a@example.org", "--account", "b@example.org", "--for", "2h", "-p", "2222", "-i", "key", "me@vm", "git", "pull"]) as? SSHCommand)
+        #expect(plain.accounts == ["a@example.org", "b@example.org"] && plain.seconds == 7200)
+        #expect(plain.sshArguments == ["-p", "2222", "-i", "key", "me@vm", "git", "pull"] && plain.destinationIndex == 4)
+        let dashed = try #require(try parse(["ssh", "-tt", "-oBatchMode=yes", "--", "host"]) as? SSHCommand)
+        #expect(dashed.sshArguments[dashed.destinationIndex] == "host")
+        // Fourth review, part 8: after signin's `--` the next word is the destination, never an ssh option.
+        let separated = try #require(try parse(["ssh", "--account", "a@example.org", "--", "vm", "uptime"]) as? SSHCommand)
+        #expect(separated.sshArguments[separated.destinationIndex] == "vm")
+        #expect(throws: UsageError.self) { _ = try parse(["ssh", "--", "-oProxyCommand=touch /tmp/owned", "uptime"]) }
+        #expect(SSHCommand.seconds("90") == 90 && SSHCommand.seconds("10m") == 600 && SSHCommand.seconds("1d") == 86400 && SSHCommand.seconds("x") == nil)
+        #expect(throws: UsageError.self) { _ = try parse(["ssh", "--for", "soon", "host"]) }
+        #expect(throws: UsageError.self) { _ = try parse(["ssh", "-p", "22"]) }
+    }
+
+    @Test func everyCommandIsListedUnderItsOwnName() {
+        for type in Commands.all { #expect(type.spec.name == type.name) }
+        #expect(Set(Commands.all.map { $0.name }).count == Commands.all.count)
+        // The list names each command once, and a name finds its command.
+        for e in Commands.entries { #expect(Commands.named(e.name).map(ObjectIdentifier.init) == ObjectIdentifier(e.type)) }
+        #expect(Token.name == "token" && DockerCredential.name == "docker-credential" && Commands.named("tokens") == nil)
+    }
+
+    @Test func argumentsBecomeTypedFieldsAndMistakesAreRefusedBeforeAnythingRuns() throws {
+        let token = try #require(try parse(["--min-ttl", "5", "token", "--force-refresh"]) as? Token)
+        #expect(token.freshness.minTTL == 5 && token.freshness.forceRefresh)
+        let exec = try #require(try parse(["exec", "--env", "X_TOKEN", "--id-token", "--", "env"]) as? Exec)
+        #expect(exec.variable == "X_TOKEN" && exec.kind == .id && exec.command == ["env"])
+        for bad in [["token", "--min-ttl", "abc"], ["login", "--device", "--no-browser"], ["logout", "--all", "--account", "a"],
+                    ["use"], ["git-credential", "fetch"], ["key", "move", "--to", "auto"], ["exec", "--env", "1X", "--", "env"],
+                    ["exec"], ["completion", "tcsh"], ["whoami", "extra"], ["tokn"]] {
+            #expect(throws: UsageError.self, "\(bad)") { _ = try parse(bad) }
+        }
+    }
+}
