@@ -46,7 +46,7 @@ extension PersonGrant {
 public struct AWSFamily: TokenFamily {
     public init() {}
     public var configurationSection: (any ConfigurationSection.Type)? { AWSSettings.self }
-    public func configuredChain(_ configuration: SignInConfiguration) -> [String]? { nil }
+    public func configuredChain(_ configuration: SignInConfiguration) -> [String] { [] }
     package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? { nil }
     public func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken? { nil }
 }

@@ -20,29 +20,32 @@ public enum CLI {
         return main(args)
     }
 
-    public static func main(_ args: [String]) -> Int32 {
+    public static func main(_ args: [String]) -> Int32 { main(args, io: .standard) }
+
+    /// A run whose text goes to `io` (a test's memory, or this process's standard output and error).
+    static func main(_ args: [String], io: IOStreams) -> Int32 {
         do {
-            return try run(args).rawValue
+            return try run(args, io).rawValue
         } catch {
             // README's promise: with --json, every error is also a JSON object on standard output.
             if args.prefix(while: { $0 != "--" }).contains("--json") {
-                out(JSONText.object(["error": .string(error.message), "exit_code": .int(Int(ExitCode.usage.rawValue))]))
+                io.out(JSONText.object(["error": .string(error.message), "exit_code": .int(Int(ExitCode.usage.rawValue))]))
             }
-            err("signin: \(error.message)\nRun `signin --help` for usage.")
+            io.err("signin: \(error.message)\nRun `signin --help` for usage.")
             return ExitCode.usage.rawValue
         }
     }
 
-    static func run(_ args: [String]) throws(UsageError) -> ExitCode {
-        if args.first == Completion.hiddenCommand { return CompletionCandidates.complete(Array(args.dropFirst()), ProcessEnvironment.current) }
+    static func run(_ args: [String], _ io: IOStreams) throws(UsageError) -> ExitCode {
+        if args.first == Completion.hiddenCommand { return CompletionCandidates.complete(Array(args.dropFirst()), ProcessEnvironment.current, io) }
         guard let (type, rest) = try split(args) else {
-            err(Help.general)
+            io.err(Help.general)
             return .usage
         }
         let spec = type.spec
         let a = try Arguments.parse(rest, for: spec)
         if a.has(.help) {
-            out(Help.text(for: spec))
+            io.out(Help.text(for: spec))
             return .success
         }
         let env = ProcessEnvironment.current
@@ -58,19 +61,19 @@ public enum CLI {
         if let socket = ForwardedAgent.socket(a, env) {
             let invocation = Invocation(a, env, command: spec.name)
             do throws(SignInError) {
-                if let answered = try command.run(agent: AgentTokens(agent: AgentClient(socketPath: socket), account: a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 })) {
+                if let answered = try command.run(agent: AgentTokens(agent: AgentClient(socketPath: socket), account: a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }, io: io)) {
                     return answered
                 }
             } catch {
-                return fail(error, json: a.has(.json), invocation)
+                return fail(error, json: a.has(.json), invocation, io)
             }
         }
-        if let answered = try command.runWithoutConfiguration(env) { return answered }
+        if let answered = try command.runWithoutConfiguration(env, io) { return answered }
 
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         // $SIGNIN_CONFIG wins over $SIGNIN_PROFILE: a person who set both hears which one counts.
         if a.value(.config) == nil, a.value(.profile) == nil, let p = env["SIGNIN_PROFILE"], !p.isEmpty, let c = env["SIGNIN_CONFIG"], !c.isEmpty {
-            err("signin: $SIGNIN_PROFILE (\(p.withoutControlCharacters)) is ignored: $SIGNIN_CONFIG names the configuration (\(c.withoutControlCharacters)); unset one of them")
+            io.err("signin: $SIGNIN_PROFILE (\(p.withoutControlCharacters)) is ignored: $SIGNIN_CONFIG names the configuration (\(c.withoutControlCharacters)); unset one of them")
         }
         let json = a.has(.json)
         // Only commands that may sign in ask whether a browser can open here (which may read /proc).
@@ -82,21 +85,22 @@ public enum CLI {
             let known = KnownClient()
             var events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
             events.invocation = invocation
+            events.io = io
             events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
             let shown = events
             client = SignInClient(configuration: try configuration(path, a, env, command), environment: env, onEvent: { shown.show($0) },
                                   passphrase: Passphrase.provider(fd: a.value(.passphraseFD).flatMap { Int32($0) }))
             known.client = client
         } catch {
-            return fail(error, json: json, invocation)
+            return fail(error, json: json, invocation, io)
         }
         let account = a.value(.account) ?? env["SIGNIN_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
-        var context = Context(client: client, account: account, json: json, environment: env, browsing: browsing)
+        var context = Context(client: client, account: account, json: json, environment: env, browsing: browsing, io: io)
         context.invocation = invocation
         do {
             return try command.run(context)
         } catch {
-            return fail(error, json: json, invocation)
+            return fail(error, json: json, invocation, io)
         }
     }
 
@@ -195,10 +199,10 @@ public enum CLI {
         return nil
     }
 
-    static func fail(_ e: SignInError, json: Bool, _ invocation: Invocation) -> ExitCode {
+    static func fail(_ e: SignInError, json: Bool, _ invocation: Invocation, _ io: IOStreams) -> ExitCode {
         let code = ExitCode(e)
-        if json { out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code.rawValue))])) }
-        err("signin: \(e.description)" + (advice(for: e, invocation).map { "\n\($0)" } ?? ""))
+        if json { io.out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code.rawValue))])) }
+        io.err("signin: \(e.description)" + (advice(for: e, invocation).map { "\n\($0)" } ?? ""))
         return code
     }
 
@@ -280,6 +284,8 @@ struct Context {
     let json: Bool
     let environment: [String: String]
     let browsing: Browsing
+    /// Where the command's text goes.
+    let io: IOStreams
     /// How this run was asked for (its configuration and account options), to suggest another command as `signin
     /// login -c FILE`, so the suggestion acts on the same configuration.
     var invocation: Invocation? = nil

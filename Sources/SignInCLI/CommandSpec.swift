@@ -73,7 +73,7 @@ protocol SignInCommand {
     /// own metadata then says where (`APIAccess`). Nil: a missing configuration is an error.
     var apiResource: String? { get }
     /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode?
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode?
     /// Runs with the configured client.
     func run(_ c: Context) throws(SignInError) -> ExitCode
     /// Runs with a forwarded agent's tokens (`SIGNIN_AGENT_SOCK`), for the commands that hand tokens out; nil: this
@@ -90,7 +90,7 @@ extension SignInCommand {
     var startsStatic: Bool { Commands.isCached(Self.self) }
     var handOverReason: String { "\(Self.name) is not on the cached path" }
     var apiResource: String? { nil }
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { nil }
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? { nil }
     func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }
 }

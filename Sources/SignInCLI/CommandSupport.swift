@@ -10,10 +10,11 @@ import Glibc
 
 /// The profile as `login`, `restore` and `whoami` print it (`verb` first, or JSON).
 func printProfile(_ user: SignInUser, _ c: Context, verb: String?) {
+    let io = c.io
     if c.json {
-        out(JSONText.object(JSONText.user(user)))
+        io.out(JSONText.object(JSONText.user(user)))
     } else {
-        out(verb.map { "\($0) \(user.accountLine)" } ?? user.accountLine)
+        io.out(verb.map { "\($0) \(user.accountLine)" } ?? user.accountLine)
     }
 }
 
@@ -42,15 +43,15 @@ extension SignInClient {
 /// on standard error in the same words whichever way `exec` runs it (becoming it, or staying beside it).
 enum ExecCommand {
     /// Where `argv[0]` is; nil after saying it is not found. `executable`: it must be runnable too.
-    static func locate(_ argv: [String], environment: [String: String], executable: Bool = true) -> String? {
+    static func locate(_ argv: [String], environment: [String: String], executable: Bool = true, _ io: IOStreams) -> String? {
         if let path = ExecutableSearch.locate(argv[0], environment: environment, executable: executable) { return path }
-        err("signin: \(argv[0].withoutControlCharacters): command not found")
+        io.err("signin: \(argv[0].withoutControlCharacters): command not found")
         return nil
     }
 
     /// Says why `argv` could not be started (`errno`) and gives the shell's exit code for it.
-    static func cannotRun(_ argv: [String], errno e: Int32) -> ExitCode {
-        err("signin: cannot run \(argv[0].withoutControlCharacters): \(FileIO.errnoText(e))")
+    static func cannotRun(_ argv: [String], errno e: Int32, _ io: IOStreams) -> ExitCode {
+        io.err("signin: cannot run \(argv[0].withoutControlCharacters): \(FileIO.errnoText(e))")
         return ExitCode(rawValue: e == ENOENT ? 127 : 126)
     }
 

@@ -11,7 +11,7 @@ enum CompletionCandidates {
     /// stored accounts of the configuration WORDS name (`--profile`, `-c`), or the configuration names, that start
     /// with PREFIX, one a line. A candidate holding a control character (a newline would split it) is left out;
     /// nothing is ever asked (no passphrase prompt on TAB) and nothing is printed on failure.
-    static func complete(_ args: [String], _ env: [String: String]) -> ExitCode {
+    static func complete(_ args: [String], _ env: [String: String], _ io: IOStreams) -> ExitCode {
         guard let kind = args.first else { return .usage }
         let prefix = args.count > 1 && args[1] != "--" ? args[1] : ""
         let words = args.firstIndex(of: "--").map { Array(args[($0 + 1)...]) } ?? []
@@ -38,7 +38,7 @@ enum CompletionCandidates {
         let literal = candidates.filter { c in
             !c.isEmpty && c.hasPrefix(prefix) && !c.unicodeScalars.contains(where: \.isControl)
         }
-        if !literal.isEmpty { out(literal.joined(separator: "\n")) }
+        if !literal.isEmpty { io.out(literal.joined(separator: "\n")) }
         return .success
     }
 }

@@ -14,25 +14,27 @@ enum ForwardedAgent {
 
     /// `signin whoami` through the agent: the profile in the forwarded ID token (verified on the laptop).
     static func whoami(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
+        let io = agent.io
         if agent.isOwnAgent { return nil }
         let issued = try agent.token(.id, Freshness(minTTL: 0), audience: nil)
         guard let profile = SignInProfile(forwardedIDToken: issued.token.value) else {
             throw .noPreviousSignIn(reason: .agentRefused(reason: "its ID token holds no profile"))
         }
         if json {
-            out(JSONText.object(["signed_in": .bool(true), "profile": JSONText.profile(profile), "through_agent": .string(agent.agent.socketPath)]))
+            io.out(JSONText.object(["signed_in": .bool(true), "profile": JSONText.profile(profile), "through_agent": .string(agent.agent.socketPath)]))
         } else {
-            out(profile.displayName)
+            io.out(profile.displayName)
         }
         return .success
     }
 
     /// `signin status` through the agent: the forwarded session, its accounts and its limits.
     static func status(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
+        let io = agent.io
         if agent.isOwnAgent { return nil }
         let session = try agent.hello().session
         if json {
-            out(JSONText.object(["through_agent": .string(agent.agent.socketPath), "session": session?.json ?? .null]))
+            io.out(JSONText.object(["through_agent": .string(agent.agent.socketPath), "session": session?.json ?? .null]))
             return .success
         }
         var lines = ["Through the agent forwarded with `signin ssh` (SIGNIN_AGENT_SOCK=\(agent.agent.socketPath)); this machine keeps no grant."]
@@ -49,20 +51,21 @@ enum ForwardedAgent {
             lines.append("The agent's own socket: every account of every configuration it serves.")
         }
         lines.append(laptopOnly)
-        out(lines.joined(separator: "\n"))
+        io.out(lines.joined(separator: "\n"))
         return .success
     }
 
     /// `signin accounts` through the agent: the accounts the session forwards.
     static func accounts(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
+        let io = agent.io
         if agent.isOwnAgent { return nil }
         let accounts = try agent.hello().session?.accounts ?? []
         if json {
-            out(JSONText.render(.array(accounts.map { .object(["account": .string($0), "through_agent": .bool(true)]) })))
+            io.out(JSONText.render(.array(accounts.map { .object(["account": .string($0), "through_agent": .bool(true)]) })))
         } else if accounts.isEmpty {
-            out("The agent's own socket serves every account stored where it runs (`signin accounts` there lists them).")
+            io.out("The agent's own socket serves every account stored where it runs (`signin accounts` there lists them).")
         } else {
-            for (i, a) in accounts.enumerated() { out((i == 0 ? "* " : "  ") + a + "  (forwarded)") }
+            for (i, a) in accounts.enumerated() { io.out((i == 0 ? "* " : "  ") + a + "  (forwarded)") }
         }
         return .success
     }

@@ -56,7 +56,8 @@ public enum HandOver {
         HandOverPoint.install(.init(require: { need in
             HandOverCheck.reachedHandOver(need.description)
             guard DynamicSibling.isStatic else { return }
-            err("signin: " + DynamicSibling.replaceProcess(because: need.description))
+            // Before any command has its streams: this process's standard error, where a person running it looks.
+            IOStreams.standard.err("signin: " + DynamicSibling.replaceProcess(because: need.description))
             Posix.exit(1)
         }, wrote: { HandOverCheck.wrote($0) }))
         HandOverCheck.beginRun()

@@ -1,13 +1,49 @@
 import SignInKit
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A line on standard output, and one on standard error (`FileIO.writeAll`: plain write(2), unbuffered).
-func out(_ s: String) { writeAll(1, s + "\n") }
-func err(_ s: String) { writeAll(2, s + "\n") }
-func writeAll(_ fd: Int32, _ s: String) { FileIO.writeAll(fd, s) }
+/// Where a command's text goes, as gh's IOStreams: this process's standard output and error (`FileIO.writeAll`:
+/// plain write(2), unbuffered), or, in a test, memory, so that a command's output is tested without a process. Every
+/// command writes through the one it is given (`Context.io`, `AgentTokens.io`); nothing in the CLI writes to a
+/// descriptor of its own accord.
+struct IOStreams: Sendable {
+    /// Writes `text` to standard output (1) or standard error (2).
+    let write: @Sendable (_ fd: Int32, _ text: String) -> Void
+
+    /// This process's standard output and error.
+    static let standard = IOStreams { fd, text in FileIO.writeAll(fd, text) }
+
+    /// A line on standard output.
+    func out(_ s: String) { write(1, s + "\n") }
+    /// A line on standard error.
+    func err(_ s: String) { write(2, s + "\n") }
+
+    /// Asks a yes/no question on standard error and reads the answer from standard input; only on a terminal.
+    func confirm(_ question: String) -> Bool {
+        write(2, question + " [y/N] ")
+        guard let answer = readLine() else { return false }
+        return ["y", "yes"].contains(answer.lowercased().trimmingWhitespace)
+    }
+
+    /// Streams that keep what is written, for a test: `captured.output` and `captured.error`.
+    static func capturing() -> (IOStreams, CapturedOutput) {
+        let captured = CapturedOutput()
+        return (IOStreams { fd, text in captured.append(fd, text) }, captured)
+    }
+}
+
+/// What `IOStreams.capturing()` kept.
+final class CapturedOutput: Sendable {
+    private let texts = Mutex<(output: String, error: String)>(("", ""))
+    var output: String { texts.withLock { $0.output } }
+    var error: String { texts.withLock { $0.error } }
+    fileprivate func append(_ fd: Int32, _ text: String) {
+        texts.withLock { if fd == 1 { $0.output += text } else { $0.error += text } }
+    }
+}
 
 /// Reads one line from standard input (for questions on a terminal and for `git-credential`), without
 /// Foundation's buffering: byte by byte, so nothing after the line is consumed.
@@ -23,12 +59,3 @@ func readLine(fd: Int32 = 0, limit: Int = 64 * 1024) -> String? {
     if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
     return String(decoding: bytes, as: UTF8.self)
 }
-
-/// Asks a yes/no question on standard error and reads the answer from standard input; only on a terminal.
-func confirm(_ question: String) -> Bool {
-    writeAll(2, question + " [y/N] ")
-    guard let answer = readLine() else { return false }
-    return ["y", "yes"].contains(answer.lowercased().trimmingWhitespace)
-}
-
-

@@ -28,11 +28,11 @@ enum Passphrase {
         guard tty >= 0 else { return nil }
         defer { Posix.close(tty) }
         func ask(_ prompt: String) -> String? {
-            writeAll(tty, prompt)
+            FileIO.writeAll(tty, prompt)
             let hidden = HiddenInput.echoOff(tty)
             let line = readLine(fd: tty)
             if hidden { HiddenInput.restore() }
-            writeAll(tty, "\n")
+            FileIO.writeAll(tty, "\n")
             return line
         }
         switch purpose {
@@ -40,16 +40,16 @@ enum Passphrase {
             for _ in 0..<3 {
                 guard let first = ask("New passphrase for signin's store key (at least \(StorePassphrase.minimumLength) characters): ") else { return nil }
                 if let problem = StorePassphrase.problem(first) {
-                    writeAll(tty, "\(problem)\n")
+                    FileIO.writeAll(tty, "\(problem)\n")
                     continue
                 }
                 guard let again = ask("The same passphrase again: ") else { return nil }
                 if first == again { return first }
-                writeAll(tty, "They differ; once more.\n")
+                FileIO.writeAll(tty, "They differ; once more.\n")
             }
             return nil
         case .unlock(let attempt):
-            if attempt > 1 { writeAll(tty, "That passphrase does not unlock the key.\n") }
+            if attempt > 1 { FileIO.writeAll(tty, "That passphrase does not unlock the key.\n") }
             return ask("Passphrase for signin's store key: ")
         }
     }

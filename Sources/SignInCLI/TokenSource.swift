@@ -4,6 +4,8 @@ import SignInKit
 /// token path, `SignInClient.token`), or, on a machine reached with `signin ssh`, the forwarded agent
 /// (`SIGNIN_AGENT_SOCK`), with no configuration and no store there. Both answer the same `TokenRequest`.
 protocol TokenSource {
+    /// Where the command's text goes.
+    var io: IOStreams { get }
     /// The token `kind`, as fresh as `freshness` asks; `audience` for an ID token (nil: this client). The
     /// source adds its account and service-account chain.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken
@@ -69,6 +71,7 @@ extension TokenRequest.Principal {
 /// Tokens from this machine's store, the person's or (with a chain) a service account's.
 struct LocalTokens: TokenSource {
     let c: Context
+    var io: IOStreams { c.io }
     /// Whose tokens: the one token path resolves `.configured` against the configuration.
     let principal: TokenRequest.Principal
     /// Sign in through the browser first when nobody is (`exec --login`, kubectl's interactive exec).
@@ -98,7 +101,7 @@ struct LocalTokens: TokenSource {
             return try c.client.token(r)
         } catch .noPreviousSignIn(let reason) {
             guard interactive else { throw .noPreviousSignIn(reason: reason) }
-            err("signin: signing in is needed first (\(reason.description.withoutControlCharacters)).")
+            c.io.err("signin: signing in is needed first (\(reason.description.withoutControlCharacters)).")
             var opts = SignInOptions()
             opts.openBrowser = !c.browsing.headless
             opts.loginHint = c.account
@@ -129,12 +132,15 @@ struct LocalTokens: TokenSource {
 final class AgentTokens: TokenSource {
     let agent: AgentClient
     let account: String?
+    /// Where the command's text goes.
+    let io: IOStreams
     /// The service-account chain asked for on this command line (no configuration here names one).
     private(set) var chain: [String] = []
     private var helloAnswer: AgentProtocol.Hello?
 
-    init(agent: AgentClient, account: String?) {
+    init(agent: AgentClient, account: String?, io: IOStreams = .standard) {
         self.agent = agent
+        self.io = io
         self.account = account
     }
 

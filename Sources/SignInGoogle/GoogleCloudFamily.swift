@@ -23,9 +23,7 @@ public struct GoogleCloudFamily: TokenFamily {
 
     public var configurationSection: (any ConfigurationSection.Type)? { GoogleCloudSettings.self }
 
-    public func configuredChain(_ configuration: SignInConfiguration) -> [String]? {
-        configuration.impersonateServiceAccount.isEmpty ? nil : configuration.impersonateServiceAccount
-    }
+    public func configuredChain(_ configuration: SignInConfiguration) -> [String] { configuration.impersonateServiceAccount }
 
     package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? {
         request.forGoogleCloud ? ProviderRules.google : nil

@@ -9,16 +9,17 @@ package protocol TokenFamily: Sendable {
     /// The configuration section this family reads, if any.
     var configurationSection: (any ConfigurationSection.Type)? { get }
 
-    /// The service-account chain the configuration names for a request whose principal is `.configured`, or nil
-    /// when this family's section names none.
-    func configuredChain(_ configuration: SignInConfiguration) -> [String]?
+    /// The service-account chain the configuration names for a request whose principal is `.configured`; empty when
+    /// this family's section names none.
+    func configuredChain(_ configuration: SignInConfiguration) -> [String]
 
     /// Whose scope names `request`'s scopes are in, when this family decides it (a token for its own APIs); nil:
     /// the provider's.
     func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules?
 
     /// The token for `request` when this family derives it (its principal already resolved), else nil: the
-    /// person's own token, or the person's token for one API, which the client answers.
+    /// person's own token, or the person's token for one API, which the client answers. Asked only of a request that
+    /// names a service account or carries a family's parameters (`TokenRequest.familyParameters`).
     func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken?
 
 }

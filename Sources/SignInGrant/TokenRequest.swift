@@ -122,6 +122,9 @@ public struct FamilyParameters: Sendable, Equatable {
 
     public init() {}
 
+    /// Whether no family's part was ever set.
+    public var isEmpty: Bool { values.isEmpty }
+
     public subscript<Parameter: TokenRequestParameter>(_ type: Parameter.Type) -> Parameter {
         get { values[ObjectIdentifier(type)] as? Parameter ?? Parameter() }
         set { values[ObjectIdentifier(type)] = newValue }

@@ -29,9 +29,9 @@ struct AccountsCommand: SignInCommand {
 
     /// `--all`, or no configuration named and none at the default place: every configuration's accounts (the same
     /// answer either way: "no configurations yet" is not an error).
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         if all || (!configurationNamed && Posix.access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
-            return Self.everywhere(json: json, env, inUse: inUse)
+            return Self.everywhere(json: json, env, inUse: inUse, io)
         }
         return nil
     }
@@ -40,13 +40,14 @@ struct AccountsCommand: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.accounts(agent, json: json) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         let users = try c.client.accounts()
         if c.json {
-            out(JSONText.render(.array(users.map { .object(JSONText.user($0)) })))
+            io.out(JSONText.render(.array(users.map { .object(JSONText.user($0)) })))
         } else if users.isEmpty {
-            out("No accounts for \(c.client.configuration.issuer) (\(c.client.configuration.sourcePath)); run `signin login`.")
+            io.out("No accounts for \(c.client.configuration.issuer) (\(c.client.configuration.sourcePath)); run `signin login`.")
         } else {
-            out(Self.accountLines(users).joined(separator: "\n"))
+            io.out(Self.accountLines(users).joined(separator: "\n"))
         }
         return .success
     }
@@ -74,7 +75,7 @@ struct AccountsCommand: SignInCommand {
     /// `signin accounts --all`: every named configuration and its accounts.
     /// The configuration in use (`inUse`) is listed too when it lives outside the configuration folder
     /// (`-c FILE`, `$SIGNIN_CONFIG`), by its path.
-    static func everywhere(json asJSON: Bool, _ env: [String: String], inUse: String? = nil) -> ExitCode {
+    static func everywhere(json asJSON: Bool, _ env: [String: String], inUse: String? = nil, _ io: IOStreams) -> ExitCode {
         var sections: [String] = []
         var json: [JSONValueOut] = []
         let folder = SignInConfiguration.directory(environment: env)
@@ -85,7 +86,7 @@ struct AccountsCommand: SignInCommand {
                 sections.append("\(name) (\(path)): cannot be read; `signin status \(name == path ? "-c" : "--profile") \(name)` says why")
                 continue
             }
-            let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { err("signin: \(text)") } })
+            let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { io.err("signin: \(text)") } })
             let users = (try? client.accounts()) ?? []
             sections.append("\(name) (\(config.issuer)):\n" + (users.isEmpty ? "  no accounts" : accountLines(users).map { "  " + $0 }.joined(separator: "\n")))
             for u in users {
@@ -98,7 +99,7 @@ struct AccountsCommand: SignInCommand {
         let store = CredentialStore.defaultDirectory(environment: env)
         for resource in (try? CredentialStore(directory: store).apiResources()) ?? [] {
             guard let config = APIAccess.knownConfiguration(for: resource, storeDirectory: store) else { continue }
-            let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { err("signin: \(text)") } })
+            let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { io.err("signin: \(text)") } })
             let users = (try? client.accounts()) ?? []
             guard !users.isEmpty else { continue }
             sections.append("the API \(resource.withoutControlCharacters) (\(config.issuer.withoutControlCharacters); `--resource \(resource.withoutControlCharacters)`):\n"
@@ -109,8 +110,8 @@ struct AccountsCommand: SignInCommand {
                 json.append(.object(o))
             }
         }
-        if asJSON { out(JSONText.render(.array(json))) } else {
-            out(sections.isEmpty ? "No configurations in \(SignInConfiguration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
+        if asJSON { io.out(JSONText.render(.array(json))) } else {
+            io.out(sections.isEmpty ? "No configurations in \(SignInConfiguration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
         }
         return .success
     }

@@ -29,8 +29,11 @@ struct AgentCommand: SignInCommand {
     let list: Bool
     let stop: Bool
     let json: Bool
+    /// How this run was asked for, for an error's advice.
+    let invocation: Invocation
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        invocation = Invocation(a, env, command: Self.name)
         list = a.has(Self.listOption)
         stop = a.has(Self.stopOption)
         json = a.has(.json)
@@ -38,43 +41,43 @@ struct AgentCommand: SignInCommand {
         try noPositional(a, Self.spec)
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         let agent = AgentClient(agentOf: env)
         do throws(SignInError) {
-            if list { return try Self.list(agent, json: json) }
+            if list { return try Self.list(agent, json: json, io) }
             if stop {
                 _ = try agent.request("POST", "/v1/stop")
-                err("signin: the agent on \(agent.socketPath) is stopping.")
+                io.err("signin: the agent on \(agent.socketPath) is stopping.")
                 return .success
             }
-            return try serve(env)
+            return try serve(env, io)
         } catch {
-            err("signin: \(error.description)")
-            return ExitCode(error)
+            // With --json, an error is a JSON object on standard output too, as every command answers one.
+            return CLI.fail(error, json: json, invocation, io)
         }
     }
 
-    static func list(_ agent: AgentClient, json: Bool) throws(SignInError) -> ExitCode {
+    static func list(_ agent: AgentClient, json: Bool, _ io: IOStreams) throws(SignInError) -> ExitCode {
         let a = try agent.request("GET", "/v1/sessions")
         let sessions = (a.object["sessions"]?.array ?? []).compactMap { $0.object.flatMap(AgentProtocol.SessionInfo.init(json:)) }
         if json {
-            out(JSONText.object(["sessions": .array(sessions.map(\.json))]))
+            io.out(JSONText.object(["sessions": .array(sessions.map(\.json))]))
             return .success
         }
-        if sessions.isEmpty { out("No forwarded sessions (agent on \(agent.socketPath)).") }
+        if sessions.isEmpty { io.out("No forwarded sessions (agent on \(agent.socketPath)).") }
         for s in sessions {
             let until = s.expiresAt.map { iso8601(Date(timeIntervalSince1970: TimeInterval($0))) } ?? "the end of the SSH session"
             let only = s.audiences.isEmpty && s.resources.isEmpty ? "" : "  only " + (s.audiences + s.resources).joined(separator: ", ")
-            out("\(s.id)  \(s.host)  \(s.accounts.joined(separator: ", "))  until \(until)" + (s.confirm ? "  confirm" : "") + only + "  served \(s.served)")
+            io.out("\(s.id)  \(s.host)  \(s.accounts.joined(separator: ", "))  until \(until)" + (s.confirm ? "  confirm" : "") + only + "  served \(s.served)")
         }
         return .success
     }
 
-    private func serve(_ env: [String: String]) throws(SignInError) -> ExitCode {
+    private func serve(_ env: [String: String], _ io: IOStreams) throws(SignInError) -> ExitCode {
         let path = AgentProtocol.socketPath(environment: env)
         switch AgentClient(agentOf: env).servesStore(of: env) {
         case true?:
-            err("signin: an agent already runs on \(path).")
+            io.err("signin: an agent already runs on \(path).")
             return .success
         case false?:
             throw .system(reason: "an agent for another store (another HOME or data folder) runs on \(path); stop it with `signin agent --stop` in its environment, or set XDG_RUNTIME_DIR")
@@ -92,8 +95,8 @@ struct AgentCommand: SignInCommand {
             started.start { Posix.kill(Posix.getpid(), SIGTERM) }  // --stop ends the serving thread: wake the wait
         }, announce: {
             guard let agent else { return }
-            out("SIGNIN_AGENT_SOCK=\(agent.socketPath); export SIGNIN_AGENT_SOCK;")
-            err("signin: agent on \(agent.socketPath); stop it with Ctrl-C or `signin agent --stop`.")
+            io.out("SIGNIN_AGENT_SOCK=\(agent.socketPath); export SIGNIN_AGENT_SOCK;")
+            io.err("signin: agent on \(agent.socketPath); stop it with Ctrl-C or `signin agent --stop`.")
         }, stop: { agent?.stop() })
     }
 }

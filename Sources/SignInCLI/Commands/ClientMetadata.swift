@@ -26,12 +26,12 @@ struct ClientMetadata: SignInCommand {
         try noPositional(a, Self.spec)
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         let configured = (try? SignInConfiguration.load(path: SignInConfiguration.defaultPath(explicit: nil, environment: env)))?.clientIDMetadataDocument
         guard let url = url ?? configured ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw UsageError("say where the document will be hosted: signin client-metadata --url https://example.org/signin/client.json")
         }
-        out(ClientIDMetadataDocument.document(for: url))
+        io.out(ClientIDMetadataDocument.document(for: url))
         return .success
     }
 }

@@ -19,8 +19,8 @@ struct CompletionCommand: SignInCommand {
         self.script = script
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
-        out(script)
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        io.out(script)
         return .success
     }
 }

@@ -28,17 +28,17 @@ struct DPoPProofCommand: SignInCommand {
     }
 
     /// Through a forwarded agent: the laptop signs (the key never crosses).
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, settings: "the laptop's configuration") }
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, settings: "the laptop's configuration", agent.io) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try serve(LocalTokens(c: c, chain: [], interactive: false), settings: c.client.configuration.sourcePath)
+        try serve(LocalTokens(c: c, chain: [], interactive: false), settings: c.client.configuration.sourcePath, c.io)
     }
 
-    private func serve(_ source: some TokenSource, settings: String) throws(SignInError) -> ExitCode {
+    private func serve(_ source: some TokenSource, settings: String, _ io: IOStreams) throws(SignInError) -> ExitCode {
         guard let proof = try source.accessToken(freshness, proofFor: target).dpopProof else {
             throw .unsupported(reason: "this account's grant is not bound to a key (its tokens are bearer tokens: no DPoP proof is needed). `dpop` in \(settings) and the provider's discovery decide it at sign-in")
         }
-        out(proof)
+        io.out(proof)
         return .success
     }
 }

@@ -25,8 +25,8 @@ struct HelpCommand: SignInCommand {
         }
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
-        if man { out(Help.manPage) } else if let command { out(Help.text(for: command.spec)) } else { out(Help.general) }
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        if man { io.out(Help.manPage) } else if let command { io.out(Help.text(for: command.spec)) } else { io.out(Help.general) }
         return .success
     }
 }

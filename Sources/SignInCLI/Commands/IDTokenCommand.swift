@@ -37,7 +37,7 @@ struct IDTokenCommand: SignInCommand {
         try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 
-    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write() }
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write(source.io) }
 
     /// What the command prints for `source`'s ID token: the token alone, or with `--json` its expiry and claims.
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {

@@ -20,7 +20,7 @@ struct Init: SignInCommand {
         arguments = a
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? { Self.initialize(arguments, env) }
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? { Self.initialize(arguments, env, io) }
 
     /// `signin init`: asks what a first configuration needs and writes it (mode 0600, one field a line), never over
     /// an existing file without a yes.
@@ -33,18 +33,18 @@ struct Init: SignInCommand {
     ///
     /// Standard input ending (`</dev/null`, a script out of answers) stops it with a message (exit 2); Ctrl-C is a
     /// cancel (exit 4). Either way nothing is written.
-    static func initialize(_ a: Arguments, _ env: [String: String]) -> ExitCode {
+    static func initialize(_ a: Arguments, _ env: [String: String], _ io: IOStreams) -> ExitCode {
         let path = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
         let terminal = Posix.isatty(0)
         HiddenInput.cancelOnSignals(code: ExitCode.canceled.rawValue, message: "\nsignin init: canceled; nothing was written.\n")
         struct EndOfInput: Error {}
         func ask(_ question: String, default d: String? = nil, hidden: Bool = false) throws(EndOfInput) -> String {
-            writeAll(2, question + (d.map { " [\($0)]" } ?? "") + ": ")
+            io.write(2, question + (d.map { " [\($0)]" } ?? "") + ": ")
             let quiet = hidden && terminal && HiddenInput.echoOff(0)
             let line = readLine()
             if quiet {
                 HiddenInput.restore()
-                writeAll(2, "\n")
+                io.write(2, "\n")
             }
             guard let line else { throw EndOfInput() }
             let answer = line.trimmingWhitespace
@@ -55,16 +55,16 @@ struct Init: SignInCommand {
             while true {
                 let answer = try ask(question, default: d, hidden: hidden)
                 guard let problem = check(answer) else { return answer }
-                err("  \(problem)")
+                io.err("  \(problem)")
             }
         }
         if Posix.access(path, F_OK) == 0 {
-            guard terminal || a.has(.yes), confirm("\(path) exists. Overwrite it?") else {
-                err("signin: \(path) exists; nothing was changed (remove it, or choose another file with --profile NAME or -c PATH).")
+            guard terminal || a.has(.yes), io.confirm("\(path) exists. Overwrite it?") else {
+                io.err("signin: \(path) exists; nothing was changed (remove it, or choose another file with --profile NAME or -c PATH).")
                 return terminal ? .canceled : .usage  // "no" is the person's choice, as logout's "no"; no terminal: a usage error
             }
         }
-        err("signin init writes \(path).")
+        io.err("signin init writes \(path).")
         var config: [String: JSONValueOut] = [:]
         do throws(EndOfInput) {
             let choice = try askUntil("Provider: 1) Google  2) another OpenID provider", default: "1") { answer in
@@ -72,7 +72,7 @@ struct Init: SignInCommand {
             }
             let google = choice == "1" || choice.lowercased() == "google"
             if google {
-                err("""
+                io.err("""
 
                     In the Google Cloud console (https://console.cloud.google.com/apis/credentials):
                       1. Choose or create a project; set up the OAuth consent screen (External, add yourself as a test user).
@@ -91,7 +91,7 @@ struct Init: SignInCommand {
                     probe.sourcePath = path
                     do throws(SignInError) {
                         let endpoints = try SignInClient(configuration: probe, environment: env).discoverEndpointsBlocking()
-                        err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
+                        io.err("Found \(issuer)'s discovery document: sign-in at \(endpoints.authorizationEndpoint.absoluteString).")
                         return nil
                     } catch {
                         return "Could not use \(issuer.withoutControlCharacters) as an OpenID provider: \(error.description) Check the URL and try again."
@@ -112,29 +112,29 @@ struct Init: SignInCommand {
             let scopes = try askUntil("Scopes", default: "openid email profile") { s in s.isEmpty ? "Give at least one scope." : nil }
             config["scopes"] = .array(scopes.split(separator: " ").map { .string(String($0)) })
         } catch {
-            err("\nsignin init: standard input ended before every question was answered; nothing was written. Run it on a terminal, or give each answer on its own line.")
+            io.err("\nsignin init: standard input ended before every question was answered; nothing was written. Run it on a terminal, or give each answer on its own line.")
             return .usage
         }
         let text = JSONText.pretty(config, order: ["issuer", "client_id", "client_secret", "scopes"])
         do {
             _ = try SignInConfiguration.parse(Data(text.utf8), sourcePath: path)
         } catch {
-            err("signin: \(error.description); nothing was written.")
+            io.err("signin: \(error.description); nothing was written.")
             return ExitCode(error)
         }
         // The folders up to the file, the last one private.
         Directory.create(PathName(path: path).deletingLastPathComponent)
         let fd = Posix.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            err("signin: cannot write \(path): \(FileIO.errnoText(errno))")
+            io.err("signin: cannot write \(path): \(FileIO.errnoText(errno))")
             return .failure
         }
         Posix.fchmod(fd, 0o600)
-        writeAll(fd, text)
+        io.write(fd, text)
         Posix.fsync(fd)
         Posix.close(fd)
         let next = a.value(.profile).map { "signin login --profile \($0)" } ?? a.value(.config).map { _ in "signin login -c \(Invocation.quoted(path))" } ?? "signin login"
-        out("Wrote \(path). Next: \(next)")
+        io.out("Wrote \(path). Next: \(next)")
         return .success
     }
 }

@@ -31,6 +31,7 @@ struct KeyCommand: SignInCommand {
     /// `signin key move --to STORAGE`: a new store key, kept where STORAGE says; every entry is encrypted again
     /// under it (crash-safe: see `CredentialStore.moveKey`), so a copy of the old key opens nothing written after.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
                 // Every configuration shares the store: name them all, so older entries of each are carried over first.
         var configurations = [(issuer: c.client.configuration.issuer, clientID: c.client.configuration.clientID)]
         for name in SignInConfiguration.profileNames(environment: c.environment) {
@@ -40,11 +41,11 @@ struct KeyCommand: SignInCommand {
         }
         let result = try c.client.fileStore.moveKey(to: target, configurations: configurations)
         if c.json {
-            out(JSONText.object(["from": .string(result.from), "to": .string(result.to), "moved": .bool(result.moved), "reencrypted": .int(result.reencrypted)]))
+            io.out(JSONText.object(["from": .string(result.from), "to": .string(result.to), "moved": .bool(result.moved), "reencrypted": .int(result.reencrypted)]))
         } else if !result.moved {
-            out("The key is already there: \(result.to)")
+            io.out("The key is already there: \(result.to)")
         } else {
-            out("Moved the store to a new key.\n  from: \(result.from)\n  to:   \(result.to)\n\(result.reencrypted) entr\(result.reencrypted == 1 ? "y" : "ies") encrypted again under it; the old key, and any copy of it, opens nothing written from now on.")
+            io.out("Moved the store to a new key.\n  from: \(result.from)\n  to:   \(result.to)\n\(result.reencrypted) entr\(result.reencrypted == 1 ? "y" : "ies") encrypted again under it; the old key, and any copy of it, opens nothing written from now on.")
         }
         return .success
     }

@@ -13,14 +13,15 @@ struct Lock: SignInCommand {
 
     /// `signin lock`: the kernel keyring forgets the unlocked key.
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         let dropped = c.client.fileStore.lock()
         // What was forwarded over SSH ends too (the agent, if one runs, says so).
         // Only this store's own agent is told (and believed): a socket another user or store planted is not ours.
         let agent = AgentClient(agentOf: c.environment)
         let forwardedEnded = agent.servesStore(of: c.environment) == true && (try? agent.request("POST", AgentProtocol.Path.lock))?.status == 200
-        if c.json { out(JSONText.object(["locked": .bool(dropped), "forwarded_sessions_ended": .bool(forwardedEnded)])) } else {
-            out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
-            if forwardedEnded { out("The agent ended every session forwarded with `signin ssh`.") }
+        if c.json { io.out(JSONText.object(["locked": .bool(dropped), "forwarded_sessions_ended": .bool(forwardedEnded)])) } else {
+            io.out(dropped ? "Locked: the next command unlocks the store key again." : "Nothing to lock (no unlocked key is held for this store).")
+            if forwardedEnded { io.out("The agent ended every session forwarded with `signin ssh`.") }
         }
         return .success
     }

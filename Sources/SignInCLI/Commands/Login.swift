@@ -58,12 +58,13 @@ struct Login: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         // Who is signed in already, said before any browser opens.
         if !c.json, let current = try c.client.storedUser() {
             if let ended = current.grantEndedAt {
-                err("The provider ended the sign-in of \(current.profile.displayName) on \(iso8601(ended)); signing in again replaces it.")
+                io.err("The provider ended the sign-in of \(current.profile.displayName) on \(iso8601(ended)); signing in again replaces it.")
             } else {
-                err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
+                io.err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
             }
         }
         var opts = SignInOptions()
@@ -76,13 +77,13 @@ struct Login: SignInCommand {
         if c.browsing.paste { opts.pasteFileDescriptor = 0 }
         let user = try Login.signIn(c.client, opts)
         if c.json {
-            out(JSONText.object(JSONText.user(user)))
+            io.out(JSONText.object(JSONText.user(user)))
         } else {
-            out(user.identity == .none ? "Signed in to \(user.accountLine)" : "Signed in as \(user.accountLine)")
+            io.out(user.identity == .none ? "Signed in to \(user.accountLine)" : "Signed in as \(user.accountLine)")
             let missing = Set(c.client.configuration.scopes).subtracting(user.grantedScopes)
-            if !missing.isEmpty { err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
+            if !missing.isEmpty { io.err("Note: these scopes were not granted: \(missing.sorted().joined(separator: " "))") }
             if user.refreshToken == nil {
-                err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(c.client.configuration.providerRules.refreshTokenHint)).")
+                io.err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(c.client.configuration.providerRules.refreshTokenHint)).")
             }
         }
         return .success

@@ -34,6 +34,7 @@ struct Logout: SignInCommand {
     /// Signs out the current account, `--account`, or `--all`; asks first on a terminal; `--revoke` ends the grant
     /// at the provider too (and refuses, changing nothing, when the provider has no revocation endpoint).
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         let client = c.client
         let targets: [SignInUser]
         let stored: SignInUser?
@@ -42,7 +43,7 @@ struct Logout: SignInCommand {
         } catch .storeUnreadable(let path, let reason) where c.account == nil && !revoke {
             // A damaged or tampered entry: signing out is how it is replaced, and needs no decryption.
             guard try client.signOut() else { throw .storeUnreadable(path: path, reason: reason) }
-            Self.report(c.json, "Signed out: removed the credentials that could not be read (\(path)).", revoked: false, removed: [])
+            Self.report(c.json, "Signed out: removed the credentials that could not be read (\(path)).", revoked: false, removed: [], io)
             return .success
         }
         if all {
@@ -58,7 +59,7 @@ struct Logout: SignInCommand {
             targets = []
         }
         if targets.isEmpty {
-            Self.report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [])
+            Self.report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [], io)
             return .success
         }
         let revoke = revoke
@@ -68,8 +69,8 @@ struct Logout: SignInCommand {
         if !yes && Posix.isatty(0) && Posix.isatty(2) {
             let who = targets.map(\.profile.displayName).joined(separator: ", ")
             let question = "Sign out \(who)?" + (revoke ? " This also ends the grant at the provider (every device signed in with it)." : "")
-            guard confirm(question) else {
-                err("Nothing changed.")
+            guard io.confirm(question) else {
+                io.err("Nothing changed.")
                 return .canceled
             }
         }
@@ -85,8 +86,8 @@ struct Logout: SignInCommand {
                     // The library changes nothing when it cannot revoke; `logout --revoke` signs out here anyway, as
                     // documented (a person asked to be signed out), and reports the failure.
                     _ = try client.signOut(account: user.userID)
-                    err("signin: signed out \(user.profile.displayName) here, but revoking the grant at the provider failed: \(cause.description)")
-                    if c.json { out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
+                    io.err("signin: signed out \(user.profile.displayName) here, but revoking the grant at the provider failed: \(cause.description)")
+                    if c.json { io.out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
                     return .network
                 }
             }
@@ -97,16 +98,16 @@ struct Logout: SignInCommand {
         if !remaining.isEmpty && (try? client.storedUser()) == nil {
             text += "\nNo account is current now (\(remaining.count) still stored); `signin use ACCOUNT` or `signin login` chooses one."
         }
-        Self.report(c.json, text, revoked: revoke, removed: removed)
+        Self.report(c.json, text, revoked: revoke, removed: removed, io)
         return .success
     }
 
-    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [SignInUser]) {
+    static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [SignInUser], _ io: IOStreams) {
         if json {
-            out(JSONText.object(["revoked": .bool(revoked && !removed.isEmpty), "removed": .array(removed.map { .string($0.userID) }),
+            io.out(JSONText.object(["revoked": .bool(revoked && !removed.isEmpty), "removed": .array(removed.map { .string($0.userID) }),
                                  "signed_out": .array(removed.map { JSONText.profile($0.profile) })]))
         } else {
-            out(text)
+            io.out(text)
         }
     }
 }

@@ -109,16 +109,16 @@ struct SSHCommand: SignInCommand {
         return nil
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         do throws(SignInError) {
-            return try run(env)
+            return try run(env, io)
         } catch {
-            err("signin: \(error.description)")
+            io.err("signin: \(error.description)")
             return ExitCode(error)
         }
     }
 
-    private func run(_ env: [String: String]) throws(SignInError) -> ExitCode {
+    private func run(_ env: [String: String], _ io: IOStreams) throws(SignInError) -> ExitCode {
         let agent = try Self.runningAgent(env)
         var asked = AgentProtocol.SessionRequest(host: sshArguments[destinationIndex])
         asked.accounts = accounts
@@ -157,7 +157,7 @@ struct SSHCommand: SignInCommand {
             // Started after the signals are blocked: the timer's thread must not take them.
             let host = sshArguments[destinationIndex].withoutControlCharacters
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
-                err("signin: the tokens forwarded to \(host) ended (--for \(seconds) s is up); the SSH session goes on without them.")
+                io.err("signin: the tokens forwarded to \(host) ended (--for \(seconds) s is up); the SSH session goes on without them.")
             }
         }, ended: { endSession() }, cannotStart: { (e) throws(SignInError) -> ExitCode in throw .system(reason: "cannot run ssh: \(FileIO.errnoText(e))") })
     }

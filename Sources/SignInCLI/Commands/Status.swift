@@ -26,6 +26,7 @@ struct Status: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.status(agent, json: json) }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         let client = c.client
         let store = client.fileStore.directory
         let user: SignInUser?
@@ -36,11 +37,11 @@ struct Status: SignInCommand {
             // can be told without opening it is still told, and the reason, with exit 1 as any unreadable store.
             if c.json {
                 let key = client.fileStore.keyLocation
-                out(JSONText.object(["signed_in": .null, "issuer": .string(client.configuration.issuer), "client_id": .string(client.configuration.clientID),
+                io.out(JSONText.object(["signed_in": .null, "issuer": .string(client.configuration.issuer), "client_id": .string(client.configuration.clientID),
                                      "store": .string(store), "key_storage": .string(key.storage), "key_path": key.path.map { .string($0) } ?? .null,
                                      "configuration": .string(client.configuration.sourcePath), "error": .string(SignInError.storeUnreadable(path: path, reason: reason).description)]))
             } else {
-                out(["Store: \(store) (cannot be opened now)", "Key: \(client.fileStore.keyDescription)", "Configuration: \(client.configuration.sourcePath)"].joined(separator: "\n"))
+                io.out(["Store: \(store) (cannot be opened now)", "Key: \(client.fileStore.keyDescription)", "Configuration: \(client.configuration.sourcePath)"].joined(separator: "\n"))
             }
             throw .storeUnreadable(path: path, reason: reason)
         }
@@ -56,9 +57,9 @@ struct Status: SignInCommand {
             obj["key_cache_seconds"] = .int(key.cacheSeconds)
             obj["configuration"] = .string(client.configuration.sourcePath)
             obj["dpop_key"] = user?.proofKeyCustody.map { .string($0) } ?? .null
-            out(JSONText.object(obj))
+            io.out(JSONText.object(obj))
         } else if let user, let ended = user.grantEndedAt {
-            out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(store)")
+            io.out("Signed out by the provider: \(user.profile.displayName)\nThe provider ended this sign-in on \(iso8601(ended)); run `signin login`.\nStore: \(store)")
             return .notSignedIn
         } else if let user {
             var lines = [(user.identity == .none ? "Signed in to \(user.accountLine)" : "Signed in as \(user.accountLine)") + (user.isCurrent ? "" : " (not the current account)"),
@@ -86,11 +87,11 @@ struct Status: SignInCommand {
             lines.append("Store: \(store)")
             lines.append("Key: \(client.fileStore.keyDescription)")
             lines.append("Configuration: \(client.configuration.sourcePath)")
-            out(lines.joined(separator: "\n"))
+            io.out(lines.joined(separator: "\n"))
         } else {
-            out("Not signed in (issuer \(client.configuration.issuer)).\nStore: \(store)")
+            io.out("Not signed in (issuer \(client.configuration.issuer)).\nStore: \(store)")
             if let others = try? client.accounts(), !others.isEmpty {
-                out("\(others.count) account(s) stored, none current: `signin use ACCOUNT` to choose one.")
+                io.out("\(others.count) account(s) stored, none current: `signin use ACCOUNT` to choose one.")
             }
         }
         return user == nil || user?.grantEndedAt != nil ? .notSignedIn : .success

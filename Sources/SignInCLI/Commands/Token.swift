@@ -40,7 +40,7 @@ struct Token: SignInCommand {
     /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).
     var apiResource: String? { target.audience == nil ? target.resource : nil }
 
-    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write() }
+    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write(source.io) }
 
     /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {

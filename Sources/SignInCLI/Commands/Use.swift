@@ -20,8 +20,9 @@ struct Use: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         let user = try c.client.switchAccount(to: account)
-        if c.json { out(JSONText.object(JSONText.user(user))) } else { out("Now using \(user.profile.displayName)") }
+        if c.json { io.out(JSONText.object(JSONText.user(user))) } else { io.out("Now using \(user.profile.displayName)") }
         return .success
     }
 }

@@ -15,8 +15,8 @@ struct Version: SignInCommand {
         try noPositional(a, Self.spec)
     }
 
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
-        if json { out(JSONText.object(["version": .string(SignInKitVersion.string)])) } else { out("signin \(SignInKitVersion.string)") }
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        if json { io.out(JSONText.object(["version": .string(SignInKitVersion.string)])) } else { io.out("signin \(SignInKitVersion.string)") }
         return .success
     }
 }

@@ -19,31 +19,30 @@ import FoundationEssentials
 extension SignInClient {
     /// The one token path: a token as `request` asks, with no browser.
     ///
-    /// 0. The principal (`request.principal`): a given service-account chain; `.configured`, the configuration's
-    ///    `impersonate_service_account` chain, else the person; `.person`, the person whatever the configuration says.
-    ///    Federation: the request's `workloadIdentity`, else, for a token for Google Cloud (`forGoogleCloud`), the
-    ///    configuration's `google_federation_audience`. No consumer reads either setting itself.
-    /// 1. An ID token for an audience other than this client, without a service account: `.unsupported` (the
-    ///    signed-in person's ID tokens are for this client only; another audience needs a service account).
-    ///    A service account's ID token without an audience: `.unsupported` too.
-    /// 2. The person's token: `restore` (no network while the stored one is fresh for `minimumValidity` and no
+    /// 0. The principal (`request.principal`): a given service-account chain; `.configured`, the chain a family's
+    ///    configuration section names (Google's `impersonate_service_account`), else the person; `.person`, the person
+    ///    whatever the configuration says. No consumer reads the setting itself.
+    /// 1. A request that names a service account or carries a family's parameters (Google's `forGoogleCloud`,
+    ///    `workloadIdentity`) is offered to each family (`TokenFamilies`); the first that derives it answers (Google's
+    ///    rule is `GoogleCloudFamily`'s header: a service account's tokens, federation), cached in the entry.
+    /// 2. The person's access token for one API (`audience`, `resource`): `targetedToken` (RFC 8693, RFC 8707).
+    /// 3. An ID token for an audience other than this client: `.unsupported` (the signed-in person's ID tokens are for
+    ///    this client only; another audience needs a service account).
+    /// 4. The person's token: `restore` (no network while the stored one is fresh for `minimumValidity` and no
     ///    refresh is forced; one refresh for many callers and processes; rotation saved first). Scopes a request
-    ///    names for the person's access token must all be granted (Google's long and short names are one scope):
-    ///    `.unsupported` naming the missing ones otherwise, as a tool must not get a token its API refuses.
-    /// 3. A service account's: from the entry's encrypted cache while fresh, else minted through the IAM
-    ///    Credentials API with the person's token (`serviceAccountAccessToken`, `serviceAccountIDToken`); a forced
-    ///    refresh mints anew.
-    /// 4. With federation: an access token, or a service account's token, is bought through Google's STS
-    ///    with the person's ID token (`federatedAccessToken`), cached the same way; the person's own ID token is
-    ///    still the provider's.
+    ///    names for the person's access token must all be granted (in the spelling of the family the token is for, or
+    ///    the provider's): `.unsupported` naming the missing ones otherwise, as a tool must not get a token its API
+    ///    refuses.
     /// 5. The answer says its type: `DPoP` for an access token bound to this machine's key (with the proof
-    ///    `proofFor` asks, never one for the provider's own endpoints), else `Bearer`; `IssuedToken.authorization`
+    ///    `proofFor` asks, never one for the provider's own endpoints), else `Bearer`; `IssuedToken.presented(to:)`
     ///    renders either.
     public func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
         var request = request
         request.principal = .serviceAccount(chain: serviceAccountChain(for: request.principal))
-        for family in TokenFamilies.all {
-            if let derived = try family.token(for: request, grant: self) { return derived }
+        if !request.serviceAccountChain.isEmpty || !request.familyParameters.isEmpty {
+            for family in TokenFamilies.all {
+                if let derived = try family.token(for: request, grant: self) { return derived }
+            }
         }
         if request.kind == .access, request.audience != nil || request.resource != nil {
             return try targetedToken(request)
@@ -111,7 +110,7 @@ extension SignInClient {
     /// shows whom it serves (the metadata server's account) asks too.
     package func serviceAccountChain(for principal: TokenRequest.Principal) -> [String] {
         switch principal {
-        case .configured: return TokenFamilies.all.lazy.compactMap { $0.configuredChain(self.configuration) }.first ?? []
+        case .configured: return TokenFamilies.all.lazy.map { $0.configuredChain(self.configuration) }.first { !$0.isEmpty } ?? []
         case .person: return []
         case .serviceAccount(let chain): return chain
         }

@@ -39,17 +39,18 @@ struct AWSCommand: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         // The account the profile will name must be one of this store's (one, not several) before it is written.
         if let account { _ = try c.client.signedInUser(account: account) }
-        return try write(environment: c.environment, region: c.client.configuration.awsRegion)
+        return try write(environment: c.environment, region: c.client.configuration.awsRegion, io)
     }
 
     /// Over `signin ssh` the profile is written on this machine, where aws-cli runs; the keys come through the agent.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
-        try write(environment: ProcessEnvironment.current, region: nil)
+        try write(environment: ProcessEnvironment.current, region: nil, agent.io)
     }
 
-    private func write(environment: [String: String], region: String?) throws(SignInError) -> ExitCode {
+    private func write(environment: [String: String], region: String?, _ io: IOStreams) throws(SignInError) -> ExitCode {
         guard let me = DynamicSibling.frontPath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
         var args = [me, AWSCredentialProcess.name, "--role-arn", role.roleARN]
         if role.durationSeconds != 3600 { args += ["--duration", String(role.durationSeconds)] }
@@ -63,10 +64,10 @@ struct AWSCommand: SignInCommand {
         let mode = Posix.stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
         try TextFiles.write(file.text, to: path, mode: mode)
         if json {
-            out(JSONText.object(["file": .string(path), "aws_profile": .string(profile), "credential_process": .string(command), "replaced": .bool(replaced != nil)]))
+            io.out(JSONText.object(["file": .string(path), "aws_profile": .string(profile), "credential_process": .string(command), "replaced": .bool(replaced != nil)]))
         } else {
             let use = profile == "default" ? "aws sts get-caller-identity" : "aws sts get-caller-identity --profile \(profile)"
-            out("\(replaced == nil ? "Added" : "Updated") the profile \(profile) in \(path): aws-cli gets \(role.roleARN)'s keys from signin.\nTry: \(use)")
+            io.out("\(replaced == nil ? "Added" : "Updated") the profile \(profile) in \(path): aws-cli gets \(role.roleARN)'s keys from signin.\nTry: \(use)")
         }
         return .success
     }

@@ -31,10 +31,10 @@ struct AWSCredentialProcess: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try answer(LocalTokens(c: c, chain: [], interactive: false), account: c.account).write()
+        try answer(LocalTokens(c: c, chain: [], interactive: false), account: c.account).write(c.io)
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try answer(agent, account: agent.account).write() }
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try answer(agent, account: agent.account).write(agent.io) }
 
     /// AWS's process-credential JSON for the role's credentials from `source`.
     func answer(_ source: some TokenSource, account: String?) throws(SignInError) -> BridgeAnswer {

@@ -21,9 +21,9 @@ struct BridgeAnswer: Equatable {
     }
 
     /// Writes it out and gives the exit code.
-    func write() -> ExitCode {
-        if !output.isEmpty { writeAll(1, output) }
-        if let error { err(error) }
+    func write(_ io: IOStreams) -> ExitCode {
+        if !output.isEmpty { io.write(1, output) }
+        if let error { io.err(error) }
         return code
     }
 }

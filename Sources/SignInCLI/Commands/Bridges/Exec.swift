@@ -96,7 +96,7 @@ struct Exec: SignInCommand {
         if gceMetadata { return try GCEMetadataRun(c, chain: chain, login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
         let source = LocalTokens(c: c, chain: chain, interactive: login)
         if tokenFile {
-            return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: c.environment)
+            return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: c.environment, io: c.io)
                 .run(command, variables: fileVariables, environment: c.environment, closing: passphraseFD.map { [$0] } ?? [])
         }
         return try become(source, environment: c.environment)
@@ -109,13 +109,14 @@ struct Exec: SignInCommand {
         let env = ProcessEnvironment.current
         let source = agent.impersonating(chain)
         if tokenFile {
-            return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: env)
+            return try TokenFileRun(source: source, kind: kind, target: target, minTTL: minTTL, environment: env, io: agent.io)
                 .run(command, variables: fileVariables, environment: env, closing: [])
         }
         return try become(source, environment: env)
     }
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
+        let io = source.io
         let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
         let (type, token) = try issued.presented(to: .typed)
         let name = variable
@@ -127,7 +128,7 @@ struct Exec: SignInCommand {
         if let fd = passphraseFD, fd > 2 { Posix.close(fd) }
         let argv = command
         // As shells do: 127 when the command is not found, 126 when it is there but cannot be run.
-        guard ExecCommand.locate(argv, environment: environment, executable: false) != nil else {
+        guard ExecCommand.locate(argv, environment: environment, executable: false, io) != nil else {
             Posix.unsetenv(name)
             return ExecCommand.notFound
         }
@@ -135,6 +136,6 @@ struct Exec: SignInCommand {
         // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
         let e = ProcessHardening.replaceImage(path: argv[0], arguments: argv, searchPath: true)
         Posix.unsetenv(name)
-        return ExecCommand.cannotRun(argv, errno: e)
+        return ExecCommand.cannotRun(argv, errno: e, io)
     }
 }

@@ -44,7 +44,7 @@ struct GitCredential: SignInCommand {
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
         var lines: [String] = []
         while let line = readLine(), !line.isEmpty { lines.append(line) }
-        return try answer(lines, source).write()
+        return try answer(lines, source).write(source.io)
     }
 
     /// The protocol, apart from standard input and output (so it has unit tests with a stand-in source): the

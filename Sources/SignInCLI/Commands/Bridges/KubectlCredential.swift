@@ -51,7 +51,7 @@ struct KubectlCredential: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, environment: ProcessEnvironment.current) }
 
     private func serve(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
-        try answer(source, environment: environment).write()
+        try answer(source, environment: environment).write(source.io)
     }
 
     /// The ExecCredential for `source`'s token, in the API version `environment`'s `KUBERNETES_EXEC_INFO` asks.

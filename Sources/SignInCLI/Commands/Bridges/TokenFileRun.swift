@@ -23,6 +23,8 @@ import Glibc
 /// 5. The file's name holds this signin's pid and start time: a signin killed before step 4 (SIGKILL) leaves a file
 ///    that the next `--token-file` run removes, since its owner is gone.
 final class TokenFileRun: @unchecked Sendable {
+    /// Where a renewal's failure is said.
+    private let io: IOStreams
     private let source: any TokenSource
     private let kind: TokenKind
     private let target: TokenTarget
@@ -36,7 +38,8 @@ final class TokenFileRun: @unchecked Sendable {
     private let tokenType = Mutex("")
     private var complained = false
 
-    init(source: some TokenSource, kind: TokenKind, target: TokenTarget = TokenTarget(), minTTL: Int, environment: [String: String]) throws(SignInError) {
+    init(source: some TokenSource, kind: TokenKind, target: TokenTarget = TokenTarget(), minTTL: Int, environment: [String: String], io: IOStreams) throws(SignInError) {
+        self.io = io
         self.target = target
         self.source = source
         self.kind = kind
@@ -47,7 +50,7 @@ final class TokenFileRun: @unchecked Sendable {
     /// Writes the first token, runs COMMAND beside the renewing thread, removes the file at the end.
     func run(_ command: [String], variables: [String], environment: [String: String], closing: [Int32]) throws(SignInError) -> ExitCode {
         try renew(minimumValidity: minTTL)
-        guard let exe = ExecCommand.locate(command, environment: environment) else {
+        guard let exe = ExecCommand.locate(command, environment: environment, io) else {
             Posix.unlink(path)
             return ExecCommand.notFound
         }
@@ -65,7 +68,7 @@ final class TokenFileRun: @unchecked Sendable {
                 done.wait()
             }
             Posix.unlink(path)
-        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e) })
+        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e, io) })
     }
 
     /// Replaces the file with a token valid for `minimumValidity` more.
@@ -90,7 +93,7 @@ final class TokenFileRun: @unchecked Sendable {
                 try renew(minimumValidity: Int(margin) + 5)
                 complained = false
             } catch {
-                if !complained { err("signin: the token file could not be renewed (\(error.description)); it keeps the last token, and signin tries again.") }
+                if !complained { io.err("signin: the token file could not be renewed (\(error.description)); it keeps the last token, and signin tries again.") }
                 complained = true
                 if stopped.wait(timeout: .now() + .seconds(10)) == .success { return }
             }

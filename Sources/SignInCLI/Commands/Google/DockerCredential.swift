@@ -52,29 +52,31 @@ struct DockerCredential: SignInCommand {
     }
 
     /// `store` and `erase` need no configuration: docker calls them after `docker login` and `docker logout`.
-    func runWithoutConfiguration(_ env: [String: String]) throws(UsageError) -> ExitCode? {
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         guard operation == "store" || operation == "erase" else { return nil }
         while readLine() != nil {}
         return .success
     }
 
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        let io = agent.io
         if operation == "store" || operation == "erase" { return nil }  // nothing to keep, here as anywhere
         guard operation == "get" || operation == "list" else {
             throw .unsupported(reason: "`docker-credential configure` edits this machine's docker configuration from the configuration on the laptop; give the registries to it there")
         }
-        return try serve(agent.impersonating(chain))
+        return try serve(agent.impersonating(chain), io)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         if operation == "configure" { return try configure(c, patterns: DockerRegistries.patterns(for: c.client.configuration)) }
-        return try serve(LocalTokens(c: c, chain: chain, interactive: false))
+        return try serve(LocalTokens(c: c, chain: chain, interactive: false), io)
     }
 
-    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+    private func serve(_ source: some TokenSource, _ io: IOStreams) throws(SignInError) -> ExitCode {
         var input = ""
         if operation == "get" { while let line = readLine() { input += line } }
-        return try answer(input, source).write()
+        return try answer(input, source).write(io)
     }
 
     /// The protocol, apart from standard input and output (so it has unit tests with a stand-in source): what docker
@@ -98,6 +100,7 @@ struct DockerCredential: SignInCommand {
     }
 
     private func configure(_ c: Context, patterns: [String]) throws(SignInError) -> ExitCode {
+        let io = c.io
         let wanted = registries.compactMap(DockerRegistries.normalized)
         if let refused = wanted.first(where: { !DockerRegistries.allows($0, patterns: patterns) }) {
             throw .configInvalid(file: c.client.configuration.sourcePath, field: "docker_registries",
@@ -120,7 +123,7 @@ struct DockerCredential: SignInCommand {
         for r in wanted { helpers[r] = .string("signin") }
         document["credHelpers"] = .object(helpers)
         try TextFiles.write(JSONText.render(JSONText.value(.object(document))) + "\n", to: path)
-        err("signin: \(path) now sends \(wanted.joined(separator: ", ")) to docker-credential-signin.")
+        io.err("signin: \(path) now sends \(wanted.joined(separator: ", ")) to docker-credential-signin.")
         return .success
     }
 }

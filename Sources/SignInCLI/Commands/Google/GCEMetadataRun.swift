@@ -32,15 +32,16 @@ struct GCEMetadataRun {
     }
 
     func run(_ command: [String]) throws(SignInError) -> ExitCode {
+        let io = c.io
         _ = try LocalTokens(c: c, chain: chain, interactive: login).token(.access, Freshness(minTTL: 300), audience: nil)
-        guard let path = ExecCommand.locate(command, environment: c.environment) else { return ExecCommand.notFound }
-        for line in Self.precedenceNotes(c.environment, c.client.configuration, command: command[0]) { err("signin: note: " + line) }
+        guard let path = ExecCommand.locate(command, environment: c.environment, io) else { return ExecCommand.notFound }
+        for line in Self.precedenceNotes(c.environment, c.client.configuration, command: command[0]) { io.err("signin: note: " + line) }
         let gceCache = Self.gcloudGCECache(c.environment)
         if Self.expireNotOnGCE(gceCache) {
-            err("signin: note: gcloud had cached \"not on Google Compute Engine\" in \(gceCache.withoutControlCharacters) (from a run without a metadata server, or without a project); signin marked that answer expired, so gcloud asks this metadata server again.")
+            io.err("signin: note: gcloud had cached \"not on Google Compute Engine\" in \(gceCache.withoutControlCharacters) (from a run without a metadata server, or without a project); signin marked that answer expired, so gcloud asks this metadata server again.")
         }
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
-        let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, onEvent: { log.show($0) })
+        let server = try MetadataServer(client: c.client, account: c.account, impersonate: chain, onEvent: { log.show($0, io) })
         server.start()
         var environment = c.environment
         environment.merge(server.environment) { $1 }
@@ -49,7 +50,7 @@ struct GCEMetadataRun {
             // A "no" gcloud cached during this run (no project named yet) must not outlive it: the next run, with a
             // project, would not even ask.
             _ = Self.expireNotOnGCE(gceCache)
-        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e) })
+        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e, io) })
     }
 
     /// What, in the documented order of gcloud and google-auth, comes before a metadata server.

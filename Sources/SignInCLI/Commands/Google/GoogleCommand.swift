@@ -70,7 +70,7 @@ struct GoogleCommand: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try write(sts: c.client.configuration.googleSTSEndpoint, iam: c.client.configuration.iamCredentialsEndpoint)
+        try write(sts: c.client.configuration.googleSTSEndpoint, iam: c.client.configuration.iamCredentialsEndpoint, c.io)
     }
 
     /// Over `signin ssh` the file is for this machine's tools, with the laptop's endpoints; the ID token comes
@@ -78,10 +78,10 @@ struct GoogleCommand: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
         let hello = try agent.hello()
         return try write(sts: hello.googleSTSEndpoint ?? WorkloadIdentityFederation.defaultSTSEndpoint,
-                         iam: hello.iamCredentialsEndpoint ?? "https://iamcredentials.googleapis.com")
+                         iam: hello.iamCredentialsEndpoint ?? "https://iamcredentials.googleapis.com", agent.io)
     }
 
-    private func write(sts: String, iam: String) throws(SignInError) -> ExitCode {
+    private func write(sts: String, iam: String, _ io: IOStreams) throws(SignInError) -> ExitCode {
         guard let me = DynamicSibling.frontPath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
         var o: [String: JSONValueOut] = [
             "type": .string("external_account"), "audience": .string(audience), "subject_token_type": .string(GoogleExecutableSource.tokenType),
@@ -97,11 +97,11 @@ struct GoogleCommand: SignInCommand {
         if let userProject { o["workforce_pool_user_project"] = .string(userProject) }
         let text = JSONText.object(o)
         guard let output else {
-            out(text)
+            io.out(text)
             return .success
         }
         try TextFiles.write(text + "\n", to: output)
-        err("signin: wrote \(output). Use it with GOOGLE_APPLICATION_CREDENTIALS=\(output) GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1, or `gcloud auth login --cred-file=\(output)`.")
+        io.err("signin: wrote \(output). Use it with GOOGLE_APPLICATION_CREDENTIALS=\(output) GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1, or `gcloud auth login --cred-file=\(output)`.")
         return .success
     }
 }

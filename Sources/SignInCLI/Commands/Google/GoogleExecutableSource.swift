@@ -28,7 +28,7 @@ struct GoogleExecutableSource: SignInCommand {
     ///    message and exit code.
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
         let a = answer(source)
-        _ = BridgeAnswer(output: a.output).write()
+        _ = BridgeAnswer(output: a.output).write(source.io)
         if let failure = a.failure { throw failure }
         return .success
     }

@@ -18,25 +18,25 @@ final class MetadataLog: Sendable {
         self.loginCommand = loginCommand
     }
 
-    private func once(_ line: String) {
-        if said.withLock({ $0.insert(line).inserted }) { err(line) }
+    private func once(_ line: String, _ io: IOStreams) {
+        if said.withLock({ $0.insert(line).inserted }) { io.err(line) }
     }
 
-    func show(_ e: MetadataServer.Event) {
+    func show(_ e: MetadataServer.Event, _ io: IOStreams) {
         switch e {
         case .request(let path, let status):
-            if verbose { err("signin: metadata: GET \(path.withoutControlCharacters) \(status)") }
+            if verbose { io.err("signin: metadata: GET \(path.withoutControlCharacters) \(status)") }
         case .refused(let reason):
-            once("signin: metadata server refused a request: \(reason.withoutControlCharacters)")
+            once("signin: metadata server refused a request: \(reason.withoutControlCharacters)", io)
         case .scopeMissing(let scopes, let account):
-            once("signin: a tool asked for \(scopes.joined(separator: ", ").withoutControlCharacters), which the sign-in of \(account.withoutControlCharacters) was not granted: add it to \"scopes\" in \(configurationPath) and run `\(loginCommand)`.")
+            once("signin: a tool asked for \(scopes.joined(separator: ", ").withoutControlCharacters), which the sign-in of \(account.withoutControlCharacters) was not granted: add it to \"scopes\" in \(configurationPath) and run `\(loginCommand)`.", io)
         case .audienceUnavailable(let audience):
             if audience == Self.gcloudAudience && !verbose { return }
-            once("signin: a tool asked for an ID token for \(audience.withoutControlCharacters), which only a service account can have: name one with --impersonate-service-account SA (or impersonate_service_account).")
+            once("signin: a tool asked for an ID token for \(audience.withoutControlCharacters), which only a service account can have: name one with --impersonate-service-account SA (or impersonate_service_account).", io)
         case .failure(let error):
             var line = "signin: metadata server could not answer: \(error.description)"
             if case .noPreviousSignIn = error { line += "\nRun `\(loginCommand)` to sign in." }
-            once(line)
+            once(line, io)
         }
     }
 }

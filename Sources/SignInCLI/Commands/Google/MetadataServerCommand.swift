@@ -40,26 +40,27 @@ struct MetadataServerCommand: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
         var server: MetadataServer?
         return try ServerLife.untilStopSignal(start: { () throws(SignInError) in
-            let started = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0) })
+            let started = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0, io) })
             server = started
             do throws(SignInError) {
                 _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300), audience: nil)
             } catch .noPreviousSignIn(let reason) {
-                err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(started.address) and answers \"not signed in\" until `\(c.command("login"))`.")
+                io.err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(started.address) and answers \"not signed in\" until `\(c.command("login"))`.")
             }
             started.start()
         }, announce: {
             guard let server else { return }
             if c.json {
-                out(JSONText.object(["port": .int(server.port), "environment": .object(server.environment.mapValues { .string($0) })]))
+                io.out(JSONText.object(["port": .int(server.port), "environment": .object(server.environment.mapValues { .string($0) })]))
             } else {
-                for (name, value) in server.environment.sorted(by: { $0.key < $1.key }) { out("export \(name)=\(value)") }
+                for (name, value) in server.environment.sorted(by: { $0.key < $1.key }) { io.out("export \(name)=\(value)") }
             }
             let who = server.impersonating.last ?? (try? c.client.restore(account: c.account).profile.email) ?? nil
-            err("signin: metadata server for \(who?.withoutControlCharacters ?? "the signed-in account") on \(server.address); stop it with Ctrl-C.")
+            io.err("signin: metadata server for \(who?.withoutControlCharacters ?? "the signed-in account") on \(server.address); stop it with Ctrl-C.")
         }, stop: { server?.stop() })
     }
 }
