@@ -1,6 +1,5 @@
 import SignInBase
 import SignInProtocol
-import SignInTransport
 
 /// Where a `SignInClient` keeps sign-ins between runs: one `StoredCredentials` per account of a client at a
 /// provider (an issuer and a client ID), and which of those accounts is current.

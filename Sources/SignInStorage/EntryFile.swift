@@ -1,6 +1,5 @@
 import SignInBase
 import SignInProtocol
-import SignInTransport
 
 /// The byte layout of one encrypted store file, used by both reading and writing:
 ///

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import SignInBase
 import SignInProtocol
-import SignInTransport
 import Glibc
 #endif
 

@@ -1,6 +1,5 @@
 import SignInBase
 import SignInProtocol
-import SignInTransport
 import CSignInSystem
 import FoundationEssentials
 #if canImport(Glibc)

@@ -1,6 +1,5 @@
 import SignInBase
 import SignInProtocol
-import SignInTransport
 
 /// The rule for a new store passphrase. A passphrase key's only protection against a copy of the store folder
 /// is the passphrase itself (scrypt slows each guess to about a quarter of a second, not more), so a short one is

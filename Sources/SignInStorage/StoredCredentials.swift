@@ -1,6 +1,5 @@
 import SignInBase
 import SignInProtocol
-import SignInTransport
 import FoundationEssentials
 
 /// What is kept between runs for one account of one client at one provider. `CredentialStore` keeps it

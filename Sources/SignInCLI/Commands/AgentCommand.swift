@@ -46,7 +46,7 @@ struct AgentCommand: SignInCommand {
         do throws(SignInError) {
             if list { return try Self.list(agent, json: json, io) }
             if stop {
-                _ = try agent.request("POST", "/v1/stop")
+                _ = try agent.request("POST", AgentProtocol.Path.stop)
                 io.err("signin: the agent on \(agent.socketPath) is stopping.")
                 return .success
             }
@@ -58,7 +58,7 @@ struct AgentCommand: SignInCommand {
     }
 
     static func list(_ agent: AgentClient, json: Bool, _ io: IOStreams) throws(SignInError) -> ExitCode {
-        let a = try agent.request("GET", "/v1/sessions")
+        let a = try agent.request("GET", AgentProtocol.Path.sessions)
         let sessions = (a.object["sessions"]?.array ?? []).compactMap { $0.object.flatMap(AgentProtocol.SessionInfo.init(json:)) }
         if json {
             io.out(JSONText.object(["sessions": .array(sessions.map(\.json))]))

@@ -6,15 +6,18 @@ import SignInTransport
 import FoundationEssentials
 
 // The token use case: `SignInClient.token(_:)`, the one path every consumer's token takes (`signin token` and
-// `id-token`, every bridge, the metadata server, the agent for a forwarded session, `SignInClient.freshToken`'s
-// callers through `restore`). What a reader follows for a cached `signin token`, and nothing else decides it:
-//   1. Sources/signin/main.swift → SignInCLI's `CLI.run` → `Token.run` (Commands/Token.swift) → `LocalTokens`
-//      (TokenSource.swift): the command line made into a `TokenRequest`.
-//   2. This file: the principal, federation, the scope rule, the target, the token type and the answer.
-//   3. `SignInClient.restore` (SignInClient+Restore.swift): the stored entry, fresh (`isFresh`, below) or refreshed.
-//   4. `CredentialStore` and `StoreKey` (SignInStorage): the entry read and decrypted with the key where it lives.
-// The forwarded agent's client end crosses the socket with the same `TokenRequest` (Agent/AgentProtocol.swift) and
-// the agent answers it here.
+// `id-token`, every bridge, the metadata server, the agent for a forwarded session). The files in which a cached
+// `signin token` makes a decision, as `bench/walks` counts them (callgrind: a conditional branch that ran), beside the
+// system layer's and the values' (FileIO, SystemCall, ProcessEnvironment, JSONValue, EndpointURL, the C shims):
+//   - SignInCLI: CLI.swift (argv, the configuration's path), ForwardedAgent.swift (an agent over SSH, or not).
+//   - SignInProtocol/Configuration: ConfigurationLocation.swift (which file), SignInConfiguration.swift (the core's
+//     keys), ConfigurationSection.swift (the families' keys).
+//   - SignInKit/Client: this file (the principal, the families, the target, the scope rule, freshness, the answer's
+//     type) and SignInClient+Accounts.swift (which account).
+//   - SignInStorage: CredentialStore.swift, StoreKey.swift, KernelEntries.swift, StoredCredentials.swift (the entry
+//     read and decrypted with the key where it lives).
+// A request that names a service account or a family's parameters goes to the families (TokenFamilies); a forwarded
+// agent's client end crosses the socket with the same `TokenRequest` (Agent/AgentProtocol.swift).
 
 extension SignInClient {
     /// The one token path: a token as `request` asks, with no browser.
