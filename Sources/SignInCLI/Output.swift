@@ -1,29 +1,30 @@
 import SignInKit
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Where a command's text goes, as gh's IOStreams: this process's standard output and error (`FileIO.writeAll`:
 /// plain write(2), unbuffered), or, in a test, memory, so that a command's output is tested without a process. Every
 /// command writes through the one it is given (`Context.io`, `AgentTokens.io`); nothing in the CLI writes to a
 /// descriptor of its own accord.
 struct IOStreams: Sendable {
-    /// Writes `text` to standard output (1) or standard error (2).
-    let write: @Sendable (_ fd: Int32, _ text: String) -> Void
+    /// The two streams a command writes.
+    enum Stream: Sendable {
+        case output, error
+    }
+
+    /// Writes `text`, as it is, to `stream`.
+    let send: @Sendable (_ stream: Stream, _ text: String) -> Void
 
     /// This process's standard output and error.
-    static let standard = IOStreams { fd, text in FileIO.writeAll(fd, text) }
+    static let standard = IOStreams { stream, text in FileIO.writeAll(stream == .output ? 1 : 2, text) }
 
     /// A line on standard output.
-    func out(_ s: String) { write(1, s + "\n") }
+    func out(_ s: String) { send(.output, s + "\n") }
     /// A line on standard error.
-    func err(_ s: String) { write(2, s + "\n") }
+    func err(_ s: String) { send(.error, s + "\n") }
 
     /// Asks a yes/no question on standard error and reads the answer from standard input; only on a terminal.
     func confirm(_ question: String) -> Bool {
-        write(2, question + " [y/N] ")
+        send(.error, question + " [y/N] ")
         guard let answer = readLine() else { return false }
         return ["y", "yes"].contains(answer.lowercased().trimmingWhitespace)
     }
@@ -31,7 +32,7 @@ struct IOStreams: Sendable {
     /// Streams that keep what is written, for a test: `captured.output` and `captured.error`.
     static func capturing() -> (IOStreams, CapturedOutput) {
         let captured = CapturedOutput()
-        return (IOStreams { fd, text in captured.append(fd, text) }, captured)
+        return (IOStreams { stream, text in captured.append(stream, text) }, captured)
     }
 }
 
@@ -40,8 +41,8 @@ final class CapturedOutput: Sendable {
     private let texts = Mutex<(output: String, error: String)>(("", ""))
     var output: String { texts.withLock { $0.output } }
     var error: String { texts.withLock { $0.error } }
-    fileprivate func append(_ fd: Int32, _ text: String) {
-        texts.withLock { if fd == 1 { $0.output += text } else { $0.error += text } }
+    fileprivate func append(_ stream: IOStreams.Stream, _ text: String) {
+        texts.withLock { if stream == .output { $0.output += text } else { $0.error += text } }
     }
 }
 

@@ -39,12 +39,12 @@ struct Init: SignInCommand {
         HiddenInput.cancelOnSignals(code: ExitCode.canceled.rawValue, message: "\nsignin init: canceled; nothing was written.\n")
         struct EndOfInput: Error {}
         func ask(_ question: String, default d: String? = nil, hidden: Bool = false) throws(EndOfInput) -> String {
-            io.write(2, question + (d.map { " [\($0)]" } ?? "") + ": ")
+            io.send(.error, question + (d.map { " [\($0)]" } ?? "") + ": ")
             let quiet = hidden && terminal && HiddenInput.echoOff(0)
             let line = readLine()
             if quiet {
                 HiddenInput.restore()
-                io.write(2, "\n")
+                io.send(.error, "\n")
             }
             guard let line else { throw EndOfInput() }
             let answer = line.trimmingWhitespace
@@ -130,7 +130,8 @@ struct Init: SignInCommand {
             return .failure
         }
         Posix.fchmod(fd, 0o600)
-        io.write(fd, text)
+        // The file itself, not output: written whole to its descriptor.
+        FileIO.writeAll(fd, text)
         Posix.fsync(fd)
         Posix.close(fd)
         let next = a.value(.profile).map { "signin login --profile \($0)" } ?? a.value(.config).map { _ in "signin login -c \(Invocation.quoted(path))" } ?? "signin login"

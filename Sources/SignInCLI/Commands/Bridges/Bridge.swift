@@ -22,7 +22,7 @@ struct BridgeAnswer: Equatable {
 
     /// Writes it out and gives the exit code.
     func write(_ io: IOStreams) -> ExitCode {
-        if !output.isEmpty { io.write(1, output) }
+        if !output.isEmpty { io.send(.output, output) }
         if let error { io.err(error) }
         return code
     }
