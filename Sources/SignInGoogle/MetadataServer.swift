@@ -45,13 +45,7 @@ public final class MetadataServer: @unchecked Sendable {
     /// The port the server listens on.
     public let port: Int
     /// The account the tools see (an impersonated chain's target, else the person).
-    public var impersonating: [String] {
-        switch principal {
-        case .configured: return client.configuration.impersonateServiceAccount
-        case .person: return []
-        case .serviceAccount(let chain): return chain
-        }
-    }
+    public var impersonating: [String] { client.serviceAccountChain(for: principal) }
     /// Whose tokens the tools get.
     let principal: TokenRequest.Principal
     private let client: any PersonGrant

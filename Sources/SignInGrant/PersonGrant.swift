@@ -19,6 +19,10 @@ public protocol PersonGrant: Sendable {
     /// The one token path (`SignInClient.token(_:)`).
     func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken
 
+    /// The service-account chain `principal` comes to (empty: the person): the token path's principal rule, which a
+    /// consumer that shows whom it serves (the metadata server's account) asks too.
+    func serviceAccountChain(for principal: TokenRequest.Principal) -> [String]
+
     /// A credential the grant buys, kept in the entry's cache under `key` while it stays valid for `minimumValidity`.
     ///
     /// 1. No entry for the account: not signed in. An entry whose grant ended is never answered from the cache.

@@ -112,29 +112,7 @@ public struct TokenRequest: Sendable, Equatable {
 
 /// A provider family's part of a `TokenRequest`: a value of the family's own type, `init()` when the request says
 /// nothing of it.
-public protocol TokenRequestParameter: Sendable, Equatable {
-    init()
-}
+public protocol TokenRequestParameter: DefaultedValue {}
 
 /// The families' parts of a request, each found by its type.
-public struct FamilyParameters: Sendable, Equatable {
-    private var values: [ObjectIdentifier: any TokenRequestParameter] = [:]
-
-    public init() {}
-
-    /// Whether no family's part was ever set.
-    public var isEmpty: Bool { values.isEmpty }
-
-    public subscript<Parameter: TokenRequestParameter>(_ type: Parameter.Type) -> Parameter {
-        get { values[ObjectIdentifier(type)] as? Parameter ?? Parameter() }
-        set { values[ObjectIdentifier(type)] = newValue }
-    }
-
-    public static func == (a: FamilyParameters, b: FamilyParameters) -> Bool {
-        func same<P: TokenRequestParameter>(_ x: P, _ y: (any TokenRequestParameter)?) -> Bool { (y as? P ?? P()) == x }
-        func equalAll(_ a: FamilyParameters, _ b: FamilyParameters) -> Bool {
-            a.values.allSatisfy { key, value in same(value, b.values[key]) }
-        }
-        return equalAll(a, b) && equalAll(b, a)
-    }
-}
+public typealias FamilyParameters = DefaultedValues

@@ -54,7 +54,7 @@ extension SignInClient {
             throw .unsupported(reason: "an ID token for audience \(audience) needs a service account (--impersonate-service-account SA, or impersonate_service_account): the signed-in person's ID tokens are for client \(configuration.clientID) only")
         }
         let user = try restore(account: request.account, minimumValidity: request.minimumValidity, forceRefresh: request.forceRefresh, token: request.kind)
-        if request.kind == .access, let asked = request.scopes, let missing = Self.scopesNotGranted(asked, granted: user.grantedScopes, rules: scopeRules(for: request)) {
+        if request.kind == .access, let asked = request.scopes, let missing = scopeRules(for: request).scopesNotGranted(asked, granted: user.grantedScopes) {
             throw .unsupported(reason: "the sign-in of \(user.profile.email ?? user.userID) was not granted \(missing.joined(separator: ", ")); add to the configuration's scopes and sign in again")
         }
         guard let t = request.kind == .id ? user.idToken : user.accessToken else { throw .noPreviousSignIn(reason: .noToken(request.kind)) }
@@ -111,7 +111,7 @@ extension SignInClient {
 
     /// The service-account chain `principal` comes to (empty: the person): step 0's rule, which a consumer that
     /// shows whom it serves (the metadata server's account) asks too.
-    package func serviceAccountChain(for principal: TokenRequest.Principal) -> [String] {
+    public func serviceAccountChain(for principal: TokenRequest.Principal) -> [String] {
         switch principal {
         case .configured: return TokenFamilies.all.lazy.map { $0.configuredChain(self.configuration) }.first { !$0.isEmpty } ?? []
         case .person: return []
@@ -123,11 +123,6 @@ extension SignInClient {
     /// tools ask for `email` by its long name too, whoever the provider), else the provider's.
     package func scopeRules(for request: TokenRequest) -> ProviderRules {
         TokenFamilies.all.lazy.compactMap { $0.scopeRules(for: request, configuration: self.configuration) }.first ?? configuration.providerRules
-    }
-
-    /// The scopes of `asked` that `granted` lacks in `rules`' spelling, or nil when all were granted: step 2's rule.
-    package static func scopesNotGranted(_ asked: [String], granted: [String], rules: ProviderRules) -> [String]? {
-        rules.scopesNotGranted(asked, granted: granted)
     }
 
     /// Whether the entry's token of `token` kind is there, not marked rejected, and valid `minimumValidity` more:

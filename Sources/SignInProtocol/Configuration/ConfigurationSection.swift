@@ -4,7 +4,7 @@ import FoundationEssentials
 /// A provider family's part of the configuration file: the keys it owns, read by its own code (Google's
 /// `impersonate_service_account` in SignInGoogle, AWS's `aws_region` in SignInAWS). The file is read once; the core
 /// reads its keys, each registered section its own, and a key nobody owns is refused with a suggestion.
-public protocol ConfigurationSection: Sendable, Equatable {
+public protocol ConfigurationSection: DefaultedValue {
     /// The file's keys this section reads.
     static var keys: [String] { get }
     /// The section of a configuration that gives none of its keys (or is built in code).
@@ -51,21 +51,4 @@ public struct ConfigurationFields: Sendable {
 }
 
 /// The sections a configuration holds, each found by its type; a section never read or set is its `init()`.
-public struct ConfigurationSections: Sendable, Equatable {
-    private var values: [ObjectIdentifier: any ConfigurationSection] = [:]
-
-    public init() {}
-
-    public subscript<Section: ConfigurationSection>(_ type: Section.Type) -> Section {
-        get { values[ObjectIdentifier(type)] as? Section ?? Section() }
-        set { values[ObjectIdentifier(type)] = newValue }
-    }
-
-    public static func == (a: ConfigurationSections, b: ConfigurationSections) -> Bool {
-        func same<S: ConfigurationSection>(_ x: S, _ y: (any ConfigurationSection)?) -> Bool { (y as? S ?? S()) == x }
-        func equalAll(_ a: ConfigurationSections, _ b: ConfigurationSections) -> Bool {
-            a.values.allSatisfy { key, value in same(value, b.values[key]) }
-        }
-        return equalAll(a, b) && equalAll(b, a)
-    }
-}
+public typealias ConfigurationSections = DefaultedValues

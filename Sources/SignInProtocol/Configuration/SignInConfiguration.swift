@@ -262,17 +262,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             if let near = Suggest.nearest(key, among: known) { throw fail(key, "unknown field (did you mean \"\(near)\"?)") }
             throw fail(key, "unknown field (known: \(known.joined(separator: ", ")))")
         }
-        func string(_ key: String) throws(SignInError) -> String? {
-            guard let v = obj[key], v != .null else { return nil }
-            guard let s = v.string else { throw fail(key, "must be a string") }
-            guard !s.isEmpty else { throw fail(key, "must not be empty") }
-            return s
-        }
-        func url(_ key: String) throws(SignInError) -> String? {
-            guard let s = try string(key) else { return nil }
-            if let problem = EndpointURL.problem(s) { throw fail(key, problem) }
-            return s
-        }
+        // The core's keys are read as every section reads its own.
+        let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
+        func string(_ key: String) throws(SignInError) -> String? { try fields.string(key) }
+        func url(_ key: String) throws(SignInError) -> String? { try fields.url(key) }
         guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
         if clientID == placeholderClientID {
             throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here")
@@ -410,7 +403,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                 c.extraAuthorizationParameters[k] = s
             }
         }
-        let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
         for section in sections { try c.read(section, from: fields) }
         return c
     }
