@@ -46,6 +46,10 @@ extension PersonGrant {
 public struct AWSFamily: TokenFamily {
     public init() {}
     public var configurationSection: (any ConfigurationSection.Type)? { AWSSettings.self }
+    /// The hello's key of the STS a forwarded session's `aws-credential-process` asks.
+    public static let stsEndpointSetting = "aws_sts_endpoint"
+    public var forwardedSettingKeys: [String] { [Self.stsEndpointSetting] }
+    public func forwardedSettings(_ configuration: SignInConfiguration) -> [String: String] { [Self.stsEndpointSetting: configuration.awsSTSEndpoint] }
     public func configuredChain(_ configuration: SignInConfiguration) -> [String] { [] }
     package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? { nil }
     public func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken? { nil }

@@ -25,6 +25,15 @@ public struct GoogleCloudFamily: TokenFamily {
 
     public func configuredChain(_ configuration: SignInConfiguration) -> [String] { configuration.impersonateServiceAccount }
 
+    /// The hello's keys of Google's endpoints, which a forwarded session's tools use (`signin google external-account`).
+    public static let stsEndpointSetting = "google_sts_endpoint", iamCredentialsEndpointSetting = "iam_credentials_endpoint"
+
+    public var forwardedSettingKeys: [String] { [Self.stsEndpointSetting, Self.iamCredentialsEndpointSetting] }
+
+    public func forwardedSettings(_ configuration: SignInConfiguration) -> [String: String] {
+        [Self.stsEndpointSetting: configuration.googleSTSEndpoint, Self.iamCredentialsEndpointSetting: configuration.iamCredentialsEndpoint]
+    }
+
     package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? {
         request.forGoogleCloud ? ProviderRules.google : nil
     }
@@ -93,6 +102,13 @@ public struct GoogleCloudTarget: TokenRequestParameter {
     public var workloadIdentity: WorkloadIdentityFederation?
 
     public init() {}
+
+    public var requestName: String? { forGoogleCloud || workloadIdentity != nil ? " for Google Cloud" : nil }
+
+    public var approvalParts: [String] {
+        guard requestName != nil else { return [] }
+        return [forGoogleCloud ? "google-cloud" : "", workloadIdentity.map { "wif:\($0.audience)" } ?? ""]
+    }
 }
 
 extension TokenRequest {

@@ -9,6 +9,12 @@ package protocol TokenFamily: Sendable {
     /// The configuration section this family reads, if any.
     var configurationSection: (any ConfigurationSection.Type)? { get }
 
+    /// The keys of the settings a forwarded session's tools need of this family (endpoints), in the agent's hello.
+    var forwardedSettingKeys: [String] { get }
+
+    /// Those settings as `configuration` gives them, for the hello of a session forwarded with it.
+    func forwardedSettings(_ configuration: SignInConfiguration) -> [String: String]
+
     /// The service-account chain the configuration names for a request whose principal is `.configured`; empty when
     /// this family's section names none.
     func configuredChain(_ configuration: SignInConfiguration) -> [String]

@@ -112,7 +112,25 @@ public struct TokenRequest: Sendable, Equatable {
 
 /// A provider family's part of a `TokenRequest`: a value of the family's own type, `init()` when the request says
 /// nothing of it.
-public protocol TokenRequestParameter: DefaultedValue {}
+public protocol TokenRequestParameter: DefaultedValue {
+    /// What this part adds to the name of what is asked, as the agent's log and questions say it (" for Google
+    /// Cloud"), or nil when it adds nothing (it is its `init()`).
+    var requestName: String? { get }
+    /// What tells two requests of this part apart, for a forwarded session's approval of exactly one request.
+    var approvalParts: [String] { get }
+}
+
+extension TokenRequest {
+    /// The families' parts of the name of what is asked ("" when the request carries none).
+    public var familyName: String {
+        familyParameters.all.compactMap { ($0 as? any TokenRequestParameter)?.requestName }.joined()
+    }
+
+    /// The families' parts as a forwarded session's approval tells requests apart.
+    package var familyApprovalParts: [String] {
+        familyParameters.all.flatMap { ($0 as? any TokenRequestParameter)?.approvalParts ?? [] }
+    }
+}
 
 /// The families' parts of a request, each found by its type.
 public typealias FamilyParameters = DefaultedValues

@@ -58,15 +58,16 @@ import Testing
                                                 served: 3, createdAt: 1_900_000_000)
         #expect(AgentProtocol.SessionInfo(json: roundTrip(session.json)) == session)
         let forwarded = AgentProtocol.Hello(signinVersion: "0.2.0", session: session, gitHosts: ["git.example.org"], dockerRegistries: ["*.pkg.dev"],
-                                            awsSTSEndpoint: "https://sts.amazonaws.com", googleSTSEndpoint: "https://sts.googleapis.com/v1/token",
-                                            iamCredentialsEndpoint: "https://iamcredentials.googleapis.com")
+                                            familySettings: [AWSFamily.stsEndpointSetting: "https://sts.amazonaws.com",
+                                                             GoogleCloudFamily.stsEndpointSetting: "https://sts.googleapis.com/v1/token",
+                                                             GoogleCloudFamily.iamCredentialsEndpointSetting: "https://iamcredentials.googleapis.com"])
         #expect(AgentProtocol.Hello(json: roundTrip(forwarded.json)) == forwarded)
         let own = AgentProtocol.Hello(signinVersion: "0.2.0", store: "/home/a/.config/signin /home/a/.local/share/signin")
         #expect(AgentProtocol.Hello(json: roundTrip(own.json)) == own)
         // An endpoint that is not https (but on loopback) is not taken from an agent; a host with a terminal escape is shown without it.
         var o = roundTrip(forwarded.json)
         o["aws_sts_endpoint"] = .string("http://sts.example.com")
-        #expect(AgentProtocol.Hello(json: o).awsSTSEndpoint == nil)
+        #expect(AgentProtocol.Hello(json: o).familySettings[AWSFamily.stsEndpointSetting] == nil)
         var s = roundTrip(session.json)
         s["host"] = .string("dev\u{1b}]0;pwned\u{07}box")
         #expect(AgentProtocol.SessionInfo(json: s)?.host.contains("\u{1b}") == false)

@@ -14,6 +14,11 @@ public struct DefaultedValues: Sendable, Equatable {
     /// Whether no value was ever set.
     public var isEmpty: Bool { values.isEmpty }
 
+    /// Every value set, in the order of their types' names (one order for the same values, wherever they were set).
+    public var all: [any DefaultedValue] {
+        values.values.sorted { String(reflecting: type(of: $0)) < String(reflecting: type(of: $1)) }
+    }
+
     public subscript<Value: DefaultedValue>(_ type: Value.Type) -> Value {
         get { values[ObjectIdentifier(type)] as? Value ?? Value() }
         set { values[ObjectIdentifier(type)] = newValue }

@@ -59,9 +59,9 @@ struct AgentCommand: SignInCommand {
 
     static func list(_ agent: AgentClient, json: Bool, _ io: IOStreams) throws(SignInError) -> ExitCode {
         let a = try agent.request("GET", AgentProtocol.Path.sessions)
-        let sessions = (a.object["sessions"]?.array ?? []).compactMap { $0.object.flatMap(AgentProtocol.SessionInfo.init(json:)) }
+        let sessions = (a.object[AgentProtocol.Key.sessions]?.array ?? []).compactMap { $0.object.flatMap(AgentProtocol.SessionInfo.init(json:)) }
         if json {
-            io.out(JSONText.object(["sessions": .array(sessions.map(\.json))]))
+            io.out(JSONText.object([AgentProtocol.Key.sessions: .array(sessions.map(\.json))]))
             return .success
         }
         if sessions.isEmpty { io.out("No forwarded sessions (agent on \(agent.socketPath)).") }

@@ -138,7 +138,7 @@ struct SSHCommand: SignInCommand {
         // before that, on the way out. (The agent also notices this process's end by itself, within a second.)
         var open = true
         func endSession() {
-            if open { _ = try? agent.request("DELETE", AgentProtocol.Path.sessions + "/\(id)") }
+            if open { _ = try? agent.request("DELETE", AgentProtocol.Path.session(id)) }
             open = false
         }
         defer { endSession() }

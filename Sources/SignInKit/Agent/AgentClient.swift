@@ -51,7 +51,7 @@ package struct AgentClient: Sendable {
     /// Nothing is cached (there is no store here).
     public func awsCredentials(_ request: AWSRoleRequest, account: String?) throws(SignInError) -> AWSCredentials {
         try request.credentials(stsEndpoint: { () throws(SignInError) -> String in
-            guard let endpoint = try greeting().awsSTSEndpoint else {
+            guard let endpoint = try greeting().familySettings[AWSFamily.stsEndpointSetting] else {
                 throw .unsupported(reason: "the agent at \(socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
             }
             return endpoint

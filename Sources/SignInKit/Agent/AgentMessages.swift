@@ -185,19 +185,19 @@ extension AgentProtocol {
 
         package var json: JSONValueOut {
             func strings(_ a: [String]) -> JSONValueOut { .array(a.map { .string($0) }) }
-            return .object(["id": .string(id), "host": .string(host), "accounts": strings(accounts), "profile": profile.map { .string($0) } ?? .null,
-                            "impersonate": strings(impersonate), "audiences": strings(audiences), "resources": strings(resources),
-                            "expires_at": expiresAt.map { .int($0) } ?? .null, "confirm": .bool(confirm), "served": .int(served), "created_at": .int(createdAt)])
+            return .object([SessionKey.id: .string(id), SessionKey.host: .string(host), SessionKey.accounts: strings(accounts), SessionKey.profile: profile.map { .string($0) } ?? .null,
+                            SessionKey.impersonate: strings(impersonate), SessionKey.audiences: strings(audiences), SessionKey.resources: strings(resources),
+                            SessionKey.expiresAt: expiresAt.map { .int($0) } ?? .null, SessionKey.confirm: .bool(confirm), SessionKey.served: .int(served), SessionKey.createdAt: .int(createdAt)])
         }
 
         /// Read back; what came over the socket is shown without control characters.
         public init?(json o: [String: JSONValue]) {
-            guard let id = o["id"]?.string else { return nil }
+            guard let id = o[SessionKey.id]?.string else { return nil }
             func strings(_ k: String) -> [String] { o[k]?.array?.compactMap(\.string).map(\.withoutControlCharacters) ?? [] }
-            self.init(id: id.withoutControlCharacters, host: (o["host"]?.string ?? "?").withoutControlCharacters, accounts: strings("accounts"),
-                      profile: o["profile"]?.string?.withoutControlCharacters, impersonate: strings("impersonate"), audiences: strings("audiences"),
-                      resources: strings("resources"), expiresAt: o["expires_at"]?.number.map { Int($0) }, confirm: o["confirm"]?.bool == true,
-                      served: o["served"]?.number.map { Int($0) } ?? 0, createdAt: o["created_at"]?.number.map { Int($0) } ?? 0)
+            self.init(id: id.withoutControlCharacters, host: (o[SessionKey.host]?.string ?? "?").withoutControlCharacters, accounts: strings(SessionKey.accounts),
+                      profile: o[SessionKey.profile]?.string?.withoutControlCharacters, impersonate: strings(SessionKey.impersonate), audiences: strings(SessionKey.audiences),
+                      resources: strings(SessionKey.resources), expiresAt: o[SessionKey.expiresAt]?.number.map { Int($0) }, confirm: o[SessionKey.confirm]?.bool == true,
+                      served: o[SessionKey.served]?.number.map { Int($0) } ?? 0, createdAt: o[SessionKey.createdAt]?.number.map { Int($0) } ?? 0)
         }
     }
 
@@ -214,52 +214,49 @@ extension AgentProtocol {
         /// The session configuration's `git_resources` (a host pattern to a resource).
         public var gitResources: [String: String] = [:]
         public var dockerRegistries: [String]
-        public var awsSTSEndpoint: String?
-        public var googleSTSEndpoint: String?
-        public var iamCredentialsEndpoint: String?
+        /// The session configuration's settings the families forward for the remote side's tools (their endpoints),
+        /// by their hello keys (`GoogleCloudFamily.stsEndpointSetting`, `AWSFamily.stsEndpointSetting`, ...).
+        public var familySettings: [String: String] = [:]
 
         public init(protocolVersion: Int = AgentProtocol.version, signinVersion: String? = nil, session: SessionInfo? = nil, store: String? = nil,
-                    gitHosts: [String] = [], dockerRegistries: [String] = [], awsSTSEndpoint: String? = nil, googleSTSEndpoint: String? = nil,
-                    iamCredentialsEndpoint: String? = nil) {
+                    gitHosts: [String] = [], dockerRegistries: [String] = [], familySettings: [String: String] = [:]) {
             self.protocolVersion = protocolVersion
             self.signinVersion = signinVersion
             self.session = session
             self.store = store
             self.gitHosts = gitHosts
             self.dockerRegistries = dockerRegistries
-            self.awsSTSEndpoint = awsSTSEndpoint
-            self.googleSTSEndpoint = googleSTSEndpoint
-            self.iamCredentialsEndpoint = iamCredentialsEndpoint
+            self.familySettings = familySettings
         }
 
         package var json: JSONValueOut {
-            var o: [String: JSONValueOut] = ["protocol": .int(protocolVersion), "session": session?.json ?? .null]
-            if let signinVersion { o["signin"] = .string(signinVersion) }
+            var o: [String: JSONValueOut] = [Key.protocolVersion: .int(protocolVersion), Key.session: session?.json ?? .null]
+            if let signinVersion { o[Key.signinVersion] = .string(signinVersion) }
             if let store { o[Key.store] = .string(store) }
             if session != nil {
                 o[Key.gitHosts] = .array(gitHosts.map { .string($0) })
                 if !gitResources.isEmpty { o[Key.gitResources] = .object(gitResources.mapValues { .string($0) }) }
                 o[Key.dockerRegistries] = .array(dockerRegistries.map { .string($0) })
             }
-            if let awsSTSEndpoint { o[Key.awsSTSEndpoint] = .string(awsSTSEndpoint) }
-            if let googleSTSEndpoint { o[Key.googleSTSEndpoint] = .string(googleSTSEndpoint) }
-            if let iamCredentialsEndpoint { o[Key.iamCredentialsEndpoint] = .string(iamCredentialsEndpoint) }
+            for (key, value) in familySettings { o[key] = .string(value) }
             return .object(o)
         }
 
-        /// Read back. Endpoints that are not http(s) URLs by signin's rules are left out.
+        /// Read back. The families' settings are endpoints: one that is not an http(s) URL by signin's rules is left out.
         public init(json o: [String: JSONValue]) {
             func strings(_ k: String) -> [String] { o[k]?.array?.compactMap(\.string) ?? [] }
-            func endpoint(_ k: String) -> String? { o[k]?.string.flatMap { EndpointURL.problem($0) == nil ? $0 : nil } }
+            var settings: [String: String] = [:]
+            for key in TokenFamilies.forwardedSettingKeys {
+                if let v = o[key]?.string, EndpointURL.problem(v) == nil { settings[key] = v }
+            }
             defer {
                 if case .object(let m)? = o[Key.gitResources] {
                     for (k, v) in m { if let r = v.string, GitHosts.isValidPattern(k), SignInConfiguration.isValidResource(r) { gitResources[k] = r } }
                 }
             }
-            self.init(protocolVersion: o["protocol"]?.number.map { Int($0) } ?? 0, signinVersion: o["signin"]?.string,
-                      session: o["session"]?.object.flatMap(SessionInfo.init(json:)), store: o[Key.store]?.string, gitHosts: strings(Key.gitHosts),
-                      dockerRegistries: strings(Key.dockerRegistries), awsSTSEndpoint: endpoint(Key.awsSTSEndpoint),
-                      googleSTSEndpoint: endpoint(Key.googleSTSEndpoint), iamCredentialsEndpoint: endpoint(Key.iamCredentialsEndpoint))
+            self.init(protocolVersion: o[Key.protocolVersion]?.number.map { Int($0) } ?? 0, signinVersion: o[Key.signinVersion]?.string,
+                      session: o[Key.session]?.object.flatMap(SessionInfo.init(json:)), store: o[Key.store]?.string, gitHosts: strings(Key.gitHosts),
+                      dockerRegistries: strings(Key.dockerRegistries), familySettings: settings)
         }
     }
 
@@ -286,39 +283,39 @@ extension AgentProtocol {
         public init(host: String) { self.host = host }
 
         public var query: [(String, String)] {
-            var q = [("host", host)]
-            if !accounts.isEmpty { q.append(("accounts", accounts.joined(separator: ","))) }
-            if let profile { q.append(("profile", profile)) }
-            if let seconds { q.append(("seconds", String(seconds))) }
-            if !chains.isEmpty { q.append(("impersonate", chains.map { $0.joined(separator: ",") }.joined(separator: ";"))) }
-            if !audiences.isEmpty { q.append(("audiences", audiences.joined(separator: "\n"))) }
-            if !resources.isEmpty { q.append(("resources", resources.joined(separator: "\n"))) }
-            if let askpass { q += [("confirm", "1"), ("askpass", askpass)] }
+            var q = [(SessionKey.host, host)]
+            if !accounts.isEmpty { q.append((SessionKey.accounts, accounts.joined(separator: ","))) }
+            if let profile { q.append((SessionKey.profile, profile)) }
+            if let seconds { q.append((SessionKey.seconds, String(seconds))) }
+            if !chains.isEmpty { q.append((SessionKey.impersonate, chains.map { $0.joined(separator: ",") }.joined(separator: ";"))) }
+            if !audiences.isEmpty { q.append((SessionKey.audiences, audiences.joined(separator: "\n"))) }
+            if !resources.isEmpty { q.append((SessionKey.resources, resources.joined(separator: "\n"))) }
+            if let askpass { q += [(SessionKey.confirm, "1"), (SessionKey.askpass, askpass)] }
             return q
         }
 
         /// Read back and checked: the configuration a name or an absolute path, each service account an e-mail,
         /// each resource an absolute URI, the seconds a positive number.
         public init(query q: [String: String]) throws(AgentRequestError) {
-            host = (q["host"] ?? "?").withoutControlCharacters
-            accounts = (q["accounts"] ?? "").split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
-            profile = q["profile"].flatMap { $0.isEmpty ? nil : $0 }
+            host = (q[SessionKey.host] ?? "?").withoutControlCharacters
+            accounts = (q[SessionKey.accounts] ?? "").split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
+            profile = q[SessionKey.profile].flatMap { $0.isEmpty ? nil : $0 }
             if let profile, !SignInConfiguration.isValidProfileName(profile) && !(profile.hasPrefix("/") && !profile.contains("/../")) {
                 throw AgentRequestError("profile \"\(profile.withoutControlCharacters)\" is not a configuration name or file")
             }
-            if let s = q["seconds"], !s.isEmpty {
+            if let s = q[SessionKey.seconds], !s.isEmpty {
                 guard let n = Int(s), n > 0 else { throw AgentRequestError("seconds must be a positive number") }
                 seconds = n
             }
-            for chain in (q["impersonate"] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
+            for chain in (q[SessionKey.impersonate] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
                 let items = chain.split(separator: ",").map(String.init)
                 guard items.allSatisfy(ServiceAccounts.isEmail) else { throw AgentRequestError("impersonate must name service accounts by e-mail") }
                 if !chains.contains(items) { chains.append(items) }
             }
-            audiences = (q["audiences"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-            resources = (q["resources"] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            audiences = (q[SessionKey.audiences] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            resources = (q[SessionKey.resources] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             if !resources.allSatisfy(SignInConfiguration.isValidResource) { throw AgentRequestError("resources must be absolute URIs without a fragment") }
-            if q["confirm"] == "1" { askpass = q["askpass"] ?? "" }
+            if q[SessionKey.confirm] == "1" { askpass = q[SessionKey.askpass] ?? "" }
         }
     }
 
@@ -336,14 +333,14 @@ extension AgentProtocol {
         }
 
         package var json: JSONValueOut {
-            .object(["id": .string(id), "socket": .string(socket), "expires_at": expiresAt.map { .int($0) } ?? .null])
+            .object([SessionKey.id: .string(id), SessionKey.socket: .string(socket), SessionKey.expiresAt: expiresAt.map { .int($0) } ?? .null])
         }
 
         /// Read back; nil when the ID is not hex or the socket not an absolute path.
         public init?(json o: [String: JSONValue]) {
-            guard let id = o["id"]?.string, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
-                  let socket = o["socket"]?.string, socket.hasPrefix("/") else { return nil }
-            self.init(id: id, socket: socket, expiresAt: o["expires_at"]?.number.map { Int($0) })
+            guard let id = o[SessionKey.id]?.string, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+                  let socket = o[SessionKey.socket]?.string, socket.hasPrefix("/") else { return nil }
+            self.init(id: id, socket: socket, expiresAt: o[SessionKey.expiresAt]?.number.map { Int($0) })
         }
     }
 }

@@ -42,6 +42,16 @@ public enum AgentProtocol {
         public static let sessions = "/v1/sessions"
         public static let lock = "/v1/lock"
         public static let stop = "/v1/stop"
+        /// One forwarded session (`DELETE` ends it).
+        public static func session(_ id: String) -> String { sessions + "/" + id }
+    }
+
+    /// The keys of a forwarded session: its description (`SessionInfo`), the request that opens one
+    /// (`SessionRequest`'s query) and the answer (`SessionCreated`).
+    public enum SessionKey {
+        public static let id = "id", host = "host", accounts = "accounts", profile = "profile", impersonate = "impersonate"
+        public static let audiences = "audiences", resources = "resources", expiresAt = "expires_at", confirm = "confirm"
+        public static let served = "served", createdAt = "created_at", seconds = "seconds", askpass = "askpass", socket = "socket"
     }
 
     /// The query and answer keys.
@@ -60,10 +70,12 @@ public enum AgentProtocol {
         public static let error = "error", message = "message", store = "store"
         /// A 429's seconds until the next forced refresh may go.
         public static let retryAfter = "retry_after"
-        /// The hello's settings of a session's configuration, for the remote side's bridges.
-        public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries", awsSTSEndpoint = "aws_sts_endpoint"
+        /// The hello's settings of a session's configuration, for the remote side's bridges (the families' own
+        /// are theirs: `Hello.familySettings`).
+        public static let gitHosts = "git_hosts", dockerRegistries = "docker_registries"
         public static let gitResources = "git_resources"
-        public static let googleSTSEndpoint = "google_sts_endpoint", iamCredentialsEndpoint = "iam_credentials_endpoint"
+        /// The hello's own keys.
+        public static let protocolVersion = "protocol", signinVersion = "signin", session = "session", sessions = "sessions"
         public static let rejectedToken = "X-Signin-Token"
         /// A `target_refused` answer's resource or audience.
         public static let target = "target"

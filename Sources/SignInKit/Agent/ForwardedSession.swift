@@ -95,8 +95,10 @@ struct ForwardedSession {
                 // The person's token for the API: the configuration's impersonation chain is not what was given.
                 r.principal = .person
             }
-            guard !r.forGoogleCloud, r.workloadIdentity == nil else {
-                return .refused(logged: "(Google Cloud: the session is restricted to APIs)", message: only + ", never a token for Google Cloud")
+            // A family's token (Google Cloud's, say) is not one of the APIs given.
+            let family = r.familyName
+            guard family.isEmpty else {
+                return .refused(logged: "(a token\(family): the session is restricted to APIs)", message: only + ", never a token" + family)
             }
             guard r.audience != nil || r.resource != nil,
                   r.audience.map({ audiences.contains($0) }) ?? true,
@@ -118,7 +120,7 @@ struct ForwardedSession {
     }
 
     /// Step 6's key: what a person approves once, the whole request but its freshness (kind, account, principal,
-    /// federation, audience, API, scopes, e-mail claim, proof target), so an approval of one token never covers another.
+    /// the families' parts such as federation, audience, API, scopes, e-mail claim, proof target), so an approval of one token never covers another.
     static func approvalKey(_ r: TokenRequest) -> String {
         let principal: String
         switch r.principal {
@@ -127,7 +129,8 @@ struct ForwardedSession {
         case .serviceAccount(let chain): principal = "sa:" + chain.joined(separator: ",")
         }
         let parts: [String] = [
-            "\(r.kind)", r.account ?? "", principal, r.forGoogleCloud ? "google-cloud" : "", r.workloadIdentity.map { "wif:\($0.audience)" } ?? "",
+            "\(r.kind)", r.account ?? "", principal,
+        ] + r.familyApprovalParts + [
             r.audience ?? "", r.resource ?? "", r.scopes?.joined(separator: " ") ?? "", r.includeEmail ? "" : "no-email",
             r.proofFor.map { "\($0.method) \($0.url)" } ?? "",
         ]
@@ -140,7 +143,7 @@ struct ForwardedSession {
     static func kindName(_ r: TokenRequest) -> String {
         var name = r.kind == .id ? "ID token" : "access token"
         if let sa = r.serviceAccountChain.last { name += " of service account \(sa)" }
-        if r.forGoogleCloud || r.workloadIdentity != nil { name += " for Google Cloud" }
+        name += r.familyName
         if let a = r.audience { name += " for audience \(a.withoutControlCharacters)" }
         if let res = r.resource { name += " for the API \(res.withoutControlCharacters)" }
         return name

@@ -140,9 +140,7 @@ package final class TokenAgent: @unchecked Sendable {
                 h.gitHosts = GitHosts.patterns(for: c.configuration)
                 h.gitResources = c.configuration.gitResources
                 h.dockerRegistries = DockerRegistries.patterns(for: c.configuration)
-                h.awsSTSEndpoint = c.configuration.awsSTSEndpoint
-                h.googleSTSEndpoint = c.configuration.googleSTSEndpoint
-                h.iamCredentialsEndpoint = c.configuration.iamCredentialsEndpoint
+                for family in TokenFamilies.all { h.familySettings.merge(family.forwardedSettings(c.configuration)) { a, _ in a } }
             }
         } else {
             h.store = AgentProtocol.store(environment: environment)
@@ -265,7 +263,7 @@ package final class TokenAgent: @unchecked Sendable {
         let kind = r.kind == .id ? "an ID token" : "an access token"
         let what = r.serviceAccountChain.last.map { "\(kind) of service account \($0) (with \(name)'s grant)" } ?? "\(kind) of \(name)"
         let question = "Allow \(s.host) to get \(what)" + (r.audience.map { " for \($0)" } ?? "") + (r.resource.map { " for the API \($0)" } ?? "")
-            + (r.forGoogleCloud || r.workloadIdentity != nil ? " for Google Cloud" : "") + "?"
+            + r.familyName + "?"
         guard let askpass = s.askpass,
               case .success(let child) = ChildProcess.spawn(path: askpass, argv: [askpass, "signin: " + question], environment: environment) else {
             log.session(s, "refused \(ForwardedSession.kindName(r)) for \(name) (no askpass program to ask with)")
@@ -358,7 +356,7 @@ package final class TokenAgent: @unchecked Sendable {
     }
 
     private func listSessions() -> LoopbackResponse {
-        Self.json("200 OK", ["sessions": .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { $0.info.json })])
+        Self.json("200 OK", [AgentProtocol.Key.sessions: .array(sessions.values.filter { $0.ended == nil }.sorted { $0.createdAt < $1.createdAt }.map { $0.info.json })])
     }
 
     /// Why a session is over, or nil while it holds; `remove`: its socket goes too (the `signin ssh` that opened it

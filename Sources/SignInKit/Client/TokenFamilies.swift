@@ -13,4 +13,7 @@ enum TokenFamilies {
 
     /// Every family's configuration section, which `SignInConfiguration.parse(_:sourcePath:)` reads.
     static let configurationSections: [any ConfigurationSection.Type] = all.compactMap(\.configurationSection)
+
+    /// Every family's keys in the agent's hello (`AgentProtocol.Hello.familySettings`).
+    static let forwardedSettingKeys: [String] = all.flatMap(\.forwardedSettingKeys)
 }

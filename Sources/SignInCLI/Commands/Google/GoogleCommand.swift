@@ -77,8 +77,8 @@ struct GoogleCommand: SignInCommand {
     /// through the agent.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
         let hello = try agent.hello()
-        return try write(sts: hello.googleSTSEndpoint ?? WorkloadIdentityFederation.defaultSTSEndpoint,
-                         iam: hello.iamCredentialsEndpoint ?? "https://iamcredentials.googleapis.com", agent.io)
+        return try write(sts: hello.familySettings[GoogleCloudFamily.stsEndpointSetting] ?? WorkloadIdentityFederation.defaultSTSEndpoint,
+                         iam: hello.familySettings[GoogleCloudFamily.iamCredentialsEndpointSetting] ?? GoogleCloudSettings().iamCredentialsEndpoint, agent.io)
     }
 
     private func write(sts: String, iam: String, _ io: IOStreams) throws(SignInError) -> ExitCode {
