@@ -257,25 +257,8 @@ final class FakeAgent: @unchecked Sendable {
 
     init(_ path: String, store: String) throws {
         log = path + ".log"
-        let script = """
-            import json, os, socket, sys, threading
-            path, log, store = sys.argv[1], sys.argv[2], sys.argv[3]
-            s = socket.socket(socket.AF_UNIX); s.bind(path); os.chmod(path, 0o666); s.listen(16)
-            open(log, "w").close()
-            print("READY", flush=True)
-            def serve():
-                while True:
-                    c, _ = s.accept(); data = c.recv(65536)
-                    with open(log, "a") as f: f.write(data.split(b"\\r\\n")[0].decode() + "\\n")
-                    body = json.dumps({"protocol": 1, "session": None, "store": store, "id": "x", "socket": path, "ended": True, "token": "planted"}).encode()
-                    try: c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
-                    except OSError: pass  # a client that only looked who listens, and hung up
-                    c.close()
-            threading.Thread(target=serve, daemon=True).start()
-            sys.stdin.read()
-            """
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, path, log, store]
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", Paths.providers.appendingPathComponent("fake_agent.py").path, path, log, store]
         let out = Pipe()
         process.standardOutput = out
         process.standardInput = input

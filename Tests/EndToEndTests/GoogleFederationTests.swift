@@ -15,12 +15,7 @@ import Testing
         return box
     }
 
-    static let pluggable = """
-        import json, sys, google.auth.pluggable as p, google.auth.transport.requests as r
-        c = p.Credentials.from_info(json.load(open(sys.argv[1])))
-        c.refresh(r.Request())
-        print(json.dumps({"token": c.token}))
-        """
+    static let pluggable = Paths.providers.appendingPathComponent("google_auth_pluggable.py").path
 
     @Test func googleAuthRunsSigninAsItsExecutableSourceAndGetsAFederatedToken() throws {
         let strict = try Shared.strict.get()
@@ -35,8 +30,7 @@ import Testing
         #expect(info["subject_token_type"] as? String == "urn:ietf:params:oauth:token-type:id_token" && info["token_url"] as? String == strict.issuer + "/v1/token")
         #expect(((info["credential_source"] as? [String: Any])?["executable"] as? [String: Any])?["command"] as? String == "\(Paths.signin) google-executable-source")
 
-        let script = box.root.appendingPathComponent("pluggable.py").path
-        try Self.pluggable.write(toFile: script, atomically: true, encoding: .utf8)
+        let script = Self.pluggable
         var env = box.environment
         env["GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES"] = "1"
         let r = try Subprocess.run(Paths.python, [script, file], env: env)
@@ -65,7 +59,7 @@ import Testing
         try GoogleShape.requireTool(GoogleShape.gcloud, "gcloud comes with the image")
         let strict = try Shared.strict.get()
         let box = try Self.sandbox(strict, federation: true)
-        let adc = try box.signin("exec", "--gce-metadata", "--", Paths.python, "-c", GoogleShape.googleAuthScript)
+        let adc = try box.signin("exec", "--gce-metadata", "--", Paths.python, GoogleShape.googleAuthScript)
         #expect(adc.status == 0, "\(adc.stderr)")
         let token = try #require(GoogleShape.json(adc.stdout)["token"] as? String)
         #expect(token.hasPrefix("fed-"), "\(adc.stdout)")
@@ -73,13 +67,13 @@ import Testing
         #expect(printed.status == 0 && printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == token, "cached, the same token: \(printed.stdout) \(printed.stderr)")
         #expect(try strict.stats(box.clientID)["sts_exchanges"] as? Int == 1, "one exchange, then the encrypted cache")
         // Impersonating under federation: the service account's token, minted with the federated one.
-        let sa = try box.signin("exec", "--gce-metadata", "--impersonate-service-account", GoogleShape.serviceAccount, "--", Paths.python, "-c", GoogleShape.googleAuthScript)
+        let sa = try box.signin("exec", "--gce-metadata", "--impersonate-service-account", GoogleShape.serviceAccount, "--", Paths.python, GoogleShape.googleAuthScript)
         #expect((GoogleShape.json(sa.stdout)["token"] as? String)?.hasPrefix("sa-at-") == true, "\(sa.stdout) \(sa.stderr)")
         #expect(try strict.stats(box.clientID)["sts_exchanges"] as? Int == 1, "the cached federated token bought it")
 
         // A pool provider that does not trust this client: the tool gets an error, signin names what to fix.
         try strict.control(box.clientID, ["sts_audiences": []])
-        let refused = try box.signin("exec", "--gce-metadata", "--verbose", "--", Paths.python, "-c", GoogleShape.googleAuthScript, env: ["SIGNIN_CONFIG": try Self.freshStore(box)])
+        let refused = try box.signin("exec", "--gce-metadata", "--verbose", "--", Paths.python, GoogleShape.googleAuthScript, env: ["SIGNIN_CONFIG": try Self.freshStore(box)])
         #expect(refused.status != 0 && refused.stderr.contains("invalid_target") && refused.stderr.contains("does not trust this issuer"), "\(refused.stderr)")
     }
 

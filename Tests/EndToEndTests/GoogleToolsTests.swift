@@ -28,12 +28,7 @@ enum GoogleShape {
     static let gcloud = "/usr/bin/gcloud"
 
     /// google-auth's Application Default Credentials, as a Python program would use them.
-    static let googleAuthScript = """
-        import json, google.auth, google.auth.transport.requests as r
-        c, project = google.auth.default()
-        c.refresh(r.Request())
-        print(json.dumps({"token": c.token, "project": project, "email": getattr(c, "service_account_email", None)}))
-        """
+    static let googleAuthScript = Paths.providers.appendingPathComponent("google_auth_default.py").path
 
     /// The Go program of Tests/Providers/go, built once from Debian's packages (no network, no modules).
     static let goProgram: Result<String, Error> = Result {
@@ -164,7 +159,7 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
     }
 
     @Test func googleAuthDefaultReturnsTheTokenAndTheProject() throws {
-        try Self.expectsThePersonsCredentials([Paths.python, "-c", GoogleShape.googleAuthScript])
+        try Self.expectsThePersonsCredentials([Paths.python, GoogleShape.googleAuthScript])
     }
 
     @Test func goFindDefaultCredentialsGetsTheToken() throws {

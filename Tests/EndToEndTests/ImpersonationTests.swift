@@ -31,7 +31,7 @@ import Testing
     @Test func toolsUnderTheMetadataServerSeeTheServiceAccount() throws {
         let strict = try Shared.strict.get()
         let box = try GoogleShape.sandbox(strict, settings: ["sa_allowed": [Self.sa]])
-        let auth = try box.signin("exec", "--gce-metadata", "--impersonate-service-account", Self.sa, "--", Paths.python, "-c", GoogleShape.googleAuthScript)
+        let auth = try box.signin("exec", "--gce-metadata", "--impersonate-service-account", Self.sa, "--", Paths.python, GoogleShape.googleAuthScript)
         #expect(auth.status == 0, "\(auth.stderr)")
         let o = GoogleShape.json(auth.stdout)
         #expect((o["token"] as? String)?.hasPrefix("sa-at-") == true)
