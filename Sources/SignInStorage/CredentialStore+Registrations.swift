@@ -1,9 +1,6 @@
 import SignInBase
 import SignInProtocol
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What signin learned about an API and registered for it (RFC 9728, RFC 7591), kept beside the credentials and
 /// encrypted with the store key like an entry: one file per authorization server (`<keyed name>.registration`: the
@@ -11,12 +8,12 @@ import Glibc
 /// cached token for an API needs no network. A file that does not decrypt (a key moved since) is as good as none:
 /// the API's metadata is read, and the client registers, again.
 extension CredentialStore {
-    private func recordPath(_ o: Opened, kind: String, name: String) -> (path: String, configuration: String) {
+    func recordPath(_ o: Opened, kind: String, name: String) -> (path: String, configuration: String) {
         let c = o.names.configuration(issuer: name, clientID: kind)
         return (directory + "/\(c).\(kind)", c)
     }
 
-    private func record(kind: String, name: String) throws(SignInError) -> [String: JSONValue]? {
+    func record(kind: String, name: String) throws(SignInError) -> [String: JSONValue]? {
         guard let o = try open() else { return nil }
         let (path, c) = recordPath(o, kind: kind, name: name)
         guard let data = try? FileIO.read(path: path, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)),
@@ -25,7 +22,7 @@ extension CredentialStore {
         return JSONValue.object(from: Data(plain))
     }
 
-    private func saveRecord(_ json: String, kind: String, name: String) throws(SignInError) {
+    func saveRecord(_ json: String, kind: String, name: String) throws(SignInError) {
         try prepareKey()
         guard let o = try open() else { throw .storeUnwritable(path: directory, reason: "no store key could be made") }
         let (path, c) = recordPath(o, kind: kind, name: name)

@@ -1,0 +1,33 @@
+import SignInBase
+import SignInProtocol
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Entries already decrypted by this process, with what their file looked like then: a file that has not changed
+/// (same inode, size and modification time) is not decrypted again (`currentUser`, `hasPreviousSignIn`).
+final class DecryptedEntries: Sendable {
+    struct FileIdentity: Equatable {
+        let inode: UInt64
+        let size: Int64
+        let modified: Int64
+        let modifiedNanoseconds: Int64
+    }
+
+    private let entries = Locked<[String: (FileIdentity, StoredCredentials)]>([:])
+
+    package static func identity(_ path: String) -> FileIdentity? {
+        var st = stat()
+        guard Posix.lstat(path, &st) == 0 else { return nil }
+        return FileIdentity(inode: UInt64(st.st_ino), size: Int64(st.st_size), modified: Int64(st.st_mtim.tv_sec), modifiedNanoseconds: Int64(st.st_mtim.tv_nsec))
+    }
+
+    package func lookup(_ path: String, _ id: FileIdentity) -> StoredCredentials? {
+        entries.withLock { $0[path].flatMap { $0.0 == id ? $0.1 : nil } }
+    }
+
+    func remember(_ path: String, _ id: FileIdentity, _ creds: StoredCredentials) {
+        entries.withLock { $0[path] = (id, creds) }
+    }
+}
