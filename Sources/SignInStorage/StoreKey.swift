@@ -116,7 +116,7 @@ package struct StoreKey {
     func readDescriptor(at path: String) throws(SignInError) -> Descriptor? {
         do {
             let data = try FileIO.read(path: path, limit: 64 * 1024, noFollow: true) { privacyProblem($0, path) }
-            guard let json = JSONValue.object(from: data), let d = Descriptor(json: json), [.secretService, .passphrase, .tpm, .tpmPassphrase].contains(d.storage) else {
+            guard let json = JSONValue.object(from: data), let d = Descriptor(json: json), d.storage.isDescribed else {
                 throw SignInError.storeUnreadable(path: path, reason: "does not describe a key this signin knows; left as is")
             }
             return d
@@ -145,10 +145,7 @@ package struct StoreKey {
         case .none: return "none yet (a new key goes to \(custody.storage.rawValue))"
         case .file:
             return "file \(filePath)" + (custody.storage == .auto ? "; `signin key move --to passphrase` (or `--to secret-service`) protects it" : "")
-        case .described(let d) where d.storage == .secretService: return "Secret Service item \"signin store key\" (store \(d.id))" + cacheNote
-        case .described(let d) where d.storage == .tpm: return "sealed to this machine's TPM (\(descriptorPath))" + cacheNote
-        case .described(let d) where d.storage == .tpmPassphrase: return "sealed to this machine's TPM under a passphrase (\(descriptorPath))" + cacheNote
-        case .described: return "under a passphrase (\(descriptorPath))" + cacheNote
+        case .described(let d): return d.storage.place.describe(d, self) + cacheNote
         }
     }
 
@@ -158,15 +155,7 @@ package struct StoreKey {
     /// store and its key): the person asked for a passphrase, say, and must not silently get a file.
     func checkMatchesConfiguration(_ location: Location) throws(SignInError) {
         guard custody.storage != .auto, let actual = location.storage, actual != custody.storage else { return }
-        let words: String
-        switch actual {
-        case .file: words = "in a file (\(filePath))"
-        case .secretService: words = "in the Secret Service"
-        case .passphrase: words = "under a passphrase"
-        case .tpm: words = "sealed to the TPM"
-        case .tpmPassphrase: words = "sealed to the TPM under a passphrase"
-        case .auto: words = "where auto chose"
-        }
+        let words = actual == .auto ? "where auto chose" : actual.place.words(self)
         throw .configInvalid(file: custody.configurationPath ?? directory, field: "key_storage",
                              reason: "asks for \(custody.storage.rawValue), but the store key, which every configuration shares, is kept \(words). Run `signin key move --to \(custody.storage.rawValue)` to move it there for every configuration, or set key_storage to \"\(actual.rawValue)\" (or \"auto\")")
     }
@@ -250,92 +239,13 @@ package struct StoreKey {
 
     /// The key from where the descriptor says, bypassing the kernel cache; `passphrase` when it is known already.
     func unwrapUncached(_ d: Descriptor, descriptorPath path: String? = nil, passphrase: String? = nil) throws(SignInError) -> [UInt8] {
-        let path = path ?? descriptorPath
-        switch d.storage {
-        case .secretService: return try SecretService.lookup(storeID: d.id, descriptorPath: path)
-        case .tpm, .tpmPassphrase: return try unseal(d, path, known: passphrase)
-        default: return try unwrapWithPassphrase(d, path, known: passphrase)
-        }
+        try d.storage.place.unwrap(d, path: path ?? descriptorPath, passphrase: passphrase, self)
     }
 
     /// Drops a described key's material outside the folder: its kernel cache entry and its Secret Service item.
     func forget(_ d: Descriptor) {
         KernelKeyring.remove(d.kernelKeyName)
-        if d.storage == .secretService { try? SecretService.clear(storeID: d.id) }
-    }
-
-    /// The key unsealed by this machine's TPM; for `tpm+passphrase`, under the passphrase's scrypt key, which the
-    /// TPM checks (three tries, as for `passphrase`; the TPM's lockout counts them too).
-    private func unseal(_ d: Descriptor, _ path: String, known: String?) throws(SignInError) -> [UInt8] {
-        guard let blob = d.sealed.flatMap({ Data(base64Encoded: $0) }) else { throw .storeUnreadable(path: path, reason: "its TPM-sealed key is damaged; left as is") }
-        guard let device = custody.tpmDevice else {
-            throw .storeUnreadable(path: path, reason: "the key is sealed to a TPM, and none is reachable here (no /dev/tpmrm0; set TSS2_TCTI to name one); the credentials are untouched")
-        }
-        func attempt(_ passphrase: String?) throws(SignInError) -> [UInt8]? {
-            var auth: [UInt8] = []
-            if let passphrase {
-                guard let kdf = d.kdf, kdf.name == "scrypt", let salt = Data(base64Encoded: kdf.salt), kdf.n <= 1 << 22, kdf.r <= 32, kdf.p <= 16 else {
-                    throw .storeUnreadable(path: path, reason: "its passphrase parameters are damaged; left as is")
-                }
-                auth = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
-            }
-            let key: [UInt8]
-            do throws(TPM.Failure) {
-                key = try TPM.unseal(Array(blob), auth: auth, device: device)
-            } catch {
-                switch error.kind {
-                case .wrongPassphrase where passphrase != nil: return nil
-                case .otherTPM:
-                    throw .storeUnreadable(path: path, reason: "the key is sealed to another TPM: this folder was copied from another machine (or this TPM was cleared), and its credentials cannot be opened here. They are left as they are; `signin logout` removes them here (then sign in again), or use them on the machine they came from")
-                case .unavailable:
-                    throw .storeUnreadable(path: path, reason: "the key is sealed to the TPM (\(device)), which cannot be reached: \(error.message); the credentials are untouched")
-                default:
-                    throw .storeUnreadable(path: path, reason: "the TPM (\(device)) did not unseal the key: \(error.message); the credentials are untouched")
-                }
-            }
-            guard key.count == 32 else { throw .storeUnreadable(path: path, reason: "the TPM gave back a key of \(key.count) bytes; left as is") }
-            return key
-        }
-        guard d.storage == .tpmPassphrase else {
-            if let key = try attempt(nil) { return key }
-            throw .storeUnreadable(path: path, reason: "the TPM asks for a passphrase this store does not have; left as is")
-        }
-        if let known {
-            if let key = try attempt(known) { return key }
-            throw .passphraseRefused(reason: "the new passphrase does not unseal the key written with it (\(path))")
-        }
-        for n in 1...3 {
-            guard let passphrase = custody.passphrase?(.unlock(attempt: n)) else {
-                if n > 1 { break }
-                throw .passphraseUnavailable(path: path)
-            }
-            if let key = try attempt(passphrase) { return key }
-        }
-        throw .passphraseRefused(reason: "wrong passphrase for \(path); nothing was changed")
-    }
-
-    private func unwrapWithPassphrase(_ d: Descriptor, _ path: String, known: String?) throws(SignInError) -> [UInt8] {
-        guard let kdf = d.kdf, kdf.name == "scrypt", let salt = Data(base64Encoded: kdf.salt), let wrapped = d.wrapped.flatMap({ Data(base64Encoded: $0) }),
-              wrapped.count == 12 + 16 + 32, kdf.n <= 1 << 22, kdf.r <= 32, kdf.p <= 16 else {
-            throw .storeUnreadable(path: path, reason: "its passphrase wrapping is damaged; left as is")
-        }
-        let bytes = Array(wrapped)
-        let sealed = Crypto.Sealed(nonce: Array(bytes[0..<12]), ciphertext: Array(bytes[28...]), tag: Array(bytes[12..<28]))
-        let aad = Array("signin-key-v1\u{0}\(d.id)".utf8)
-        if let known {
-            let kek = try Crypto.scrypt(passphrase: Array(known.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
-            if let key = Crypto.open(sealed, key: kek, aad: aad) { return key }
-            throw .passphraseRefused(reason: "the new passphrase does not unlock the key written with it (\(path))")
-        }
-        for attempt in 1...3 {
-            guard let passphrase = custody.passphrase?(.unlock(attempt: attempt)) else {
-                if attempt > 1 { break }  // a script's descriptor gives one passphrase, and it was wrong
-                throw .passphraseUnavailable(path: path)
-            }
-            let kek = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
-            if let key = Crypto.open(sealed, key: kek, aad: aad) { return key }
-        }
-        throw .passphraseRefused(reason: "wrong passphrase for \(path); nothing was changed")
+        d.storage.place.forget(d)
     }
 
     func readFile(_ path: String) throws(SignInError) -> [UInt8] {
@@ -371,53 +281,12 @@ package struct StoreKey {
     /// `descriptor`, written last (atomically), so a crash before it leaves the store as it was. Returns the
     /// descriptor of a key kept elsewhere.
     package func write(_ key: [UInt8], to storage: KeyStorage, file: String, descriptor: String, id: String, passphrase: String?) throws(SignInError) -> Descriptor? {
-        switch storage {
-        case .file, .auto:
-            // O_EXCL through a temporary name and link: two processes creating the key at once end up sharing one.
-            let tmp = file + ".tmp-\(Posix.getpid())"
-            do { try FileIO.writeAtomically(key, to: tmp) } catch { throw .storeUnwritable(path: file, reason: error.reason) }
-            defer { Posix.unlink(tmp) }
-            if Posix.link(tmp, file) != 0 && errno != EEXIST { throw .storeUnwritable(path: file, reason: FileIO.errnoText()) }
-            return nil
-        case .secretService:
-            try SecretService.store(storeID: id, key: key, directory: directory)
-            let d = Descriptor(storage: .secretService, id: id, kdf: nil, wrapped: nil)
-            try writeDescriptor(d, to: descriptor)
-            return d
-        case .tpm, .tpmPassphrase:
-            guard let device = custody.tpmDevice else {
-                throw .storeUnwritable(path: descriptor, reason: "no TPM is reachable here (no /dev/tpmrm0; set TSS2_TCTI to name one)")
-            }
-            var kdf: Descriptor.KDF?
-            var auth: [UInt8] = []
-            if storage == .tpmPassphrase {
-                guard let passphrase else { throw .passphraseRefused(reason: "no passphrase for the new key") }
-                let salt = try Crypto.randomBytes(16)
-                auth = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: salt, n: Self.scryptN, r: Self.scryptR, p: Self.scryptP)
-                kdf = Descriptor.KDF(name: "scrypt", n: Self.scryptN, r: Self.scryptR, p: Self.scryptP, salt: Data(salt).base64EncodedString())
-            }
-            let blob: [UInt8]
-            do throws(TPM.Failure) { blob = try TPM.seal(key, auth: auth, device: device) } catch {
-                throw .storeUnwritable(path: descriptor, reason: "the TPM (\(device)) did not seal the key: \(error.message)")
-            }
-            let d = Descriptor(storage: storage, id: id, kdf: kdf, wrapped: nil, sealed: Data(blob).base64EncodedString())
-            try writeDescriptor(d, to: descriptor)
-            return d
-        case .passphrase:
-            guard let passphrase else { throw .passphraseRefused(reason: "no passphrase for the new key") }
-            let salt = try Crypto.randomBytes(16)
-            let kek = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: salt, n: Self.scryptN, r: Self.scryptR, p: Self.scryptP)
-            let sealed = try Crypto.seal(key, key: kek, aad: Array("signin-key-v1\u{0}\(id)".utf8))
-            let kdf = Descriptor.KDF(name: "scrypt", n: Self.scryptN, r: Self.scryptR, p: Self.scryptP, salt: Data(salt).base64EncodedString())
-            let d = Descriptor(storage: .passphrase, id: id, kdf: kdf, wrapped: Data(sealed.nonce + sealed.tag + sealed.ciphertext).base64EncodedString())
-            try writeDescriptor(d, to: descriptor)
-            return d
-        }
+        try storage.place.write(key, file: file, descriptor: descriptor, id: id, passphrase: passphrase, self)
     }
 
     func newID() throws(SignInError) -> String { Hex.encode(try Crypto.randomBytes(16)) }
 
-    private func writeDescriptor(_ d: Descriptor, to path: String) throws(SignInError) {
+    func writeDescriptor(_ d: Descriptor, to path: String) throws(SignInError) {
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
         guard let data = try? enc.encode(d) else { throw .system(reason: "could not encode the key descriptor") }
