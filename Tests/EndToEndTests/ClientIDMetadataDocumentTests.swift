@@ -26,5 +26,6 @@ import Testing
         #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
         let status = try box.signin("status", "--resource", api, "--json")
         #expect(TokensForEveryAPITests.json(status.stdout)["client_id"] as? String == url, "\(status.stdout)")
+        #expect(TokensForEveryAPITests.json(status.stdout)["client_kind"] as? String == "metadata-document", "\(status.stdout)")
     }
 }

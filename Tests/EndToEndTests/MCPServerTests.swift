@@ -61,6 +61,7 @@ import Testing
         #expect(whoami.status == 0 && whoami.stdout.contains(url), "\(whoami.stdout) \(whoami.stderr)")
         let status = try box.signin("status", "--resource", url)
         #expect(status.status == 0 && status.stdout.contains("API: \(url)") && status.stdout.contains("Identity: none"), "\(status.stdout)")
+        #expect(status.stdout.contains("registered by signin at the server (RFC 7591)"), "how the client is known: \(status.stdout)")
         let accounts = try box.signin("accounts")
         #expect(accounts.status == 0 && accounts.stdout.contains("the API \(url)"), "\(accounts.stdout) \(accounts.stderr)")
         let logout = try box.signin("logout", "--resource", url, "--yes")

@@ -24,6 +24,8 @@ import Testing
         #expect(profile?["sub"] as? String == "4242" && TokensForEveryAPITests.json(whoami.stdout)["identity"] as? String == "userinfo", "\(whoami.stdout)")
         let status = try box.signin("status")
         #expect(status.stdout.contains("Identity: from the server's profile endpoint"), "\(status.stdout)")
+        // A client registered by hand, named in the configuration.
+        #expect(!status.stdout.contains("Client:") && TokensForEveryAPITests.json(try box.signin("status", "--json").stdout)["client_kind"] as? String == "configured")
     }
 
     @Test func anErrorAnsweredWithHTTP200IsAnErrorAndNothingIsStored() throws {

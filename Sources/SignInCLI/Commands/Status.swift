@@ -50,6 +50,7 @@ struct Status: SignInCommand {
                 "signed_in": .bool(false), "issuer": .string(client.configuration.issuer),
             ]
             obj["client_id"] = .string(client.configuration.clientID)
+            obj["client_kind"] = .string(client.configuration.clientKind.rawValue)
             obj["store"] = .string(store)
             let key = client.fileStore.keyLocation
             obj["key_storage"] = .string(key.storage)
@@ -65,6 +66,11 @@ struct Status: SignInCommand {
             var lines = [(user.identity == .none ? "Signed in to \(user.accountLine)" : "Signed in as \(user.accountLine)") + (user.isCurrent ? "" : " (not the current account)"),
                          "Issuer: \(client.configuration.issuer)"]
             if let api = client.configuration.grantAPI { lines.append("API: \(api.withoutControlCharacters)") }
+            switch client.configuration.clientKind {
+            case .configured: break
+            case .registered: lines.append("Client: \(client.configuration.clientID.withoutControlCharacters), registered by signin at the server (RFC 7591)")
+            case .metadataDocument: lines.append("Client: the client ID metadata document at \(client.configuration.clientID.withoutControlCharacters)")
+            }
             switch user.identity {
             case .idToken: break
             case .profileEndpoint: lines.append("Identity: from the server's profile endpoint (no ID token)")

@@ -69,9 +69,9 @@ public enum APIAccess {
         if let document = clientMetadataDocument, documentTaken {
             // The specification's order: a client ID metadata document before a registration (kept or new).
             client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
-            client.kind = "metadata-document"
+            client.kind = .metadataDocument
             client.resource = resource
-        } else if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == "registered" {
+        } else if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == .registered {
             client = kept
         } else {
             guard let endpoint = server["registration_endpoint"]?.string else {
@@ -152,6 +152,7 @@ public enum APIAccess {
                                     redirectPort: client.redirectPort, redirectPath: client.redirectPath)
         c.resources = [resource]
         c.foundFromAPI = true
+        c.clientKind = client.kind
         c.httpTimeout = httpTimeout
         c.sourcePath = "the API's metadata (\(ProtectedResourceMetadata.url(for: resource) ?? resource))"
         return c
@@ -162,7 +163,7 @@ extension ClientRegistration {
     /// Whether a client registered with these scopes may ask for `scopes` (a server that checks registered scopes
     /// refuses others at authorization). A client registered without saying takes what the server gives.
     func covers(_ scopes: [String]) -> Bool {
-        guard kind == "registered", let registered = self.scopes else { return true }
+        guard kind == .registered, let registered = self.scopes else { return true }
         return scopes.allSatisfy { registered.contains($0) || ["openid", "email", "profile"].contains($0) && openID }
     }
 }

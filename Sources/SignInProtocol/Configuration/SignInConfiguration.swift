@@ -72,6 +72,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// (`APIAccess`). A server found from an API is discovered in the Model Context Protocol's order (RFC 8414 first)
     /// and asked for `resource` on every token request.
     package var foundFromAPI = false
+    /// How the client is known at the server: registered by hand (the configuration's `client_id`), registered by
+    /// signin (an API's sign-in from its address), or a client ID metadata document (`client_id` is its URL).
+    public var clientKind: ClientIdentity.Kind = .configured
     /// The https URL of a client ID metadata document (draft-ietf-oauth-client-id-metadata-document) the person's
     /// organisation hosts (`client_id_metadata_document`; `signin client-metadata` prints the document): where a
     /// server found from an API says `client_id_metadata_document_supported`, this URL is signin's `client_id` there,
@@ -374,6 +377,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                 throw fail("client_id_metadata_document", "must be an https URL with a path and no query or fragment, where the document `signin client-metadata` prints is hosted")
             }
             c.clientIDMetadataDocument = document
+            if document == clientID { c.clientKind = .metadataDocument }
         }
         if let k = try string("key_storage") {
             guard let storage = KeyStorage(rawValue: k) else { throw fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }

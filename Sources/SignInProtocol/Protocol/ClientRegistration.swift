@@ -19,9 +19,9 @@ package struct ClientRegistration: Sendable, Equatable {
     package var scopes: [String]? = nil
     /// Whether the server is an OpenID provider (it issues ID tokens: `openid` among its scopes, a JWKS).
     package var openID: Bool = false
-    /// How the client is known there (`ClientIdentity.Kind`'s name): `registered` (RFC 7591) or
-    /// `metadata-document` (its `client_id` is the URL of a client ID metadata document).
-    package var kind: String = "registered"
+    /// How the client is known there: `registered` (RFC 7591) or `metadataDocument` (its `client_id` is the URL of a
+    /// client ID metadata document); kept as the kind's raw value.
+    package var kind: ClientIdentity.Kind = .registered
     /// The API this client was registered for, when one: a client per API, so that two APIs behind one server are
     /// two sign-ins side by side (neither drops the other's grant). Nil: a registration kept before, for the server.
     package var resource: String? = nil
@@ -69,7 +69,7 @@ package struct ClientRegistration: Sendable, Equatable {
         if let scopes { o["scope"] = .string(scopes.joined(separator: " ")) }
         if openID { o["openid"] = .bool(true) }
         if let resource { o["resource"] = .string(resource) }
-        o["kind"] = .string(kind)
+        o["kind"] = .string(kind.rawValue)
         return JSONValueOut.object(o).text
     }
 
@@ -88,7 +88,9 @@ package struct ClientRegistration: Sendable, Equatable {
         scopes = json["scope"]?.string.map { $0.split(separator: " ").map(String.init) }
         // Kept before `openid` was: those servers were OpenID providers (signin signed in nowhere else then).
         openID = json["openid"]?.bool ?? (json["kind"] == nil)
-        kind = json["kind"]?.string ?? "registered"
+        // A kind this signin does not know: the record is not used (a new registration is made instead).
+        guard let kind = ClientIdentity.Kind(rawValue: json["kind"]?.string ?? ClientIdentity.Kind.registered.rawValue) else { return nil }
+        self.kind = kind
         resource = json["resource"]?.string
     }
 }
