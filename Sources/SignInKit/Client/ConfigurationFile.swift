@@ -2,12 +2,15 @@ import SignInBase
 import SignInProtocol
 import FoundationEssentials
 
-/// Reading a configuration file: one read, the core's keys and every registered family's section
-/// (`TokenFamilies.configurationSections`), a key nobody owns refused with a suggestion.
+/// Reading a configuration file: one read, the core's keys and every section's (the key storage's, then each
+/// registered family's: `TokenFamilies.configurationSections`), a key nobody owns refused with a suggestion.
 extension SignInConfiguration {
-    /// Parses configuration JSON with every family's section; `sourcePath` is used in error messages.
+    /// Every section a configuration file is read with.
+    static let fileSections: [any ConfigurationSection.Type] = [KeyStorageSettings.self] + TokenFamilies.configurationSections
+
+    /// Parses configuration JSON with every section; `sourcePath` is used in error messages.
     public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
-        try parse(data, sourcePath: sourcePath, sections: TokenFamilies.configurationSections)
+        try parse(data, sourcePath: sourcePath, sections: fileSections)
     }
 
     /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;

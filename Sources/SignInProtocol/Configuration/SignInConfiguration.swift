@@ -48,14 +48,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
     /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
     public var listenerSameUserOnly: Bool
-    /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file, tpm, tpm+passphrase). Default auto.
-    public var keyStorage: KeyStorage
-    /// How long an unlocked key stays in the kernel keyring (`key_cache_seconds`; zero: not at all). Default 8 hours.
-    public var keyCacheDuration: Duration {
-        get { .seconds(keyCacheSeconds) }
-        set { keyCacheSeconds = max(0, newValue.wholeSecondsRoundedUp) }
-    }
-    var keyCacheSeconds: Int
     /// The user name `signin git-credential` answers (default: the account's e-mail).
     public var gitUsername: String?
     /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
@@ -220,8 +212,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.gitUsername = nil
         self.gitHosts = nil
         self.tokenEndpointAuthMethod = nil
-        self.keyStorage = .auto
-        self.keyCacheSeconds = 8 * 3600
         self.dockerRegistries = nil
         self.appName = appName
         self.sourcePath = "(in code)"
@@ -240,7 +230,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop", "key_storage", "key_cache_seconds",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
         "docker_registries", "$comment",
     ]
 
@@ -378,14 +368,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             }
             c.clientIDMetadataDocument = document
             if document == clientID { c.clientKind = .metadataDocument }
-        }
-        if let k = try string("key_storage") {
-            guard let storage = KeyStorage(rawValue: k) else { throw fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }
-            c.keyStorage = storage
-        }
-        if let v = obj["key_cache_seconds"], v != .null {
-            guard case .number = v, let t = v.int, (0...(30 * 86400)).contains(t) else { throw fail("key_cache_seconds", "must be a whole number of seconds from 0 (no cache) to 2592000") }
-            c.keyCacheSeconds = t
         }
         if let v = obj["docker_registries"], v != .null {
             guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }

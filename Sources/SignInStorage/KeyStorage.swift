@@ -1,5 +1,5 @@
 import SignInBase
-import SignInTransport
+import SignInProtocol
 import CSignInSystem
 import FoundationEssentials
 #if canImport(Glibc)
@@ -86,3 +86,41 @@ public struct KeyCustody: Sendable {
     }
 }
 
+
+/// The key storage's section of the configuration (`key_storage`, `key_cache_seconds`), read here beside
+/// `KeyCustody`, which it becomes; `SignInConfiguration.keyStorage` and `keyCacheDuration` are views of it.
+public struct KeyStorageSettings: ConfigurationSection {
+    public static let keys = ["key_storage", "key_cache_seconds"]
+
+    /// `key_storage`; default auto.
+    public var storage: KeyStorage = .auto
+    /// `key_cache_seconds`; default 8 hours.
+    public var cacheSeconds = 8 * 3600
+
+    public init() {}
+
+    public init(from fields: ConfigurationFields) throws(SignInError) {
+        if let k = try fields.string("key_storage") {
+            guard let storage = KeyStorage(rawValue: k) else { throw fields.fail("key_storage", "must be one of \(KeyStorage.allCases.map(\.rawValue).joined(separator: ", "))") }
+            self.storage = storage
+        }
+        if let v = fields["key_cache_seconds"] {
+            guard case .number = v, let t = v.int, (0...(30 * 86400)).contains(t) else { throw fields.fail("key_cache_seconds", "must be a whole number of seconds from 0 (no cache) to 2592000") }
+            cacheSeconds = t
+        }
+    }
+}
+
+extension SignInConfiguration {
+    /// Where a new store key is kept (`key_storage`: auto, secret-service, passphrase, file, tpm, tpm+passphrase). Default auto.
+    public var keyStorage: KeyStorage {
+        get { sections[KeyStorageSettings.self].storage }
+        set { sections[KeyStorageSettings.self].storage = newValue }
+    }
+
+    /// How long an unlocked key stays in the kernel keyring (`key_cache_seconds`; zero: not at all). Default 8 hours.
+    public var keyCacheDuration: Duration {
+        get { .seconds(sections[KeyStorageSettings.self].cacheSeconds) }
+        set { sections[KeyStorageSettings.self].cacheSeconds = max(0, newValue.wholeSecondsRoundedUp) }
+    }
+}
