@@ -25,7 +25,8 @@ import Testing
         let status = try box.signin("status")
         #expect(status.stdout.contains("Identity: from the server's profile endpoint"), "\(status.stdout)")
         // A client registered by hand, named in the configuration.
-        #expect(!status.stdout.contains("Client:") && TokensForEveryAPITests.json(try box.signin("status", "--json").stdout)["client_kind"] as? String == "configured")
+        let statusJSON = TokensForEveryAPITests.json(try box.signin("status", "--json").stdout)
+        #expect(!status.stdout.contains("Client:") && statusJSON["client_kind"] as? String == "configured", "\(status.stdout) \(statusJSON)")
     }
 
     @Test func anErrorAnsweredWithHTTP200IsAnErrorAndNothingIsStored() throws {
