@@ -6,16 +6,16 @@ import Synchronization
 /// command writes through the one it is given (`Context.io`, `AgentTokens.io`); nothing in the CLI writes to a
 /// descriptor of its own accord.
 struct IOStreams: Sendable {
-    /// The two streams a command writes.
-    enum Stream: Sendable {
-        case output, error
+    /// The two streams a command writes, by their descriptors.
+    enum Stream: Int32, Sendable {
+        case output = 1, error = 2
     }
 
     /// Writes `text`, as it is, to `stream`.
     let send: @Sendable (_ stream: Stream, _ text: String) -> Void
 
     /// This process's standard output and error.
-    static let standard = IOStreams { stream, text in FileIO.writeAll(stream == .output ? 1 : 2, text) }
+    static let standard = IOStreams { stream, text in FileIO.writeAll(stream.rawValue, text) }
 
     /// A line on standard output.
     func out(_ s: String) { send(.output, s + "\n") }
