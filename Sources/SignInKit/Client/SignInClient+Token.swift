@@ -2,7 +2,6 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInGrant
-import SignInTransport
 import FoundationEssentials
 
 // The token use case: `SignInClient.token(_:)`, the one path every consumer's token takes (`signin token` and
@@ -14,8 +13,9 @@ import FoundationEssentials
 //     keys), ConfigurationSection.swift (the families' keys).
 //   - SignInKit/Client: this file (the principal, the families, the target, the scope rule, freshness, the answer's
 //     type) and SignInClient+Accounts.swift (which account).
-//   - SignInStorage: CredentialStore.swift, StoreKey.swift, KernelEntries.swift, StoredCredentials.swift (the entry
-//     read and decrypted with the key where it lives).
+//   - SignInStorage: CredentialStore.swift and its rooms +Folder, +CurrentAccount and +Reading, KernelEntries.swift,
+//     StoredCredentials.swift (the entry found, read and decrypted with the key where it lives, or as the kernel
+//     holds it decrypted).
 // A request that names a service account or a family's parameters goes to the families (TokenFamilies); a forwarded
 // agent's client end crosses the socket with the same `TokenRequest` (Agent/AgentProtocol.swift).
 
