@@ -23,10 +23,10 @@ struct TPMKey: KeyPlace {
         func attempt(_ passphrase: String?) throws(SignInError) -> [UInt8]? {
             var auth: [UInt8] = []
             if let passphrase {
-                guard let kdf = d.kdf, kdf.name == "scrypt", let salt = Data(base64Encoded: kdf.salt), kdf.n <= 1 << 22, kdf.r <= 32, kdf.p <= 16 else {
+                guard let kdf = d.kdf, let salt = kdf.checkedSalt else {
                     throw .storeUnreadable(path: path, reason: "its passphrase parameters are damaged; left as is")
                 }
-                auth = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: Array(salt), n: kdf.n, r: kdf.r, p: kdf.p)
+                auth = try kdf.derive(passphrase, salt: salt)
             }
             let unsealed: [UInt8]
             do throws(TPM.Failure) {
@@ -71,9 +71,7 @@ struct TPMKey: KeyPlace {
         var auth: [UInt8] = []
         if withPassphrase {
             guard let passphrase else { throw .passphraseRefused(reason: "no passphrase for the new key") }
-            let salt = try Crypto.randomBytes(16)
-            auth = try Crypto.scrypt(passphrase: Array(passphrase.utf8), salt: salt, n: StoreKey.scryptN, r: StoreKey.scryptR, p: StoreKey.scryptP)
-            kdf = StoreKey.Descriptor.KDF(name: "scrypt", n: StoreKey.scryptN, r: StoreKey.scryptR, p: StoreKey.scryptP, salt: Data(salt).base64EncodedString())
+            (auth, kdf) = try StoreKey.Descriptor.KDF.new(for: passphrase)
         }
         let blob: [UInt8]
         do throws(TPM.Failure) { blob = try TPM.seal(bytes, auth: auth, device: device) } catch {
