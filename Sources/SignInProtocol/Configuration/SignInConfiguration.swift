@@ -389,7 +389,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
                 c.extraAuthorizationParameters[k] = s
             }
         }
-        for section in sections { try c.read(section, from: fields) }
+        // A section the file gives none of its keys is its `init()`, which its own read would make too: not run, so
+        // a configuration without a family's keys never runs that family's code.
+        for section in sections where section.keys.contains(where: { obj[$0] != nil }) { try c.read(section, from: fields) }
         return c
     }
 }
