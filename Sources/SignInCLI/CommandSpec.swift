@@ -4,15 +4,13 @@ import SignInKit
 /// its help, the options and words it takes, and what it needs. Help, the manual page, the completions and the
 /// argument splitter read these, from `Commands.all`.
 struct CommandSpec: Sendable {
+    /// The command this declares; its initialiser declares the options (`SignInCommand.declaredOptions`).
+    let command: any SignInCommand.Type
     let name: String
     /// One line, for the list of commands.
     let summary: String
     /// The paragraph of `signin help NAME` and the manual page.
     let details: String
-    /// The option groups the command takes (`Freshness`, `Impersonation`, ...): their options come first.
-    var groups: [any OptionGroup.Type] = []
-    /// The command's own options (those every configured command takes are added by `options`).
-    var ownOptions: [OptionSpec] = []
     /// What follows the options in the usage line: ` ACCOUNT`, ` [--] COMMAND [ARGS...]`.
     var usageTail: String = ""
     /// The whole usage line, where the generated one would not say it right.
@@ -32,13 +30,34 @@ struct CommandSpec: Sendable {
     /// Other names the binary may be run under that mean this command (`docker-credential-signin`, a link).
     var programNames: [String] = []
 
-    /// Every option the command accepts.
+    init(of command: any SignInCommand.Type, summary: String, details: String, usageTail: String = "", usageOverride: String? = nil, positionalWords: [String] = [], readsConfiguration: Bool = true,
+         takesAccount: Bool = false, takesJSON: Bool = true, takesCommand: Bool = false, passesUnknownOptions: Bool = false,
+         programNames: [String] = []) {
+        self.command = command
+        self.name = command.name
+        self.summary = summary
+        self.details = details
+        self.usageTail = usageTail
+        self.usageOverride = usageOverride
+        self.positionalWords = positionalWords
+        self.readsConfiguration = readsConfiguration
+        self.takesAccount = takesAccount
+        self.takesJSON = takesJSON
+        self.takesCommand = takesCommand
+        self.passesUnknownOptions = passesUnknownOptions
+        self.programNames = programNames
+    }
+
+    /// The options every command that says so takes (`takesAccount`, `readsConfiguration`, `takesJSON`), in the order
+    /// help shows them after the command's own.
+    var sharedOptions: [OptionSpec] {
+        (takesAccount ? [.account] : []) + (readsConfiguration ? [.config, .profile, .passphraseFD] : []) + (takesJSON ? [.json] : [])
+    }
+
+    /// Every option the command accepts: those its initialiser reads, in that order, then the shared ones and `--help`.
     var options: [OptionSpec] {
-        var all = groups.flatMap { $0.options } + ownOptions
-        if takesAccount { all.append(.account) }
-        if readsConfiguration { all += [.config, .profile, .passphraseFD] }
-        if takesJSON { all.append(.json) }
-        return all + [.help]
+        let shared = sharedOptions
+        return command.declaredOptions.filter { !shared.contains($0) && $0 != .help } + shared + [.help]
     }
 
     var usage: String {
@@ -50,7 +69,7 @@ struct CommandSpec: Sendable {
 
 /// One `signin` command: its declaration, an initialiser that reads and checks its arguments into typed fields
 /// (swift-argument-parser's `validate()`: a wrong argument is a `UsageError` before anything runs), and its run.
-protocol SignInCommand {
+protocol SignInCommand: SendableMetatype {
     /// The command's name (also `spec.name`), as `Commands.entries` gives it: the list names the commands, so that
     /// finding the one a run asks for reads no command's file but its own.
     static var name: String { get }
@@ -82,6 +101,14 @@ protocol SignInCommand {
 }
 
 extension SignInCommand {
+    /// The options the command's initialiser reads, in order: it is run once over an empty command line that notes
+    /// each (`Arguments.declaring`), so an option is declared where it is read, and nowhere else.
+    static var declaredOptions: [OptionSpec] {
+        let a = Arguments.declaring()
+        _ = try? Self(a, [:])
+        return a.declaredOptions
+    }
+
     static var name: String { Commands.name(of: self) }
     var signsIn: Bool { false }
     var acceptsPaste: Bool { false }

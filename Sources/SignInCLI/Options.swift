@@ -30,11 +30,15 @@ struct OptionSpec: Sendable, Equatable {
     static let forceRefresh = OptionSpec("--force-refresh", "Refresh even when the stored token is fresh")
     static let passphraseFD = OptionSpec("--passphrase-fd", value: "N", "Read the store's passphrase from file descriptor N (for scripts)")
     static let yes = OptionSpec("--yes", short: "-y", "Do not ask for confirmation")
-
-    /// `--min-ttl` as a number of seconds (default 60), checked.
 }
 
 /// What the command line said, checked against what the command accepts.
+///
+/// Reading an option is also declaring it, as swift-argument-parser's `@Option` and Go's `flag.Int` are one line each: a
+/// command's initialiser (and each option group's) reads its options, and the same initialiser, run once over an
+/// empty command line (`declaring`), lists them for the parser, help, the manual page and the completions
+/// (`SignInCommand.declaredOptions`, `OptionGroup.options`). So an option is written once, where it is read; an
+/// initialiser reads every option before it checks anything (a check that throws ends the listing).
 struct Arguments {
     var values: [String: String] = [:]
     /// Every value of an option given more than once (`signin ssh --account A --account B`), in order.
@@ -46,17 +50,40 @@ struct Arguments {
     /// `rest` began at an explicit `--` (not at a command's first word or an option passed on).
     var restAfterSeparator = false
 
-    func has(_ o: OptionSpec) -> Bool { flags.contains(o.long) }
+    /// Set only on the command line `declaring` makes: each option read is noted there, in order.
+    private var declared: DeclaredOptions?
+
+    /// An empty command line that notes every option its reader reads: the reader's declaration.
+    static func declaring() -> Arguments {
+        var a = Arguments()
+        a.declared = DeclaredOptions()
+        return a
+    }
+
+    /// The options read from this command line, in the order read (on one `declaring` made; else empty).
+    var declaredOptions: [OptionSpec] { declared?.options ?? [] }
+
+    func has(_ o: OptionSpec) -> Bool {
+        declared?.note(o)
+        return flags.contains(o.long)
+    }
 
     /// `--config` and `--profile` each name a configuration file: not both.
     func checkOneConfiguration() throws(UsageError) {
-        if value(.config) != nil && value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+        let (config, profile) = (value(.config), value(.profile))
+        if config != nil && profile != nil { throw UsageError("--config and --profile name two different files; give one") }
     }
-    func value(_ o: OptionSpec) -> String? { values[o.long] }
-    func all(_ o: OptionSpec) -> [String] { repeated[o.long] ?? [] }
+    func value(_ o: OptionSpec) -> String? {
+        declared?.note(o)
+        return values[o.long]
+    }
+    func all(_ o: OptionSpec) -> [String] {
+        declared?.note(o)
+        return repeated[o.long] ?? []
+    }
 
     func int(_ o: OptionSpec, default d: Int, in range: ClosedRange<Int>) throws(UsageError) -> Int {
-        guard let v = values[o.long] else { return d }
+        guard let v = value(o) else { return d }
         guard let n = Int(v), range.contains(n) else {
             throw UsageError("\(o.long) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(v)\"")
         }
@@ -121,10 +148,15 @@ struct Arguments {
     }
 }
 
+/// The options a reader read from a `declaring` command line, each once, in order.
+final class DeclaredOptions {
+    private(set) var options: [OptionSpec] = []
+    func note(_ o: OptionSpec) { if !options.contains(o) { options.append(o) } }
+}
+
 /// A mistake in how signin was called: exit 2, with the message and a pointer to help.
 struct UsageError: Error {
     let message: String
     init(_ message: String) { self.message = message }
 }
 
-/// "Did you mean": the closest spelling within a small edit distance.

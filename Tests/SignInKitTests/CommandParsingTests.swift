@@ -69,4 +69,27 @@ import Testing
             #expect(throws: UsageError.self, "\(bad)") { _ = try parse(bad) }
         }
     }
+
+    /// An option is declared where it is read: the initialiser, run over an empty command line, lists what help,
+    /// the completions and the parser show, so a command takes exactly the options it reads.
+    @Test func aCommandTakesTheOptionsItsInitialiserReadsAndNoOthers() throws {
+        #expect(Freshness.options == [.minTTL, .forceRefresh])
+        #expect(TokenTarget.options == [TokenTarget.resourceOption, TokenTarget.audienceOption])
+        #expect(Token.spec.options.map(\.long) == ["--min-ttl", "--force-refresh", "--impersonate-service-account", "--resource", "--audience",
+                                                   "--account", "--config", "--profile", "--passphrase-fd", "--json", "--help"])
+        // Options read after a check that needs a value (exec's command, ssh's destination, the words of git-credential,
+        // aws configure and key move) are declared all the same.
+        #expect(Exec.spec.options.map(\.long).contains("--verbose") && SSHCommand.spec.options.map(\.long).contains("--resource"))
+        #expect(GitCredential.spec.options.map(\.long).contains("--username") && KeyCommand.spec.options.map(\.long).contains("--to"))
+        #expect(AWSCommand.spec.options.map(\.long).starts(with: ["--aws-profile", "--role-arn", "--duration", "--session-name"]))
+        // login reads --resource alone: --audience (a token exchange) is refused there, named.
+        #expect(throws: UsageError.self) { _ = try parse(["login", "--audience", "x"]) }
+        do { _ = try parse(["login", "--audience", "x"]) } catch { #expect(error.message.contains("`signin login` does not take --audience")) }
+        let login = try #require(try parse(["login", "--resource", "https://api.example.com/"]) as? Login)
+        #expect(login.resource == "https://api.example.com/")
+        // The help a command prints lists each option it reads once, in the order read.
+        let help = Help.text(for: Exec.spec)
+        let order = ["--min-ttl", "--impersonate-service-account", "--resource", "--env", "--id-token", "--token-file", "--gce-metadata"].map { help.range(of: $0)?.lowerBound }
+        #expect(order.allSatisfy { $0 != nil } && order.map { $0! } == order.map { $0! }.sorted())
+    }
 }

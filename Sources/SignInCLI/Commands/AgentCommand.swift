@@ -16,7 +16,7 @@ struct AgentCommand: SignInCommand {
     static let listOption = OptionSpec("--list", "List the sessions forwarded with `signin ssh` and their limits")
     static let stopOption = OptionSpec("--stop", "Stop the running agent")
     static let spec = CommandSpec(
-        name: name, summary: "Serve tokens to your own processes on a Unix socket, and to SSH sessions you forward",
+        of: Self.self, summary: "Serve tokens to your own processes on a Unix socket, and to SSH sessions you forward",
         details: """
             Runs the agent: the same token path as `signin token`, on $XDG_RUNTIME_DIR/signin/agent.sock (0600, in a
             0700 folder), answering only your own uid. `signin ssh` starts one when none runs and forwards a socket
@@ -24,7 +24,7 @@ struct AgentCommand: SignInCommand {
             never a refresh token. Served requests of forwarded sessions are logged to
             $XDG_STATE_HOME/signin/agent.log (never a token).
             """,
-        ownOptions: [listOption, stopOption], readsConfiguration: false)
+        readsConfiguration: false)
 
     let list: Bool
     let stop: Bool
@@ -33,7 +33,7 @@ struct AgentCommand: SignInCommand {
     let invocation: Invocation
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        invocation = Invocation(a, env, command: Self.name)
+        invocation = Invocation(Arguments(), env, command: Self.name)
         list = a.has(Self.listOption)
         stop = a.has(Self.stopOption)
         json = a.has(.json)

@@ -6,7 +6,7 @@ struct DPoPProofCommand: SignInCommand {
     static let methodOption = OptionSpec("--method", value: "METHOD", "The request's HTTP method (default GET)")
     static let urlOption = OptionSpec("--url", value: "URL", "The request's URL (query and fragment are left out of the proof)")
     static let spec = CommandSpec(
-        name: name, summary: "Print a DPoP proof for one request with the access token (DPoP-bound grants)",
+        of: Self.self, summary: "Print a DPoP proof for one request with the access token (DPoP-bound grants)",
         details: """
             For a grant bound to this machine's key with DPoP (RFC 9449; `dpop` in the configuration, used where the
             provider offers it), prints a proof for one request: send it as the `DPoP` header, with
@@ -14,16 +14,17 @@ struct DPoPProofCommand: SignInCommand {
             both with the same --min-ttl). One proof per request. Exit 2 when the grant is a bearer grant: no proof
             is needed there, and the token_type of `signin token --json` says Bearer.
             """,
-        groups: [MinimumValidity.self], ownOptions: [methodOption, urlOption], takesAccount: true)
+        takesAccount: true)
 
     let target: TokenRequest.DPoPTarget
     let freshness: Freshness
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        guard let url = a.value(Self.urlOption) else { throw UsageError("usage: signin dpop-proof --url https://... [--method GET]") }
-        target = TokenRequest.DPoPTarget(method: a.value(Self.methodOption) ?? "GET", url: url)
-        if let problem = target.problem { throw UsageError("signin dpop-proof: \(problem)") }
         freshness = Freshness(minTTL: try MinimumValidity(a).seconds)
+        let method = a.value(Self.methodOption)
+        guard let url = a.value(Self.urlOption) else { throw UsageError("usage: signin dpop-proof --url https://... [--method GET]") }
+        target = TokenRequest.DPoPTarget(method: method ?? "GET", url: url)
+        if let problem = target.problem { throw UsageError("signin dpop-proof: \(problem)") }
         try noPositional(a, Self.spec)
     }
 

@@ -7,8 +7,8 @@ import Glibc
 /// `signin help [COMMAND] [--man]`.
 struct HelpCommand: SignInCommand {
     static let manOption = OptionSpec("--man", "Print the manual page (roff) instead")
-    static let spec = CommandSpec(name: name, summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
-                                  ownOptions: [manOption], usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false)
+    static let spec = CommandSpec(of: Self.self, summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
+                                  usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false)
 
     let man: Bool
     let command: (any SignInCommand.Type)?

@@ -6,14 +6,14 @@ struct IDTokenCommand: SignInCommand {
     let startsStatic: Bool
     var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
-        name: name, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
+        of: Self.self, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
         details: """
             Prints only the ID token, refreshed first when it expires within --min-ttl seconds. A provider that
             sends no new ID token on refresh is an error that says so. --json adds its expiry and claims. With
             --impersonate-service-account and --audience, the service account's ID token for that audience
             (Cloud Run, IAP), minted through the IAM Service Account Credentials API.
             """,
-        groups: [Freshness.self, Impersonation.self], ownOptions: [audienceOption], takesAccount: true)
+        takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?

@@ -8,14 +8,15 @@ import Glibc
 /// `signin init [--profile NAME | -c PATH]`: a first configuration, written interactively.
 struct Init: SignInCommand {
     static let spec = CommandSpec(
-        name: name, summary: "Write a first configuration, interactively",
+        of: Self.self, summary: "Write a first configuration, interactively",
         details: "Asks for a client ID and secret (Google) or an issuer (any OpenID provider, checked by discovery) and\nwrites the configuration file, mode 0600. Never overwrites a file without asking.",
-        ownOptions: [.config, .profile, .yes], readsConfiguration: false, takesJSON: false)
+        readsConfiguration: false, takesJSON: false)
 
     let arguments: Arguments
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        if a.value(.config) != nil && a.value(.profile) != nil { throw UsageError("--config and --profile name two different files; give one") }
+        try a.checkOneConfiguration()
+        _ = a.has(.yes)  // declared here; `initialize` reads it
         try noPositional(a, Self.spec)
         arguments = a
     }

@@ -8,7 +8,7 @@ import Glibc
 struct KeyCommand: SignInCommand {
     static let toOption = OptionSpec("--to", value: "STORAGE", choices: ["secret-service", "passphrase", "file", "tpm", "tpm+passphrase"], "Where the key goes: secret-service, passphrase, file, tpm or tpm+passphrase")
     static let spec = CommandSpec(
-        name: name, summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase`",
+        of: Self.self, summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase`",
         details: """
             `signin key move --to STORAGE` makes a new store key and keeps it in the Secret Service (GNOME Keyring,
             KWallet, KeePassXC), under a passphrase (scrypt, asked twice, at least 8 characters), in a file beside
@@ -17,12 +17,13 @@ struct KeyCommand: SignInCommand {
             is journaled: interrupted anywhere, the next command finishes it or rolls it back. `status` says where
             the key is now.
             """,
-        ownOptions: [toOption], usageOverride: "signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase [--passphrase-fd N]", positionalWords: ["move"])
+        usageOverride: "signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase [--passphrase-fd N]", positionalWords: ["move"])
 
     let target: KeyStorage
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        guard a.positional == ["move"], let to = a.value(Self.toOption).flatMap(KeyStorage.init(rawValue:)), to != .auto else {
+        let to = a.value(Self.toOption).flatMap(KeyStorage.init(rawValue:))
+        guard a.positional == ["move"], let to, to != .auto else {
             throw UsageError("usage: signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase")
         }
         target = to

@@ -14,7 +14,7 @@ struct Login: SignInCommand {
     static let loginHintOption = OptionSpec("--login-hint", value: "EMAIL", "Suggest this account to the provider (--account does the same for login)")
 
     static let spec = CommandSpec(
-        name: name,
+        of: Self.self,
         summary: "Sign in through the browser (or --no-browser, --device); add the account and make it current",
         details: """
             Opens the browser at the provider's sign-in page, receives the answer on http://127.0.0.1:<port>, verifies
@@ -30,7 +30,7 @@ struct Login: SignInCommand {
             and steps up to the scopes it names. A server that gives no identity is said so ("Signed in to API at
             SERVER"). `--audience` is for `signin token` (RFC 8693), not for a sign-in.
             """,
-        ownOptions: [noBrowserOption, deviceOption, portOption, timeoutOption, loginHintOption, TokenTarget.resourceOption], takesAccount: true)
+        takesAccount: true)
 
     let noBrowser: Bool
     let device: Bool
@@ -53,7 +53,7 @@ struct Login: SignInCommand {
         port = a.value(Self.portOption) == nil ? nil : try a.int(Self.portOption, default: 0, in: 1...65535)
         timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
         loginHint = a.value(Self.loginHintOption)
-        resource = try TokenTarget(a).resource
+        resource = try TokenTarget.resource(a)
         try noPositional(a, Self.spec)
     }
 

@@ -24,7 +24,7 @@ struct SSHCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Forward only tokens exchanged for this audience (RFC 8693; again for more)")
     static let resourceOption = OptionSpec("--resource", value: "URI", "Forward only tokens for this API (RFC 8707, one of the configuration's resources; again for more)")
     static let spec = CommandSpec(
-        name: name, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
+        of: Self.self, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
         details: """
             Runs the system ssh with a socket of signin's agent forwarded, restricted to the accounts named (default:
             the current one) of one configuration, for --for (default: the SSH session). On the remote machine,
@@ -35,7 +35,7 @@ struct SSHCommand: SignInCommand {
             --resource, the remote side gets only access tokens for those APIs: not the grant's own access token,
             not an ID token.
             """,
-        ownOptions: [accountOption, .config, .profile, forOption, confirmOption, Impersonation.option, audienceOption, resourceOption], usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
+        usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
         readsConfiguration: false, takesJSON: false, takesCommand: true, passesUnknownOptions: true)
 
     let accounts: [String]
@@ -61,6 +61,9 @@ struct SSHCommand: SignInCommand {
             return s
         }
         confirm = a.has(Self.confirmOption)
+        chain = try Impersonation(a).chain
+        audiences = a.all(Self.audienceOption)
+        resources = a.all(Self.resourceOption)
         sshArguments = a.rest
         // After signin's own `--` comes the destination, as after ssh's: a host name from a variable is never read
         // as an option.
@@ -70,9 +73,6 @@ struct SSHCommand: SignInCommand {
         destinationIndex = d
         // ssh would read a destination that starts with "-" as an option (-oProxyCommand=... runs a command here).
         if a.rest[d].hasPrefix("-") { throw UsageError("\"\(a.rest[d].withoutControlCharacters)\" is not a destination (it starts with \"-\")") }
-        chain = try Impersonation(a).chain
-        audiences = a.all(Self.audienceOption)
-        resources = a.all(Self.resourceOption)
         if audiences.contains(where: { $0.isEmpty || $0.contains("\n") }) { throw UsageError("--audience needs a value (whom the tokens are for)") }
         if let bad = resources.first(where: { !SignInConfiguration.isValidResource($0) }) {
             throw UsageError("--resource \"\(bad.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")

@@ -5,7 +5,7 @@ struct Token: SignInCommand {
     let startsStatic: Bool
     var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
-        name: name, summary: "Print a fresh access token (refreshes only when needed)",
+        of: Self.self, summary: "Print a fresh access token (refreshes only when needed)",
         details: """
             Prints only the access token on standard output, refreshed first when it expires within --min-ttl
             seconds. No network when the stored one is fresh enough. Parallel calls share one refresh. With
@@ -15,7 +15,7 @@ struct Token: SignInCommand {
             at sign-in); with --audience, your token exchanged for one meant for that audience (RFC 8693). Each is
             kept encrypted until it expires; a resource or audience the provider refuses exits 7.
             """,
-        groups: [Freshness.self, Impersonation.self, TokenTarget.self], takesAccount: true)
+        takesAccount: true)
 
     let freshness: Freshness
     let chain: [String]?

@@ -6,7 +6,7 @@ import Glibc
 
 /// `signin use ACCOUNT`: make another account current.
 struct Use: SignInCommand {
-    static let spec = CommandSpec(name: name, summary: "Make ACCOUNT the current account",
+    static let spec = CommandSpec(of: Self.self, summary: "Make ACCOUNT the current account",
                                   details: "Makes ACCOUNT (an e-mail or sub) the current account of this configuration.", usageTail: " ACCOUNT")
 
     let account: String

@@ -3,7 +3,6 @@ import SignInKit
 /// `--impersonate-service-account SA[,SA...]`, as gcloud's: the commands that hand out tokens hand out the service
 /// account's instead, minted with the person's grant (the last e-mail is the target, any before it delegates).
 struct Impersonation: OptionGroup {
-    static let options = [option]
     static let option = OptionSpec("--impersonate-service-account", value: "SA", "Hand out this service account's tokens, minted with your grant (a comma list: a delegation chain; also impersonate_service_account)")
 
     /// The chain given on the command line (nil: as the configuration says, which the one token path decides,

@@ -4,8 +4,16 @@ import SignInKit
 /// command names the group in `CommandSpec.groups`, and help, the manual page, the completions and the argument
 /// splitter read them from there) and parses them once, into a value the command keeps.
 protocol OptionGroup: Sendable {
-    /// The options the group declares.
-    static var options: [OptionSpec] { get }
-    /// The group's values from `a`, checked.
+    /// The group's values from `a`, checked. Reading an option declares it (`Arguments`): the group's options are
+    /// the ones this reads.
     init(_ a: Arguments) throws(UsageError)
+}
+
+extension OptionGroup {
+    /// The options the group declares: those its initialiser reads, in order.
+    static var options: [OptionSpec] {
+        let a = Arguments.declaring()
+        _ = try? Self(a)
+        return a.declaredOptions
+    }
 }

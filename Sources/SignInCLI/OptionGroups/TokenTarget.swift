@@ -7,7 +7,6 @@ import SignInKit
 struct TokenTarget: OptionGroup, Equatable {
     static let resourceOption = OptionSpec("--resource", value: "URI", "An access token for this API alone (RFC 8707; one of the configuration's resources)")
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "An access token exchanged for one meant for this audience (RFC 8693 token exchange)")
-    static let options = [resourceOption, audienceOption]
     /// `--resource URL` on the account commands (`whoami`, `status`, `logout`): the sign-in for that API, found from its
     /// address as `login --resource` made it (or the configuration's, when the API is one of its resources).
     static let apiAccountOption = OptionSpec("--resource", value: "URL", "The sign-in for this API (as `signin login --resource URL` made it)")
@@ -30,12 +29,20 @@ struct TokenTarget: OptionGroup, Equatable {
     }
 
     init(_ a: Arguments) throws(UsageError) {
-        resource = a.value(Self.resourceOption)
+        let resource = a.value(Self.resourceOption)
         audience = a.value(Self.audienceOption)
+        self.resource = try Self.checked(resource)
+        if audience?.isEmpty == true { throw UsageError("--audience needs a value (whom the token is for)") }
+    }
+
+    /// `--resource URI` alone (`login`, which takes no `--audience`), checked.
+    static func resource(_ a: Arguments) throws(UsageError) -> String? { try checked(a.value(resourceOption)) }
+
+    private static func checked(_ resource: String?) throws(UsageError) -> String? {
         if let r = resource, !SignInConfiguration.isValidResource(r) {
             throw UsageError("--resource \"\(r.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
         }
-        if audience?.isEmpty == true { throw UsageError("--audience needs a value (whom the token is for)") }
+        return resource
     }
 
     /// Whether either was given: the token is then not the grant's own.

@@ -9,7 +9,7 @@ import Glibc
 struct AWSCommand: SignInCommand {
     static let awsProfile = OptionSpec("--aws-profile", value: "NAME", "The aws-cli profile to write (`aws --profile NAME`; default: default)")
     static let spec = CommandSpec(
-        name: name, summary: "Write an aws-cli profile that gets a role's keys from signin: `signin aws configure`",
+        of: Self.self, summary: "Write an aws-cli profile that gets a role's keys from signin: `signin aws configure`",
         details: """
             `signin aws configure --role-arn ARN [--aws-profile NAME]` sets credential_process in that profile of
             ~/.aws/config ($AWS_CONFIG_FILE) to this signin's `aws-credential-process` with the same role, duration,
@@ -17,7 +17,7 @@ struct AWSCommand: SignInCommand {
             profiles, keys and comments stay as they are; the file is replaced atomically. (--aws-profile, because
             --profile chooses signin's own configuration, as in every command.)
             """,
-        ownOptions: [awsProfile] + AWSRoleOptions.all, usageOverride: "signin aws configure --role-arn ARN [--aws-profile NAME] [--duration TIME] [--session-name NAME] [--account ACCOUNT]",
+        usageOverride: "signin aws configure --role-arn ARN [--aws-profile NAME] [--duration TIME] [--session-name NAME] [--account ACCOUNT]",
         positionalWords: ["configure"], takesAccount: true)
 
     let role: AWSRoleOptions
@@ -29,13 +29,14 @@ struct AWSCommand: SignInCommand {
     let account: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        guard a.positional == ["configure"] else { throw UsageError("usage: signin aws configure --role-arn ARN [--aws-profile NAME]") }
-        role = try AWSRoleOptions(a)
         profile = a.value(Self.awsProfile) ?? "default"
-        guard AWSConfigFile.isProfileName(profile) else { throw UsageError("--aws-profile \"\(profile.withoutControlCharacters)\" is not a profile name (letters, digits and _-.@+)") }
+        let role = Result { () throws(UsageError) in try AWSRoleOptions(a) }
         carried = a.selectionArguments
         account = a.value(.account)
         json = a.has(.json)
+        guard a.positional == ["configure"] else { throw UsageError("usage: signin aws configure --role-arn ARN [--aws-profile NAME]") }
+        self.role = try role.get()
+        guard AWSConfigFile.isProfileName(profile) else { throw UsageError("--aws-profile \"\(profile.withoutControlCharacters)\" is not a profile name (letters, digits and _-.@+)") }
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {

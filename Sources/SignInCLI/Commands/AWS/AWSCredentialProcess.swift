@@ -7,7 +7,7 @@ struct AWSCredentialProcess: SignInCommand {
     let startsStatic: Bool
     var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
-        name: name, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
+        of: Self.self, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
         details: """
             Prints the JSON aws-cli and the AWS SDKs read from a credential_process (Version 1, AccessKeyId,
             SecretAccessKey, SessionToken, Expiration): the role's temporary credentials, bought at STS
@@ -16,7 +16,6 @@ struct AWSCredentialProcess: SignInCommand {
             command), and parallel calls make one STS call. `signin aws configure` writes the profile that runs
             this. Over `signin ssh`, the laptop's agent gives the ID token and this machine asks STS.
             """,
-        groups: [RefreshChoice.self], ownOptions: AWSRoleOptions.all,
         usageOverride: "signin aws-credential-process --role-arn ARN [--duration TIME] [--session-name NAME] [--force-refresh] [--account ACCOUNT] [--passphrase-fd N]",
         takesAccount: true, takesJSON: false)
 
@@ -24,8 +23,8 @@ struct AWSCredentialProcess: SignInCommand {
     let forceRefresh: Bool
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        role = try AWSRoleOptions(a)
         forceRefresh = try RefreshChoice(a).forceRefresh
+        role = try AWSRoleOptions(a)
         startsStatic = Commands.isCached(Self.self) && Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
         try noPositional(a, Self.spec)
     }

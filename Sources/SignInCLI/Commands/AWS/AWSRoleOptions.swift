@@ -5,20 +5,20 @@ struct AWSRoleOptions: Sendable {
     static let roleARN = OptionSpec("--role-arn", value: "ARN", "The AWS role to assume (arn:aws:iam::ACCOUNT:role/NAME)")
     static let duration = OptionSpec("--duration", value: "TIME", "How long the role's credentials last: 15m to 12h, as 3600, 3600s, 60m or 1h (default 1h)")
     static let sessionName = OptionSpec("--session-name", value: "NAME", "The role session's name (default: your e-mail)")
-    static let all = [roleARN, duration, sessionName]
 
     let roleARN: String
     let durationSeconds: Int
     let sessionName: String?
 
     init(_ a: Arguments) throws(UsageError) {
-        guard let arn = a.value(Self.roleARN) else { throw UsageError("--role-arn ARN is needed: the role to assume (arn:aws:iam::ACCOUNT:role/NAME)") }
+        let (arn, duration, sessionName) = (a.value(Self.roleARN), a.value(Self.duration), a.value(Self.sessionName))
+        guard let arn else { throw UsageError("--role-arn ARN is needed: the role to assume (arn:aws:iam::ACCOUNT:role/NAME)") }
         roleARN = arn
-        durationSeconds = try a.value(Self.duration).map { text throws(UsageError) in
+        durationSeconds = try duration.map { text throws(UsageError) in
             guard let s = Self.seconds(text) else { throw UsageError("--duration \"\(text.withoutControlCharacters)\" is not a time such as 3600, 3600s, 60m or 1h") }
             return s
         } ?? 3600
-        sessionName = a.value(Self.sessionName)
+        self.sessionName = sessionName
         let request = AWSRoleRequest(roleARN: roleARN, sessionName: sessionName, duration: .seconds(durationSeconds))
         if let problem = request.problem { throw UsageError(problem) }
     }

@@ -15,7 +15,7 @@ struct Exec: SignInCommand {
     static let fileEnvOption = OptionSpec("--file-env", value: "NAME", "With --token-file: also name the file in NAME (AWS_WEB_IDENTITY_TOKEN_FILE, AZURE_FEDERATED_TOKEN_FILE...); again for more")
     static let loginOption = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
     static let spec = CommandSpec(
-        name: name, summary: "Run a command with a fresh token in its environment, never in its arguments",
+        of: Self.self, summary: "Run a command with a fresh token in its environment, never in its arguments",
         details: """
             Runs COMMAND with a fresh access token (--id-token: the ID token) in the environment variable NAME, never
             in its arguments. Standard input, output, error, signals and the exit status pass through. When signing
@@ -30,7 +30,7 @@ struct Exec: SignInCommand {
             this machine's key: then COMMAND sends `Authorization: DPoP <token>` with a proof from `signin dpop-proof`.
             With --resource or --audience, the access token for that API (as `signin token` gives it).
             """,
-        groups: [MinimumValidity.self, Impersonation.self, TokenTarget.self], ownOptions: [envOption, idTokenOption, loginOption, tokenFileOption, fileEnvOption, gceMetadataOption, verboseOption], usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
+        usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
         takesJSON: false, takesCommand: true)
 
     let kind: TokenKind
@@ -52,31 +52,34 @@ struct Exec: SignInCommand {
     var apiResource: String? { target.audience == nil ? target.resource : nil }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        kind = a.has(Self.idTokenOption) ? .id : .access
+        // Every option read first (their order is help's), then the checks.
+        minTTL = try MinimumValidity(a).seconds
+        chain = try Impersonation(a).chain
         target = try TokenTarget(a)
-        if target.isSet && (kind == .id || a.has(Self.gceMetadataOption)) {
+        let env = a.value(Self.envOption)
+        let idToken = a.has(Self.idTokenOption)
+        login = a.has(Self.loginOption)
+        tokenFile = a.has(Self.tokenFileOption)
+        fileVariables = a.all(Self.fileEnvOption)
+        gceMetadata = a.has(Self.gceMetadataOption)
+        verbose = a.has(Self.verboseOption)
+        passphraseFD = a.value(.passphraseFD).flatMap { Int32($0) }
+        kind = idToken ? .id : .access
+        if target.isSet && (kind == .id || gceMetadata) {
             throw UsageError("--resource and --audience ask for an access token for one API; they take no --id-token and no --gce-metadata")
         }
-        login = a.has(Self.loginOption)
-        minTTL = try MinimumValidity(a).seconds
-        variable = a.value(Self.envOption) ?? "SIGNIN_ACCESS_TOKEN"
+        variable = env ?? "SIGNIN_ACCESS_TOKEN"
         if !Self.isVariableName(variable) {
             throw UsageError("--env \"\(variable)\" is not an environment variable name (letters, digits and _)")
         }
         command = a.rest
         if command.isEmpty { throw UsageError("`signin exec` needs a command to run: signin exec [--env NAME] -- COMMAND [ARGS...]") }
-        passphraseFD = a.value(.passphraseFD).flatMap { Int32($0) }
-        gceMetadata = a.has(Self.gceMetadataOption)
-        verbose = a.has(Self.verboseOption)
-        chain = try Impersonation(a).chain
-        if gceMetadata && (a.has(Self.idTokenOption) || a.value(Self.envOption) != nil) {
+        if gceMetadata && (idToken || env != nil) {
             throw UsageError("--gce-metadata serves tokens to COMMAND through the metadata server; it takes no --env or --id-token")
         }
         if verbose && !gceMetadata { throw UsageError("--verbose goes with --gce-metadata (it logs the metadata server's requests)") }
-        tokenFile = a.has(Self.tokenFileOption)
-        fileVariables = a.all(Self.fileEnvOption)
         if !tokenFile && !fileVariables.isEmpty { throw UsageError("--file-env names the file of --token-file; add --token-file") }
-        if tokenFile && (gceMetadata || a.value(Self.envOption) != nil) {
+        if tokenFile && (gceMetadata || env != nil) {
             throw UsageError("--token-file gives COMMAND a file; it takes no --env (the file's variables are --file-env) and no --gce-metadata")
         }
         if let bad = fileVariables.first(where: { !Self.isVariableName($0) }) {

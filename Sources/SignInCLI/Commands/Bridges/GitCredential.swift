@@ -9,7 +9,7 @@ import Glibc
 struct GitCredential: SignInCommand {
     static let usernameOption = OptionSpec("--username", value: "NAME", "The user name to answer (default: the account's e-mail)")
     static let spec = CommandSpec(
-        name: name, summary: "git credential helper: answer git with a fresh token as the password",
+        of: Self.self, summary: "git credential helper: answer git with a fresh token as the password",
         details: """
             Speaks git's credential-helper protocol on standard input and output. `get` answers username= and
             password= (a fresh access token) and password_expiry_utc; `erase` (git reports the password was
@@ -19,19 +19,19 @@ struct GitCredential: SignInCommand {
               git config --global credential.https://HOST.helper ''
               git config --global --add credential.https://HOST.helper '!signin git-credential'
             """,
-        groups: [MinimumValidity.self], ownOptions: [usernameOption], usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false)
+        usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false)
 
     let operation: String
     let username: String?
     let minTTL: Int
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        minTTL = try MinimumValidity(a).seconds
+        username = a.value(Self.usernameOption)
         guard a.positional.count == 1, ["get", "store", "erase"].contains(a.positional[0]) else {
             throw UsageError("`signin git-credential` takes one of get, store, erase (git calls it so)")
         }
         operation = a.positional[0]
-        username = a.value(Self.usernameOption)
-        minTTL = try MinimumValidity(a).seconds
     }
 
     /// git's credential-helper protocol (gitcredentials(7)): attributes on standard input until a blank line;

@@ -9,14 +9,14 @@ import Glibc
 struct KubectlCredential: SignInCommand {
     var startsStatic: Bool { Commands.isCached(Self.self) && !interactive }
     static let spec = CommandSpec(
-        name: name, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
+        of: Self.self, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
         details: """
             An ExecCredential (client.authentication.k8s.io v1, or v1beta1 as $KUBERNETES_EXEC_INFO asks) with a fresh
             ID token (or, with --token access, the access token, for clusters whose authenticator takes one) and its
             expiry, for kubeconfig's users[].user.exec. Signs in interactively only when kubectl says the session is
             interactive.
             """,
-        groups: [MinimumValidity.self, TokenTarget.self], ownOptions: [tokenOption], takesAccount: true, takesJSON: false)
+        takesAccount: true, takesJSON: false)
 
     static let tokenOption = OptionSpec("--token", value: "id|access", "Which token the cluster takes: the ID token (default) or the access token")
 
@@ -29,12 +29,12 @@ struct KubectlCredential: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         minTTL = try MinimumValidity(a).seconds
+        target = try TokenTarget(a)
         switch a.value(Self.tokenOption) ?? "id" {
         case "id": kind = .id
         case "access": kind = .access
         case let other: throw UsageError("--token \"\(other.withoutControlCharacters)\" is not id or access")
         }
-        target = try TokenTarget(a)
         if target.isSet && kind != .access { throw UsageError("--resource and --audience ask for an access token: add --token access") }
         interactive = KubectlExecInfo.interactive(env)
         try noPositional(a, Self.spec)

@@ -20,7 +20,7 @@ struct DockerCredential: SignInCommand {
     static let username = "oauth2accesstoken"
     static let notFound = "credentials not found in native keychain"
     static let spec = CommandSpec(
-        name: name, summary: "docker credential helper: a fresh token for Artifact Registry and gcr.io",
+        of: Self.self, summary: "docker credential helper: a fresh token for Artifact Registry and gcr.io",
         details: """
             Speaks docker's credential-helper protocol (installed as docker-credential-signin too). `get` answers the
             registries in docker_registries (Google's *-docker.pkg.dev, gcr.io and *.gcr.io by default for Google)
@@ -28,7 +28,7 @@ struct DockerCredential: SignInCommand {
             and `erase` keep nothing. `configure REGISTRY...` adds credHelpers entries for signin to docker's
             config.json (as `gcloud auth configure-docker` does); docker, skopeo and podman then ask signin.
             """,
-        groups: [Impersonation.self], usageTail: " get|store|erase|list|configure [REGISTRY...]",
+        usageTail: " get|store|erase|list|configure [REGISTRY...]",
         positionalWords: ["get", "store", "erase", "list", "configure"], takesAccount: true, takesJSON: false,
         programNames: ["docker-credential-signin"])
 
@@ -37,6 +37,7 @@ struct DockerCredential: SignInCommand {
     let chain: [String]?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        chain = try Impersonation(a).chain
         guard let op = a.positional.first, ["get", "store", "erase", "list", "configure"].contains(op) else {
             throw UsageError("`signin docker-credential` takes one of get, store, erase, list (docker calls it so) or configure REGISTRY...")
         }
@@ -48,7 +49,6 @@ struct DockerCredential: SignInCommand {
         } else if !registries.isEmpty {
             throw UsageError("`signin docker-credential \(op)` takes its input on standard input, not as arguments")
         }
-        chain = try Impersonation(a).chain
     }
 
     /// `store` and `erase` need no configuration: docker calls them after `docker login` and `docker logout`.

@@ -8,7 +8,7 @@ struct GoogleCommand: SignInCommand {
     static let serviceAccountOption = OptionSpec("--service-account", value: "EMAIL", "Impersonate this service account with the federated token")
     static let userProjectOption = OptionSpec("--workforce-pool-user-project", value: "PROJECT", "A workforce pool's user project (needed for workforce pools)")
     static let spec = CommandSpec(
-        name: name, summary: "Write a Google external_account file that gets its token from signin: `signin google external-account`",
+        of: Self.self, summary: "Write a Google external_account file that gets its token from signin: `signin google external-account`",
         details: """
             `signin google external-account --audience POOL_PROVIDER` writes the configuration google-auth, gcloud and
             every Google client library read for workload or workforce identity federation (as gcloud iam
@@ -19,7 +19,6 @@ struct GoogleCommand: SignInCommand {
             `gcloud auth login --cred-file=FILE`. With google_federation_audience in the configuration, the metadata
             server serves the same tokens and no file is needed.
             """,
-        ownOptions: [audienceOption, outputOption, serviceAccountOption, userProjectOption],
         usageOverride: "signin google external-account --audience POOL_PROVIDER [--output FILE] [--service-account EMAIL] [--workforce-pool-user-project PROJECT]",
         positionalWords: ["external-account"], takesAccount: true, takesJSON: false)
 
@@ -31,18 +30,19 @@ struct GoogleCommand: SignInCommand {
     let carried: [String]
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        let audience = a.value(Self.audienceOption)
+        output = a.value(Self.outputOption).map(ProcessEnvironment.absolute)
+        serviceAccount = a.value(Self.serviceAccountOption)
+        userProject = a.value(Self.userProjectOption)
+        carried = Self.byName(a.selectionArguments, env)
         guard a.positional == ["external-account"] else { throw UsageError("usage: signin google external-account --audience POOL_PROVIDER [--output FILE]") }
-        guard let audience = a.value(Self.audienceOption) else { throw UsageError("--audience POOL_PROVIDER is needed (//iam.googleapis.com/.../providers/PROVIDER)") }
+        guard let audience else { throw UsageError("--audience POOL_PROVIDER is needed (//iam.googleapis.com/.../providers/PROVIDER)") }
         guard WorkloadIdentityFederation.isAudience(audience) else {
             throw UsageError("--audience \"\(audience.withoutControlCharacters)\" is not a pool provider (//iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/providers/PROVIDER, or .../workforcePools/POOL/providers/PROVIDER)")
         }
         self.audience = audience
-        output = a.value(Self.outputOption).map(ProcessEnvironment.absolute)
-        serviceAccount = a.value(Self.serviceAccountOption)
         if let sa = serviceAccount, !ServiceAccounts.isEmail(sa) { throw UsageError("--service-account \"\(sa.withoutControlCharacters)\" is not a service account's e-mail") }
-        userProject = a.value(Self.userProjectOption)
         if audience.contains("/workforcePools/") && userProject == nil { throw UsageError("a workforce pool needs --workforce-pool-user-project PROJECT (the project that pays for its use)") }
-        carried = Self.byName(a.selectionArguments, env)
     }
 
     /// `-c PATH` of a file in the configuration folder, as `--profile NAME` (or nothing, for the default one): a

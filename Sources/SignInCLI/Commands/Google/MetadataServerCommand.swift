@@ -12,7 +12,7 @@ struct MetadataServerCommand: SignInCommand {
     static let verboseOption = OptionSpec("--verbose", "Log each request on standard error (path and status, never a token)")
     static let portOption = OptionSpec("--port", value: "N", "Listen on this port of 127.0.0.1 (default: a free one; a fixed one for a systemd unit)")
     static let spec = CommandSpec(
-        name: name, summary: "Serve your sign-in to Google's tools as a local metadata server, until stopped",
+        of: Self.self, summary: "Serve your sign-in to Google's tools as a local metadata server, until stopped",
         details: """
             Serves a Google Compute Engine metadata server on 127.0.0.1, as `exec --gce-metadata` does, until
             SIGINT or SIGTERM: for IDEs, notebooks, or a systemd user unit. Prints the variables to set
@@ -21,20 +21,20 @@ struct MetadataServerCommand: SignInCommand {
             the foreground: in a shell, run it with `&` on a fixed --port and set the three variables to
             127.0.0.1:PORT yourself. Not signed in yet, it holds the port and answers "not signed in".
             """,
-        groups: [Impersonation.self], ownOptions: [portOption, verboseOption], takesAccount: true)
+        takesAccount: true)
 
     let port: Int
     let chain: [String]?
     let verbose: Bool
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        chain = try Impersonation(a).chain
         if let p = a.value(Self.portOption) {
             guard let n = Int(p), (1...65535).contains(n) else { throw UsageError("--port needs a port number from 1 to 65535") }
             port = n
         } else {
             port = 0
         }
-        chain = try Impersonation(a).chain
         verbose = a.has(Self.verboseOption)
         try noPositional(a, Self.spec)
     }
