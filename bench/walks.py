@@ -17,7 +17,8 @@ for:
   - `signin token` through `signin agent`: the client process, and the agent (start, one request, stop);
   - each server's request alone (accept, read, the handler, the reply), as the issue walked it.
 
-Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT. Prints one line per path, and the files with --list.
+Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT. Prints one line per path, the files with --list, and with --lines
+also the lines on which each deciding file decided.
 """
 import json
 import os
@@ -33,7 +34,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from bench import Provider, write  # noqa: E402
 
 SIGNIN, SOURCES = sys.argv[1], sys.argv[2].rstrip("/") + "/Sources/"
-LIST = "--list" in sys.argv
+LIST = "--list" in sys.argv or "--lines" in sys.argv
+LINES = "--lines" in sys.argv
 WORK = tempfile.mkdtemp(prefix="signin-walks-")
 PY = os.path.join(ROOT, ".venv", "bin", "python")
 STANDIN = f"{PY} {os.path.join(ROOT, 'Tests', 'Providers', 'browser_standin.py')}"
@@ -152,7 +154,7 @@ def measure(out):
     library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInGrant/", "SignInGoogle/", "SignInAWS/", "SignInKit/")
     upward = {(a, b) for a, b in edges if a.startswith(library) and b.startswith("SignInCLI/")}
     downward = {(a, b) for a, b in edges if a.startswith("SignInCLI/") and b.startswith(library)}
-    return {"files": sorted(ran), "deciding": sorted(decided), "folder changes": sorted(changes), "upward": sorted(upward),
+    return {"files": sorted(ran), "deciding": sorted(decided), "lines": {f: sorted(n) for f, n in decided.items()}, "folder changes": sorted(changes), "upward": sorted(upward),
             "crossings": sorted(downward)}
 
 
@@ -226,6 +228,9 @@ def main():
         print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(m['folder changes']):14d}  {len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
         if LIST:
             print("      deciding: " + ", ".join(m["deciding"]))
+            if LINES:
+                for f, ns in sorted(m.get("lines", {}).items()):
+                    print(f"        {f}: " + ", ".join(str(n) for n in ns))
             print("      files: " + ", ".join(m["files"]))
             print("      folder changes: " + ", ".join(f"{a or '.'} -> {b or '.'}" for a, b in m["folder changes"]))
 

@@ -101,6 +101,31 @@ import Testing
         #expect(error("\u{ff}\u{fe}") != nil)
     }
 
+    /// Issue 48: each part of the file is read by its own section, the core naming none of them; a section the file
+    /// gives none of its keys is its defaults, and one it does is read and checked as before.
+    @Test func eachSectionReadsItsOwnKeysAndTheCoreNoneOfThem() throws {
+        let file = #"{"client_id": "x", "git_hosts": ["Git.Example.com"], "git_resources": {"git.example.com": "https://git.example.com/"}, "docker_registries": ["127.0.0.1:5000"], "git_username": "me", "aws_region": "eu-west-1", "key_storage": "file"}"#
+        let c = try parse(file)
+        #expect(c.bridges.gitHosts == ["git.example.com"] && c.gitResources == ["git.example.com": "https://git.example.com/"])
+        #expect(c.dockerRegistries == ["127.0.0.1:5000"] && c.gitUsername == "me" && c.awsRegion == "eu-west-1" && c.keyStorage == .file)
+        // The core alone knows none of them: each is refused there as a key nobody owns.
+        for key in ["git_hosts", "docker_registries", "aws_region", "key_storage", "impersonate_service_account"] {
+            do {
+                _ = try SignInConfiguration.parse(Data(#"{"client_id": "x", "\#(key)": "v"}"#.utf8), sourcePath: "/etc/test.json", sections: [])
+                Issue.record("the core read \(key)")
+            } catch {
+                guard case .configInvalid(_, let field, let reason) = error else { Issue.record("\(error)"); continue }
+                #expect(field == key && reason.contains("unknown field"))
+            }
+        }
+        // Absent: the section's defaults (the provider's patterns decide); present and wrong: named, as before.
+        #expect(try parse(#"{"client_id": "x"}"#).bridges == BridgeSettings())
+        #expect(error(#"{"client_id": "x", "git_hosts": "git.example.com"}"#)?.field == "git_hosts")
+        #expect(error(#"{"client_id": "x", "docker_registries": ["a b"]}"#)?.field == "docker_registries")
+        #expect(error(#"{"client_id": "x", "git_resources": {"git.example.com": "not a uri"}}"#)?.field == "git_resources")
+        #expect(error(#"{"client_id": "x", "git_username": ""}"#)?.field == "git_username")
+    }
+
     @Test func pathResolution() {
         #expect(SignInConfiguration.defaultPath(explicit: "/a", environment: ["SIGNIN_CONFIG": "/b"]) == "/a")
         #expect(SignInConfiguration.defaultPath(explicit: nil, environment: ["SIGNIN_CONFIG": "/b"]) == "/b")

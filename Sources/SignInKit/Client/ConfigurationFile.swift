@@ -3,10 +3,10 @@ import SignInProtocol
 import FoundationEssentials
 
 /// Reading a configuration file: one read, the core's keys and every section's (the key storage's, then each
-/// registered family's: `TokenFamilies.configurationSections`), a key nobody owns refused with a suggestion.
+/// the bridges', then each registered family's: `TokenFamilies.configurationSections`), a key nobody owns refused with a suggestion.
 extension SignInConfiguration {
     /// Every section a configuration file is read with.
-    static let fileSections: [any ConfigurationSection.Type] = [KeyStorageSettings.self] + TokenFamilies.configurationSections
+    static let fileSections: [any ConfigurationSection.Type] = [KeyStorageSettings.self, BridgeSettings.self] + TokenFamilies.configurationSections
 
     /// Parses configuration JSON with every section; `sourcePath` is used in error messages.
     public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {

@@ -48,14 +48,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
     /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
     public var listenerSameUserOnly: Bool
-    /// The user name `signin git-credential` answers (default: the account's e-mail).
-    public var gitUsername: String?
-    /// The hosts `signin git-credential get` answers (`git_hosts`): `host`, `host:port`, or `*.domain`. Nil: the
-    /// default, Google's source hosts for the Google issuer and none otherwise.
-    public var gitHosts: [String]?
-    /// For some of those hosts, the API whose token git is given instead of the grant's own (`git_resources`: a
-    /// host pattern to a resource indicator, one of `resources`): RFC 8707's token for that host alone.
-    public var gitResources: [String: String] = [:]
     /// The APIs the sign-in asks for (`resources`, RFC 8707 resource indicators: absolute URIs without a fragment),
     /// one `resource` parameter each on the authorization request; `TokenRequest.resource` then gets an access token
     /// for one of them alone. Empty: none asked for.
@@ -98,9 +90,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// The provider families' sections (Google's, AWS's, ...), each read by its family's code; a family's
     /// properties (`impersonateServiceAccount`, `awsRegion`, ...) are views of its section.
     public var sections = ConfigurationSections()
-    /// The registries `signin docker-credential get` answers (`docker_registries`): `host`, `host:port` or
-    /// `*.domain`. Nil: Google's registries (`*-docker.pkg.dev`, `gcr.io`, `*.gcr.io`) for Google, none otherwise.
-    public var dockerRegistries: [String]?
     /// The program this configuration belongs to (`loadDefault(appName:)`): a `SignInClient` made with it keeps
     /// its credentials in `$XDG_DATA_HOME/<appName>`, apart from the `signin` command's. Nil: the `signin` command's.
     public var appName: String?
@@ -209,10 +198,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.httpTimeoutSeconds = 30
         self.caFile = nil
         self.listenerSameUserOnly = true
-        self.gitUsername = nil
-        self.gitHosts = nil
         self.tokenEndpointAuthMethod = nil
-        self.dockerRegistries = nil
         self.appName = appName
         self.sourcePath = "(in code)"
     }
@@ -230,8 +216,8 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "git_username", "git_hosts", "git_resources", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
-        "docker_registries", "$comment",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
+        "$comment",
     ]
 
     /// Parses configuration JSON: the core's keys here, each of `sections` its own; a key none of them owns is
@@ -328,29 +314,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             guard case .bool(let b) = v else { throw fail("listener_same_user_only", "must be true or false") }
             c.listenerSameUserOnly = b
         }
-        c.gitUsername = try string("git_username")
         if let m = try string("token_endpoint_auth_method") {
             guard ["client_secret_basic", "client_secret_post"].contains(m) else { throw fail("token_endpoint_auth_method", "must be client_secret_basic or client_secret_post") }
             c.tokenEndpointAuthMethod = m
-        }
-        if let v = obj["git_hosts"], v != .null {
-            guard case .array(let items) = v else { throw fail("git_hosts", "must be a list of host patterns, such as [\"git.example.com\", \"*.example.org\", \"127.0.0.1:8080\"]") }
-            c.gitHosts = try items.map { item throws(SignInError) -> String in
-                guard let h = item.string, GitHosts.isValidPattern(h) else {
-                    throw fail("git_hosts", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a host pattern (a host name, host:port, or *.domain)")
-                }
-                return h.lowercased()
-            }
-        }
-        if let v = obj["git_resources"], v != .null {
-            guard case .object(let items) = v else { throw fail("git_resources", "must map host patterns to resources, such as {\"git.example.com\": \"https://git.example.com/\"}") }
-            for (pattern, value) in items {
-                guard GitHosts.isValidPattern(pattern) else { throw fail("git_resources", "\"\(pattern.withoutControlCharacters)\" is not a host pattern (a host name, host:port, or *.domain)") }
-                guard let r = value.string, SignInConfiguration.isValidResource(r) else {
-                    throw fail("git_resources", "the resource of \(pattern.withoutControlCharacters) is not a resource indicator (an absolute https URI without a fragment)")
-                }
-                c.gitResources[pattern.lowercased()] = r
-            }
         }
         if let v = obj["resources"], v != .null {
             guard case .array(let items) = v else { throw fail("resources", "must be a list of the APIs' URIs, such as [\"https://api.example.com/\"]") }
@@ -368,15 +334,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             }
             c.clientIDMetadataDocument = document
             if document == clientID { c.clientKind = .metadataDocument }
-        }
-        if let v = obj["docker_registries"], v != .null {
-            guard case .array(let items) = v else { throw fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
-            c.dockerRegistries = try items.map { item throws(SignInError) -> String in
-                guard let h = item.string, DockerRegistries.isValidPattern(h) else {
-                    throw fail("docker_registries", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a registry pattern (a host name, host:port, or *.domain)")
-                }
-                return h.lowercased()
-            }
         }
         c.loginHint = try string("login_hint")
         c.hostedDomain = try string("hosted_domain")
