@@ -76,7 +76,7 @@ final class ProviderScript {
     init(_ arguments: [String]) throws {
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+        process.arguments = [Paths.providers.appendingPathComponent("signal_mask.py").path, "clear",
                              Paths.repo.appendingPathComponent("scripts/provider").path] + arguments
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
         process.standardOutput = try FileHandle(forWritingTo: out)

@@ -124,16 +124,12 @@ import Testing
         // for the probe's file rather than for its child (a shell's `wait` never returns with SIGCHLD blocked).
         // (Python ignores SIGPIPE and SIGXFSZ, which its children inherit: the baseline is a shell it started.)
         let runs = 6
-        let script = """
-            import os, signal, sys
-            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
-            os.execv("/bin/sh", ["sh", "-c", sys.argv[1]])
-            """
-        var baseline = signalState(try Subprocess.run(Paths.python, ["-c", script, probe]).stdout)
+        let blocked = [Paths.providers.appendingPathComponent("signal_mask.py").path, "block-sigchld", "/bin/sh", "-c"]
+        var baseline = signalState(try Subprocess.run(Paths.python, blocked + [probe]).stdout)
         baseline = baseline.map { $0.hasPrefix("SigBlk") ? "SigBlk: 0" : $0 }
         for i in 0..<runs {
             let line = "timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups \(Paths.signin) exec --min-ttl 86400 --passphrase-fd 3 -- /bin/sh -c \"\(probe) > \(states)/tmp.\(i); mv \(states)/tmp.\(i) \(states)/exec.\(i)\" 3<\(pw) >/dev/null 2>\(states)/err.\(i) &"
-            _ = try Subprocess.run(Paths.python, ["-c", script, line], env: box.environment.filter { !$0.value.isEmpty })
+            _ = try Subprocess.run(Paths.python, blocked + [line], env: box.environment.filter { !$0.value.isEmpty })
         }
         #expect(waitFor { ((try? FileManager.default.contentsOfDirectory(atPath: states)) ?? []).filter { $0.hasPrefix("exec.") }.count == runs },
                 "every run reached COMMAND: \((try? FileManager.default.contentsOfDirectory(atPath: states)) ?? [])")
