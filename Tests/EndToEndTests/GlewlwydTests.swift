@@ -61,11 +61,6 @@ import Testing
         return box
     }
 
-    func freeLoopbackPort() throws -> Int {
-        let r = try Subprocess.run(Paths.python, ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
-        return try #require(Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-    }
-
     @Test func aSignInIsPushedAndBoundToTheKeyAndGlewlwydTakesTheProofs() throws {
         if let reason = Self.available { Issue.record("not run, so failed: \(reason)"); return }
         let p = try Self.plain.get()

@@ -472,3 +472,21 @@ final class SilentServer: @unchecked Sendable {
 
     deinit { close(fd) }
 }
+
+/// A loopback port free a moment ago, for a provider that must be told the redirect address before signin listens
+/// there (glewlwyd and idpyoidc register the exact `redirect_uri`): the kernel picks it (bind to port 0), and it is
+/// released at once for `redirect_port` to take.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -173,13 +173,12 @@ import Testing
     @Test func idpyoidcExchangesForTwoAudiencesAndRefusesAThird() throws {
         let p = try Provider(script: "idpyoidc_provider.py")
         defer { p.finish() }  // it removes its folder (idpyoidc's keys) once its input closes
-        let port = try Subprocess.run(Paths.python, ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let port = try freeLoopbackPort()
         let client: [String: Any] = ["client_id": "signin-idpy", "client_secret": "idpy-secret-1", "redirect_uri": "http://127.0.0.1:\(port)/callback",
                                      "audiences": ["orders-api", "billing-api"]]
         _ = try p.http("POST", "/_client", body: JSONSerialization.data(withJSONObject: client))
         let box = try Sandbox(issuer: p.issuer, clientID: "signin-idpy", secret: "idpy-secret-1",
-                              extra: ["redirect_port": Int(port) ?? 0, "dpop": "never", "pushed_authorization": "never"])
+                              extra: ["redirect_port": port, "dpop": "never", "pushed_authorization": "never"])
         let login = try box.signin("login")
         try #require(login.status == 0 && login.stdout.contains("Diana Krall"), "\(login.stdout) \(login.stderr)")
         var tokens: [String: String] = [:]
