@@ -51,8 +51,10 @@ def own_definitions(binary):
 
 def functions(work, binary, args, env):
     out = os.path.join(work, "cg.out")
-    subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary] + args,
-                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary] + args,
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"cached-path-order: signin {' '.join(args)} under callgrind exited {r.returncode}:\n{r.stderr[-2000:]}")
     names = []
     for line in open(out):
         m = re.match(r"c?fn=\(\d+\) (\S+)$", line)

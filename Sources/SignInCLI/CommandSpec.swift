@@ -102,7 +102,9 @@ protocol SignInCommand: SendableMetatype {
 
 extension SignInCommand {
     /// The options the command's initialiser reads, in order: it is run once over an empty command line that notes
-    /// each (`Arguments.declaring`), so an option is declared where it is read, and nowhere else.
+    /// each (`Arguments.declaring`), so an option is declared where it is read, and nowhere else. It is run with no
+    /// environment, so an initialiser only reads and checks its arguments: what the environment or the files say is
+    /// looked up when the command runs (on the cached path, a lookup with no HOME would reach the user database).
     static var declaredOptions: [OptionSpec] {
         let a = Arguments.declaring()
         _ = try? Self(a, [:])

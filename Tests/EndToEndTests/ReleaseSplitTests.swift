@@ -20,6 +20,12 @@ import Testing
         let cached = try Subprocess.run(alone, ["token"], env: box.environment)
         #expect(cached.status == 0 && cached.stdout == token, "the cached path needs nothing else: \(cached.stderr)")
         #expect(try Subprocess.run(alone, ["whoami"], env: box.environment).stdout.contains("alice@example.org"))
+        // A command's options are found by running its initialiser over an empty command line; an option before the
+        // command, or `--version`, reads every command's: none of them looks anywhere that needs the other half.
+        let early = try Subprocess.run(alone, ["--min-ttl", "60", "token"], env: box.environment)
+        #expect(early.status == 0 && early.stdout == token, "\(early.stderr)")
+        let version = try Subprocess.run(alone, ["--version"], env: box.environment)
+        #expect(version.status == 0 && version.stdout.hasPrefix("signin "), "\(version.stderr)")
         let refresh = try Subprocess.run(alone, ["token", "--force-refresh"], env: box.environment)
         #expect(refresh.status == 1 && refresh.stdout.isEmpty, "\(refresh.stderr)")
         #expect(refresh.stderr.contains("needs signin-dynamic (a forced refresh loads libcurl)") && refresh.stderr.contains("reinstall signin"), "\(refresh.stderr)")

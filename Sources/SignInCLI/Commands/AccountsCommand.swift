@@ -15,22 +15,26 @@ struct AccountsCommand: SignInCommand {
     let all: Bool
     let json: Bool
     let configurationNamed: Bool
-    /// The configuration in use (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default file).
-    let inUse: String
+    /// `-c` and `--profile`, as given.
+    let explicitPath: String?, profile: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         all = a.has(Self.allOption)
-        inUse = SignInConfiguration.defaultPath(explicit: a.value(.config), profile: a.value(.profile), environment: env)
+        (explicitPath, profile) = (a.value(.config), a.value(.profile))
         json = a.has(.json)
-        configurationNamed = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
+        configurationNamed = explicitPath != nil || profile != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
         try noPositional(a, Self.spec)
     }
+
+    /// The configuration in use (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default file): found
+    /// when the command runs, not when its arguments are read (reading them looks nowhere).
+    func inUse(_ env: [String: String]) -> String { SignInConfiguration.defaultPath(explicit: explicitPath, profile: profile, environment: env) }
 
     /// `--all`, or no configuration named and none at the default place: every configuration's accounts (the same
     /// answer either way: "no configurations yet" is not an error).
     func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         if all || (!configurationNamed && Posix.access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
-            return Self.everywhere(json: json, env, inUse: inUse, io)
+            return Self.everywhere(json: json, env, inUse: inUse(env), io)
         }
         return nil
     }
