@@ -54,11 +54,16 @@ struct CommandSpec: Sendable {
         (takesAccount ? [.account] : []) + (readsConfiguration ? [.config, .profile, .passphraseFD] : []) + (takesJSON ? [.json] : [])
     }
 
-    /// Every option the command accepts: those its initialiser reads, in that order, then the shared ones and `--help`.
+    /// Every option the command accepts, as help lists them: those its initialiser reads, in that order, then the
+    /// shared ones and `--help`.
     var options: [OptionSpec] {
         let shared = sharedOptions
         return command.declaredOptions.filter { !shared.contains($0) && $0 != .help } + shared + [.help]
     }
+
+    /// The same options for the parser, which only looks one up (a shared one the initialiser also reads is there
+    /// twice): nothing sorted on every run.
+    var accepted: [OptionSpec] { command.declaredOptions + sharedOptions + [.help] }
 
     var usage: String {
         if let usageOverride { return usageOverride }

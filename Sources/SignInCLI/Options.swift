@@ -93,7 +93,7 @@ struct Arguments {
     /// Parses `args` for `command`: an option the command does not take is refused by name, with the nearest one
     /// it does take; `--name=value` equals `--name value`.
     static func parse(_ args: [String], for command: CommandSpec) throws(UsageError) -> Arguments {
-        let accepted = command.options
+        let accepted = command.accepted
         var a = Arguments()
         var i = 0
         while i < args.count {

@@ -29,20 +29,21 @@ struct TokenTarget: OptionGroup, Equatable {
     }
 
     init(_ a: Arguments) throws(UsageError) {
-        let resource = a.value(Self.resourceOption)
+        resource = a.value(Self.resourceOption)
         audience = a.value(Self.audienceOption)
-        self.resource = try Self.checked(resource)
+        if let r = resource, !SignInConfiguration.isValidResource(r) { throw Self.notAResource(r) }
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (whom the token is for)") }
     }
 
     /// `--resource URI` alone (`login`, which takes no `--audience`), checked.
-    static func resource(_ a: Arguments) throws(UsageError) -> String? { try checked(a.value(resourceOption)) }
-
-    private static func checked(_ resource: String?) throws(UsageError) -> String? {
-        if let r = resource, !SignInConfiguration.isValidResource(r) {
-            throw UsageError("--resource \"\(r.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
-        }
+    static func resource(_ a: Arguments) throws(UsageError) -> String? {
+        let resource = a.value(resourceOption)
+        if let r = resource, !SignInConfiguration.isValidResource(r) { throw notAResource(r) }
         return resource
+    }
+
+    private static func notAResource(_ r: String) -> UsageError {
+        UsageError("--resource \"\(r.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
     }
 
     /// Whether either was given: the token is then not the grant's own.
