@@ -8,11 +8,12 @@ import Testing
 @testable import SignInCLI
 
 /// The command line's own parsing and checks, as unit tests (each command a type that reads its arguments).
+///
+/// Where a command's own parsing test goes: `Tests/SignInKitTests/Commands/<Command>Tests.swift`, beside this file
+/// (`SSHCommandTests`), through `parseCommand`; what every command shares (the splitter, the options declared where
+/// they are read, the hand-over rule) is tested here.
 @Suite struct CommandParsingTests {
-    func parse(_ words: [String], _ env: [String: String] = [:]) throws(UsageError) -> any SignInCommand {
-        guard let (type, rest) = try CLI.split(words) else { throw UsageError("no command") }
-        return try type.init(try Arguments.parse(rest, for: type.spec), env)
-    }
+    func parse(_ words: [String], _ env: [String: String] = [:]) throws(UsageError) -> any SignInCommand { try parseCommand(words, env) }
 
     @Test func aForcedRefreshIsHandedToTheDynamicHalfAtOnceUnlessAnAgentAnswersIt() throws {
         // The static half of the release build cannot load libcurl: a run that will need it starts in the dynamic
@@ -33,21 +34,6 @@ import Testing
         for words in [["login"], ["logout"], ["metadata-server"], ["agent"], ["lock"], ["dpop-proof", "--method", "GET", "--url", "https://api.example/"]] {
             #expect(try !parse(words).startsStatic, "\(words)")
         }
-    }
-
-    @Test func sshTakesItsOwnOptionsThenSsh() throws {
-        let plain = try #require(try parse(["ssh", "--account", "a@example.org", "--account", "b@example.org", "--for", "2h", "-p", "2222", "-i", "key", "me@vm", "git", "pull"]) as? SSHCommand)
-        #expect(plain.accounts == ["a@example.org", "b@example.org"] && plain.seconds == 7200)
-        #expect(plain.sshArguments == ["-p", "2222", "-i", "key", "me@vm", "git", "pull"] && plain.destinationIndex == 4)
-        let dashed = try #require(try parse(["ssh", "-tt", "-oBatchMode=yes", "--", "host"]) as? SSHCommand)
-        #expect(dashed.sshArguments[dashed.destinationIndex] == "host")
-        // Fourth review, part 8: after signin's `--` the next word is the destination, never an ssh option.
-        let separated = try #require(try parse(["ssh", "--account", "a@example.org", "--", "vm", "uptime"]) as? SSHCommand)
-        #expect(separated.sshArguments[separated.destinationIndex] == "vm")
-        #expect(throws: UsageError.self) { _ = try parse(["ssh", "--", "-oProxyCommand=touch /tmp/owned", "uptime"]) }
-        #expect(SSHCommand.seconds("90") == 90 && SSHCommand.seconds("10m") == 600 && SSHCommand.seconds("1d") == 86400 && SSHCommand.seconds("x") == nil)
-        #expect(throws: UsageError.self) { _ = try parse(["ssh", "--for", "soon", "host"]) }
-        #expect(throws: UsageError.self) { _ = try parse(["ssh", "-p", "22"]) }
     }
 
     @Test func everyCommandIsListedUnderItsOwnName() {
@@ -92,4 +78,11 @@ import Testing
         let order = ["--min-ttl", "--impersonate-service-account", "--resource", "--env", "--id-token", "--token-file", "--gce-metadata"].map { help.range(of: $0)?.lowerBound }
         #expect(order.allSatisfy { $0 != nil } && order.map { $0! } == order.map { $0! }.sorted())
     }
+}
+
+/// `words` as `signin` reads them: the command found (`CLI.split`), its arguments parsed against the options it
+/// declares, and its initialiser's checks.
+func parseCommand(_ words: [String], _ env: [String: String] = [:]) throws(UsageError) -> any SignInCommand {
+    guard let (type, rest) = try CLI.split(words) else { throw UsageError("no command") }
+    return try type.init(try Arguments.parse(rest, for: type.spec), env)
 }
