@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SignInKit
+import SignInTransport
 import Testing
 
 /// Where things are: the repository, the built `signin`, the Python with the test providers.
@@ -474,19 +475,10 @@ final class SilentServer: @unchecked Sendable {
 }
 
 /// A loopback port free a moment ago, for a provider that must be told the redirect address before signin listens
-/// there (glewlwyd and idpyoidc register the exact `redirect_uri`): the kernel picks it (bind to port 0), and it is
-/// released at once for `redirect_port` to take.
+/// there (glewlwyd and idpyoidc register the exact `redirect_uri`): signin's own listener binds port 0 (on 127.0.0.1
+/// and [::1], as a sign-in's does) and is closed at once for `redirect_port` to take.
 func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw POSIXError(.EMFILE) }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    let listener = try LoopbackServer(port: 0)
+    defer { listener.close() }
+    return listener.port
 }
