@@ -22,15 +22,8 @@ public struct BridgeSettings: ConfigurationSection {
 
     public init(from fields: ConfigurationFields) throws(SignInError) {
         gitUsername = try fields.string("git_username")
-        if let v = fields["git_hosts"] {
-            guard case .array(let items) = v else { throw fields.fail("git_hosts", "must be a list of host patterns, such as [\"git.example.com\", \"*.example.org\", \"127.0.0.1:8080\"]") }
-            gitHosts = try items.map { item throws(SignInError) -> String in
-                guard let h = item.string, GitHosts.isValidPattern(h) else {
-                    throw fields.fail("git_hosts", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a host pattern (a host name, host:port, or *.domain)")
-                }
-                return h.lowercased()
-            }
-        }
+        gitHosts = try Self.patterns(fields, "git_hosts", of: "host", example: #"["git.example.com", "*.example.org", "127.0.0.1:8080"]"#,
+                                     valid: GitHosts.isValidPattern)
         if let v = fields["git_resources"] {
             guard case .object(let items) = v else { throw fields.fail("git_resources", "must map host patterns to resources, such as {\"git.example.com\": \"https://git.example.com/\"}") }
             for (pattern, value) in items {
@@ -41,14 +34,20 @@ public struct BridgeSettings: ConfigurationSection {
                 gitResources[pattern.lowercased()] = r
             }
         }
-        if let v = fields["docker_registries"] {
-            guard case .array(let items) = v else { throw fields.fail("docker_registries", "must be a list of registry patterns, such as [\"europe-docker.pkg.dev\", \"*.gcr.io\", \"127.0.0.1:5000\"]") }
-            dockerRegistries = try items.map { item throws(SignInError) -> String in
-                guard let h = item.string, DockerRegistries.isValidPattern(h) else {
-                    throw fields.fail("docker_registries", "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a registry pattern (a host name, host:port, or *.domain)")
-                }
-                return h.lowercased()
+        dockerRegistries = try Self.patterns(fields, "docker_registries", of: "registry", example: #"["europe-docker.pkg.dev", "*.gcr.io", "127.0.0.1:5000"]"#,
+                                             valid: DockerRegistries.isValidPattern)
+    }
+
+    /// A list of `what` patterns (git's hosts, docker's registries), lowercased; nil when the field is missing.
+    private static func patterns(_ fields: ConfigurationFields, _ key: String, of what: String, example: String,
+                                 valid: (String) -> Bool) throws(SignInError) -> [String]? {
+        guard let v = fields[key] else { return nil }
+        guard case .array(let items) = v else { throw fields.fail(key, "must be a list of \(what) patterns, such as \(example)") }
+        return try items.map { item throws(SignInError) -> String in
+            guard let p = item.string, valid(p) else {
+                throw fields.fail(key, "\(item.string.map { "\"\($0)\"" } ?? "each entry") is not a \(what) pattern (a host name, host:port, or *.domain)")
             }
+            return p.lowercased()
         }
     }
 }
