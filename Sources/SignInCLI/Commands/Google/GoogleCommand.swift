@@ -26,15 +26,16 @@ struct GoogleCommand: SignInCommand {
     let output: String?
     let serviceAccount: String?
     let userProject: String?
-    /// The options that chose signin's configuration and account, carried into the file's command.
-    let carried: [String]
+    /// The options that chose signin's configuration and account, carried into the file's command (`-c FILE` in the
+    /// configuration folder as `--profile NAME`, found when the command runs: reading the arguments looks nowhere).
+    let selection: [String]
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         let audience = a.value(Self.audienceOption)
         output = a.value(Self.outputOption).map(ProcessEnvironment.absolute)
         serviceAccount = a.value(Self.serviceAccountOption)
         userProject = a.value(Self.userProjectOption)
-        carried = Self.byName(a.selectionArguments, env)
+        selection = a.selectionArguments
         guard a.positional == ["external-account"] else { throw UsageError("usage: signin google external-account --audience POOL_PROVIDER [--output FILE]") }
         guard let audience else { throw UsageError("--audience POOL_PROVIDER is needed (//iam.googleapis.com/.../providers/PROVIDER)") }
         guard WorkloadIdentityFederation.isAudience(audience) else {
@@ -70,7 +71,7 @@ struct GoogleCommand: SignInCommand {
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
-        try write(sts: c.client.configuration.googleSTSEndpoint, iam: c.client.configuration.iamCredentialsEndpoint, c.io)
+        try write(sts: c.client.configuration.googleSTSEndpoint, iam: c.client.configuration.iamCredentialsEndpoint, c.environment, c.io)
     }
 
     /// Over `signin ssh` the file is for this machine's tools, with the laptop's endpoints; the ID token comes
@@ -78,15 +79,16 @@ struct GoogleCommand: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
         let hello = try agent.hello()
         return try write(sts: hello.familySettings[GoogleCloudFamily.stsEndpointSetting] ?? WorkloadIdentityFederation.defaultSTSEndpoint,
-                         iam: hello.familySettings[GoogleCloudFamily.iamCredentialsEndpointSetting] ?? GoogleCloudSettings().iamCredentialsEndpoint, agent.io)
+                         iam: hello.familySettings[GoogleCloudFamily.iamCredentialsEndpointSetting] ?? GoogleCloudSettings().iamCredentialsEndpoint,
+                         ProcessEnvironment.current, agent.io)
     }
 
-    private func write(sts: String, iam: String, _ io: IOStreams) throws(SignInError) -> ExitCode {
+    private func write(sts: String, iam: String, _ env: [String: String], _ io: IOStreams) throws(SignInError) -> ExitCode {
         guard let me = DynamicSibling.frontPath else { throw .system(reason: "cannot find this program's own path (/proc/self/exe)") }
         var o: [String: JSONValueOut] = [
             "type": .string("external_account"), "audience": .string(audience), "subject_token_type": .string(GoogleExecutableSource.tokenType),
             "token_url": .string(sts),
-            "credential_source": .object(["executable": .object(["command": .string(try Self.executableCommand([me, GoogleExecutableSource.name] + carried)),
+            "credential_source": .object(["executable": .object(["command": .string(try Self.executableCommand([me, GoogleExecutableSource.name] + Self.byName(selection, env))),
                                                                  "timeout_millis": .int(30_000)])]),
         ]
         if let serviceAccount {
