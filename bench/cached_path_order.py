@@ -49,12 +49,16 @@ def own_definitions(binary):
     return counts
 
 
+def valgrind(tool, binary, args, env):
+    """Runs `signin ARGS` under valgrind's `tool`; a run that fails ends this script with what signin said."""
+    r = subprocess.run(["valgrind"] + tool + [binary] + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"cached-path-order: signin {' '.join(args)} under valgrind {tool[0]} exited {r.returncode}:\n{r.stderr[-2000:]}")
+
+
 def functions(work, binary, args, env):
     out = os.path.join(work, "cg.out")
-    r = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary] + args,
-                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit(f"cached-path-order: signin {' '.join(args)} under callgrind exited {r.returncode}:\n{r.stderr[-2000:]}")
+    valgrind(["--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}"], binary, args, env)
     names = []
     for line in open(out):
         m = re.match(r"c?fn=\(\d+\) (\S+)$", line)
@@ -66,8 +70,7 @@ def functions(work, binary, args, env):
 def data(work, binary, args, env, table):
     """The data symbols a run reads or writes, in the order it first touches them."""
     log = os.path.join(work, "lackey.txt")
-    subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={log}", binary] + args,
-                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    valgrind(["--tool=lackey", "--trace-mem=yes", f"--log-file={log}"], binary, args, env)
     objects = [s for s in table if s[2] in "bBdDrRvVgGsS"]
     starts = [s[0] for s in objects]
     seen = {}
