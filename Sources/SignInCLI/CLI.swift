@@ -80,6 +80,7 @@ public enum CLI {
         let browsing = command.signsIn ? Browsing(noBrowser: command.noBrowser, paste: command.acceptsPaste, env) : .none
         var invocation = Invocation(a, env, command: spec.name)
         invocation.configurationPath = path
+        invocation.resource = command.apiResource
         let client: SignInClient
         do throws(SignInError) {
             let known = KnownClient()
@@ -122,19 +123,17 @@ public enum CLI {
                                         known: APIAccess.knownConfiguration(for: resource, storeDirectory: store()))
         }
         guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
-        if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout) {
-            return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
-        }
-        if command.signsIn {
-            var probe = SignInConfiguration(clientID: "signin")
-            probe.httpTimeout = loaded.httpTimeout
-            try HTTPClient.loadLibrary()
-            if let found = try? ProtectedResourceMetadata.discover(for: resource, http: HTTPClient(configuration: probe)).metadata,
-               !found.authorizationServers.contains(where: { Issuer.same($0, loaded.issuer) }) {
-                return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: nil)
-            }
-        }
-        return loaded
+        // An API the configuration does not list never gets the person's own client and grant, even when its
+        // metadata names the configured provider (any server can name accounts.google.com): it is signed in to with
+        // a client of its own, or refused, as any API from its address.
+        let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout)
+        return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
+    }
+
+    /// The error of a command that reads an API's sign-in (`token`, `whoami`, `status`, `exec`, `logout`) when
+    /// there is none: exit 3 with what to run, and nothing asked of any server, nothing registered.
+    static func notSignedIn(to resource: String) -> SignInError {
+        .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
     }
 
     /// The configuration of the API at `resource`, found from its address. A command that signs in asks the API
@@ -146,7 +145,7 @@ public enum CLI {
                                  httpTimeout: Duration, document: String?, known: SignInConfiguration?) throws(SignInError) -> SignInConfiguration {
         guard command.signsIn else {
             if let known { return known }
-            return try APIAccess.configuration(for: resource, storeDirectory: store, httpTimeout: httpTimeout)
+            throw notSignedIn(to: resource)
         }
         let held: String? = known.flatMap { known in
             (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil))??.accessToken?.value
@@ -246,6 +245,8 @@ struct Invocation: Sendable {
     var account: String?
     /// The configuration file this run read, once known.
     var configurationPath: String?
+    /// The API this run is for (`--resource URL` of a command for one API's sign-in): `login` is suggested with it.
+    var resource: String?
 
     init(_ a: Arguments, _ env: [String: String], command: String?) {
         self.command = command
@@ -258,6 +259,7 @@ struct Invocation: Sendable {
     /// `signin NAME` with this run's configuration (and account, where the command takes one).
     func command(_ name: String, account withAccount: Bool = true) -> String {
         var words = ["signin", name] + configuration
+        if name == "login", let resource { words += ["--resource", resource] }
         if withAccount, let account { words += ["--account", account] }
         return words.map(Self.quoted).joined(separator: " ")
     }

@@ -96,6 +96,19 @@ import Testing
         #expect(box.storeSnapshot() == before)
     }
 
+    /// A token answer that names an error beside an access token (HTTP 200, as GitHub-style servers answer errors) is
+    /// an error: nothing printed, nothing kept.
+    @Test func anAnswerNamingAnErrorBesideATokenIsAnError() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let before = box.storeSnapshot()
+        try strict.control(box.clientID, ["token_fault": "error_beside_token"])
+        let r = try box.signin("token", "--force-refresh")
+        #expect(r.status != 0 && r.stdout.isEmpty, "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("bad_verification_code"), "\(r.stderr)")
+        #expect(box.storeSnapshot() == before, "nothing of the answer kept")
+    }
+
     /// After the provider refuses the grant, signin remembers it: no command pretends to be signed in, no request
     /// is repeated, nothing is deleted until the person signs in again.
     @Test(arguments: ["invalid_grant", "empty400"]) func aGrantTheProviderEndedIsRememberedAndNotRetried(fault: String) throws {

@@ -206,6 +206,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send(302, b"", "text/plain", headers={"Location": "http://203.0.113.7/steal"})
         elif f == "empty400":
             self.send(400, b"")
+        elif f == "error_beside_token":
+            # The HTTP-200 error style of GitHub-style servers: an error named beside a token-shaped answer.
+            self.send(200, {"access_token": "beside-an-error-" + secrets.token_urlsafe(8), "token_type": "Bearer", "expires_in": 3600,
+                            "error": "bad_verification_code", "error_description": "The code passed is incorrect or expired."})
         elif f.isdigit():
             # A 429 may say how long to wait (control "retry_after": seconds, or an HTTP date).
             extra = {"Retry-After": str(cl.c("retry_after"))} if f == "429" and cl.c("retry_after") is not None else None

@@ -199,11 +199,45 @@ package final class TokenAgent: @unchecked Sendable {
         return nil
     }
 
+    /// The client that answers `r`: for an API signed in to from its address (one the configuration does not list
+    /// in `resources`), that API's own sign-in, as the local `signin token --resource URL` answers it, never the
+    /// configuration's client at the configured provider; it is reached through a forwarded session only when the
+    /// session names the API (`signin ssh --resource URL`). Otherwise the configuration's.
+    private func answering(_ r: inout TokenRequest, profile: String?, sessionID: String?) throws(SignInError) -> SignInClient {
+        let configured = Result { () throws(SignInError) -> SignInClient in try client(profile) }
+        guard let resource = r.resource, r.audience == nil, (try? configured.get())?.configuration.resources.contains(resource) != true,
+              let api = apiClient(resource, configured: try? configured.get()) else { return try configured.get() }
+        if let sessionID, let s = sessions[sessionID], !s.resources.contains(resource) {
+            throw .noPreviousSignIn(reason: .agentRefused(reason: "the API \(resource.withoutControlCharacters) is not forwarded to this machine (on the laptop: signin ssh --resource \(resource.withoutControlCharacters) ...)"))
+        }
+        // The API's sign-in is an account of its own: its current one.
+        r.account = nil
+        return api
+    }
+
+    /// The client of the API at `resource` signed in to from its address, from the store alone, or nil.
+    private func apiClient(_ resource: String, configured: SignInClient?) -> SignInClient? {
+        let key = "api " + resource
+        if let c = clients[key] { return c }
+        let directory = configured?.credentialStore?.directory ?? CredentialStore.defaultDirectory(environment: environment)
+        guard let known = APIAccess.knownConfiguration(for: resource, storeDirectory: directory) else { return nil }
+        let c = SignInClient(configuration: known, environment: environment)
+        clients[key] = c
+        return c
+    }
+
+    /// Whether the agent can answer for the API at `resource`: one of the configuration's `resources`, or an API
+    /// signed in to from its address (what `signin ssh --resource` accepts).
+    private func knowsAPI(_ resource: String, configured: SignInClient) -> Bool {
+        configured.configuration.resources.contains(resource) || apiClient(resource, configured: configured) != nil
+    }
+
     /// The token path's answer to `r`, logged for a forwarded session.
-    private func serve(_ r: TokenRequest, profile: String?, sessionID: String?) -> LoopbackResponse {
+    private func serve(_ asked: TokenRequest, profile: String?, sessionID: String?) -> LoopbackResponse {
+        var r = asked
         let kindName = ForwardedSession.kindName(r)
         do throws(SignInError) {
-            let issued = try client(profile).token(r)
+            let issued = try answering(&r, profile: profile, sessionID: sessionID).token(r)
             if let sessionID, let s = sessions[sessionID], s.restrictedToAPIs, issued.evidentlyUnrestricted {
                 // The provider ignored the resource indicator: this token would reach every API of the grant.
                 log.session(s, "refused \(kindName) (the provider answered a token not restricted to the API)")
@@ -314,6 +348,10 @@ package final class TokenAgent: @unchecked Sendable {
         let c: SignInClient
         do throws(SignInError) { c = try client(profile) } catch {
             return Self.failure(.init(.noConfiguration, error.description))
+        }
+        // Only APIs this side can answer for: the configuration's resources and the APIs signed in from their address.
+        if let unknown = resources.sorted().first(where: { !knowsAPI($0, configured: c) }) {
+            return Self.failure(.init(.notSignedIn, "the API \(unknown.withoutControlCharacters) is neither one of the configuration's resources nor signed in to from its address (`signin login --resource \(unknown.withoutControlCharacters)`)"))
         }
         var subjects: [String] = [], names: [String] = []
         do throws(SignInError) {

@@ -87,10 +87,24 @@ public enum APIAccess {
             client.resource = resource
         }
         client.openID = openID
-        try store.save(client)
         metadata.scopesAsked = scopes
-        try store.save(metadata)
-        return configuration(resource, scopes: scopes, client, httpTimeout)
+        var c = configuration(resource, scopes: scopes, client, httpTimeout)
+        if let held = try store.registration(issuer: issuer, resource: resource), held != client || record?.authorizationServers.first != issuer,
+           let earlier = record, try Self.held(resource, earlier, store) {
+            // A grant is held through the records there now: they stay until the new sign-in has succeeded (a
+            // cancelled step-up keeps the old client and grant working).
+            c.apiRecordsAfterSignIn = APIRecords(registration: client, metadata: metadata)
+        } else {
+            try store.save(client)
+            try store.save(metadata)
+        }
+        return c
+    }
+
+    /// Whether a sign-in is kept for the API through its current records (some account holds a grant there).
+    private static func held(_ resource: String, _ record: ProtectedResourceMetadata, _ store: CredentialStore) throws(SignInError) -> Bool {
+        guard let c = try known(resource, record, store, .seconds(30)) else { return false }
+        return !((try? store.allCredentials(for: c.identity)) ?? []).isEmpty
     }
 
     /// The configuration for a new sign-in to the API at `resource` (`signin login --resource URL`): the API is asked

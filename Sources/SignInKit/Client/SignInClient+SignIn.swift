@@ -168,7 +168,7 @@ extension SignInClient {
         let creds = try storage.withExclusiveAccess(for: identity, subject: subject) { () throws(SignInError) -> StoredCredentials in
             let previous = try storage.credentials(for: identity, subject: subject)
             var creds = StoredCredentials(
-                issuer: issuer, clientID: clientID,
+                issuer: issuer, clientID: identity.clientID,
                 // Google omits the refresh token when one was already issued: keep the old one of this account.
                 refreshToken: response.refreshToken ?? (previous?.grantEndedAt == nil ? previous?.refreshToken : nil),
                 accessToken: response.accessToken,
@@ -187,6 +187,11 @@ extension SignInClient {
         }
         try storage.withExclusiveAccess(for: identity, subject: nil) { () throws(SignInError) in
             try storage.makeCurrent(subject: subject, for: identity)
+        }
+        // An API's new client and scopes (a step-up that registered again): kept now that its grant is saved.
+        if let records = configuration.apiRecordsAfterSignIn, let store = credentialStore {
+            try store.save(records.registration)
+            try store.save(records.metadata)
         }
         currentUserChanged()
         return SignInUser(creds, client: self, isCurrent: true)

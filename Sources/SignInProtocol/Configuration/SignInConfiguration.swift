@@ -56,6 +56,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// (`APIAccess`). A server found from an API is discovered in the Model Context Protocol's order (RFC 8414 first)
     /// and asked for `resource` on every token request.
     package var foundFromAPI = false
+    /// For a sign-in to an API that replaces the client and scopes kept for it (a step-up needing a new client, a
+    /// client the server forgot): the records to keep once the new sign-in has succeeded, and not before, so that a
+    /// failed or cancelled sign-in leaves the old client and its grant in use.
+    package var apiRecordsAfterSignIn: APIRecords?
     /// How the client is known at the server: registered by hand (the configuration's `client_id`), registered by
     /// signin (an API's sign-in from its address), or a client ID metadata document (`client_id` is its URL).
     public var clientKind: ClientIdentity.Kind = .configured
@@ -356,5 +360,16 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
 extension SignInConfiguration {
     fileprivate mutating func read<Section: ConfigurationSection>(_ type: Section.Type, from fields: ConfigurationFields) throws(SignInError) {
         sections[type] = try Section(from: fields)
+    }
+}
+
+/// What signin keeps about an API signed in to from its address: the client known at its server and what the API
+/// said of itself (with the scopes asked), written together once a sign-in that needs them has succeeded.
+package struct APIRecords: Sendable, Equatable {
+    package var registration: ClientRegistration
+    package var metadata: ProtectedResourceMetadata
+    package init(registration: ClientRegistration, metadata: ProtectedResourceMetadata) {
+        self.registration = registration
+        self.metadata = metadata
     }
 }

@@ -65,6 +65,11 @@ package struct TokenResponse: Sendable, CustomStringConvertible {
         guard r.status == 200 else { throw OAuthError.from(r, endpoint: endpoint) }
         func invalid(_ detail: String) -> SignInError { .providerError(endpoint: endpoint, code: "invalid_response", detail: detail) }
         guard let o = answerObject(r) else { throw invalid("the answer is not a JSON object (nor a form-encoded one)") }
+        // An answer that names an error is an error, even beside an access token (the HTTP-200 error style of
+        // GitHub-style servers): nothing of it is kept.
+        if let code = o["error"]?.string, !code.isEmpty {
+            throw OAuthError.make(code: code, description: o["error_description"]?.string, endpoint: endpoint)
+        }
         guard let access = o["access_token"]?.string, !access.isEmpty else {
             if let code = o["error"]?.string { throw OAuthError.make(code: code, description: o["error_description"]?.string, endpoint: endpoint) }
             throw invalid("no access_token")
