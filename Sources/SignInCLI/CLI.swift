@@ -109,8 +109,9 @@ public enum CLI {
     /// `$SIGNIN_PROFILE`) and a command for one API (`--resource URL`): the one the API's metadata gives (`APIAccess`).
     ///
     /// With a configuration and a command for an API that is not one of its `resources`: the API's own sign-in when
-    /// one was made from its address (its record in the store), or, for `login`, when the API names another
-    /// authorization server than the configured provider: a token of the configured provider would be refused there.
+    /// one was made from its address (its record in the store), or, for `login`, a new one from its address, whatever
+    /// server the API names (the configured provider included: its grant serves only the APIs the file lists). A
+    /// command that does not sign in, for an API with no sign-in, exits 3 and asks no server (`notSignedIn`).
     static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand) throws(SignInError) -> SignInConfiguration {
         let store = { CredentialStore.defaultDirectory(environment: env) }
         let loaded: SignInConfiguration
@@ -154,7 +155,8 @@ public enum CLI {
         if let chosen, EndpointURL.problem(chosen) != nil {
             throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
         }
-        return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen)
+        return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
+                                                    addingScopes: command.addedScopes)
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

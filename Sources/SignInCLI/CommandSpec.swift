@@ -96,6 +96,8 @@ protocol SignInCommand: SendableMetatype {
     /// The API (`--resource URL`) this run is for, when it may sign in for it with no configuration at all: the API's
     /// own metadata then says where (`APIAccess`). Nil: a missing configuration is an error.
     var apiResource: String? { get }
+    /// The scopes this run asks for besides those held (`login --scope S`): for an API, a step-up to them.
+    var addedScopes: [String] { get }
     /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
     func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode?
     /// Runs with the configured client.
@@ -124,6 +126,7 @@ extension SignInCommand {
     var startsStatic: Bool { Commands.isCached(Self.self) }
     var handOverReason: String { "\(Self.name) is not on the cached path" }
     var apiResource: String? { nil }
+    var addedScopes: [String] { [] }
     func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? { nil }
     func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }

@@ -59,6 +59,12 @@ import Testing
         let strict = try Shared.strict.get()
         let box = try strict.signedInSandbox(extra: ["resources": [Self.orders]])
         let before = box.storeSnapshot()
+        // Not among the configuration's resources: the person's grant never serves it, and no server is asked.
+        let unlisted = try box.signin("token", "--resource", "https://elsewhere.example.test/")
+        #expect(unlisted.status == 3 && unlisted.stderr.contains("signin login --resource https://elsewhere.example.test/") && unlisted.stdout.isEmpty,
+                "\(unlisted.status) \(unlisted.stderr)")
+        // Listed after the sign-in (so not asked for then): the provider refuses it.
+        try box.writeConfig(["client_id": box.clientID, "issuer": strict.issuer, "resources": [Self.orders, "https://elsewhere.example.test/"]])
         let r = try box.signin("token", "--resource", "https://elsewhere.example.test/")
         #expect(r.status == 7 && r.stderr.contains("https://elsewhere.example.test/") && r.stdout.isEmpty, "\(r.status) \(r.stderr)")
         #expect(box.storeSnapshot() == before, "nothing stored")
@@ -162,7 +168,7 @@ import Testing
         let challenge = try Subprocess.run("/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", api]).stdout
         #expect(challenge.contains("resource_metadata=\"\(strict.issuer)/.well-known/oauth-protected-resource/api/orders\""), "\(challenge)")
         // Metadata that claims another resource is refused, and nothing is registered for it.
-        let mixed = try box.signin("token", "--resource", strict.issuer + "/api/elsewhere")
+        let mixed = try box.signin("login", "--resource", strict.issuer + "/api/elsewhere")
         #expect(mixed.status == 5 && mixed.stderr.contains("resource_mismatch"), "\(mixed.status) \(mixed.stderr)")
         #expect(try apiStats()["registrations"] as? Int == registrations + 1)
     }

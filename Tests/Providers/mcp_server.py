@@ -6,11 +6,13 @@ challenges naming it, tokens checked for the server they were issued for), on 12
 The provider approves every authorization at once (no login page), for the subject "carol". It has no OpenID: no
 ID token, no JWKS, no userinfo.
 
-Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource]
+Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unlisted SCOPE]
   (default)          one server: the authorization server and one MCP server at /mcp, requiring scope `mcp`
   --split            the authorization server alone on its port; each MCP server on a port of its own
   --mcp SCOPES       (with --split, repeatable) an MCP server requiring these comma-separated scopes
   --require-resource the token endpoint refuses a code exchange or a refresh without `resource` (RFC 8707 2.2)
+  --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
+                     still takes it): a client registered from the list does not cover a step-up to it
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
 standard input closes. `GET /_stats` on the authorization server's port: registrations, token requests and the
 `resource` each carried, and the last authorization request's `resource` and scopes. `POST /_require` with a JSON
@@ -135,6 +137,24 @@ def watching_tokens(app, require_resource):
     return wrapped
 
 
+def unlisting(app, hidden):
+    """The RFC 8414 document without the scopes `hidden` in `scopes_supported`."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or not hidden or not scope["path"].startswith("/.well-known/oauth-authorization-server"):
+            return await app(scope, receive, send)
+        parts = []
+
+        async def capture(message):
+            if message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    doc = json.loads(b"".join(parts))
+                    doc["scopes_supported"] = [s for s in doc.get("scopes_supported", []) if s not in hidden]
+                    await JSONResponse(doc)(scope, receive, send)
+        await app(scope, receive, capture)
+    return wrapped
+
+
 def requiring_more(app, url, base_scopes, provider):
     """403 `insufficient_scope` for a valid token that lacks a scope of `EXTRA_REQUIRED`, as the SDK's own middleware
     answers for its required scopes (with `scope` and `resource_metadata` in the challenge)."""
@@ -194,6 +214,7 @@ async def main():
     args = sys.argv[1:]
     split, require_resource = "--split" in args, "--require-resource" in args
     mcps = [args[i + 1].split(",") for i, a in enumerate(args) if a == "--mcp"] or [["mcp"]]
+    hidden = [args[i + 1] for i, a in enumerate(args) if a == "--unlisted"]
     provider = Provider()
     as_sock, as_port = bound()
     # With --split the SDK's routes take the issuer as a URL type that spells it with a trailing slash; the MCP
@@ -208,7 +229,7 @@ async def main():
     if split:
         auth = Starlette(routes=create_auth_routes(provider, AnyHttpUrl(issuer), client_registration_options=registration,
                                                    revocation_options=RevocationOptions(enabled=True)) + [stats, required, forgotten])
-        apps.append((as_sock, watching_tokens(auth, require_resource)))
+        apps.append((as_sock, unlisting(watching_tokens(auth, require_resource), hidden)))
         for i, scopes in enumerate(mcps):
             sock, port = bound()
             url = f"http://127.0.0.1:{port}/mcp"
@@ -232,7 +253,7 @@ async def main():
             return "mcp-1"
         app = server.streamable_http_app()
         app.router.routes.extend([stats, required, forgotten])
-        apps.append((as_sock, watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource)))
+        apps.append((as_sock, unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
     while not all(s.started for s in servers):

@@ -12,6 +12,7 @@ struct Login: SignInCommand {
     static let portOption = OptionSpec("--port", value: "N", "Listen on this loopback port (default: redirect_port, else any free port)")
     static let timeoutOption = OptionSpec("--timeout", value: "SECONDS", "Give up waiting for the browser after this long (default 300)")
     static let loginHintOption = OptionSpec("--login-hint", value: "EMAIL", "Suggest this account to the provider (--account does the same for login)")
+    static let scopeOption = OptionSpec("--scope", value: "SCOPE", "Ask for this scope too, besides those held or configured (again for more): a step-up")
 
     static let spec = CommandSpec(
         of: Self.self,
@@ -21,10 +22,11 @@ struct Login: SignInCommand {
             the ID token and stores the credentials encrypted. The account is added beside any others (or updated)
             and becomes the current one. Prints "Signed in as NAME <EMAIL>". Over SSH or without a display no
             browser is opened: the address is printed, with the ways through. With --resource URL, the sign-in is for
-            that API (RFC 8707). When it is one of the configuration's resources, or its metadata names the
-            configured provider, the sign-in also asks for it there. Otherwise (no configuration at all, or an API of
-            another server, an MCP server say) the API itself is asked (its 401 names its metadata, RFC 9728), signin
-            registers there for that API (RFC 7591) and signs in at that server, OpenID provider or plain OAuth 2.0
+            that API (RFC 8707). When it is one of the configuration's resources, the sign-in also asks for it at the
+            configured provider. Otherwise (an MCP server, say: any API, even one whose metadata names your own
+            provider) the API itself is asked (its 401 names its metadata, RFC 9728), and signin signs in at the server
+            it names, said before the browser opens, with a client of its own (a client ID metadata document, or
+            registered there for that API, RFC 7591), never your configured client; OpenID provider or plain OAuth 2.0
             server, naming the API on every token request: a sign-in of its own, beside the others (`whoami`, `status`,
             `logout` take --resource URL too). Run again when the API answers 403 insufficient_scope: it asks the API
             and steps up to the scopes it names. A server that gives no identity is said so ("Signed in to API at
@@ -40,6 +42,8 @@ struct Login: SignInCommand {
     /// `--resource URL`: an API the sign-in asks for besides the configuration's `resources`.
     let resource: String?
     var apiResource: String? { resource }
+    /// `--scope S`, each: asked for besides the configured scopes, or for an API the scopes held (a step-up).
+    let addedScopes: [String]
     var signsIn: Bool { true }
     var acceptsPaste: Bool { !device }
 
@@ -54,13 +58,26 @@ struct Login: SignInCommand {
         timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
         loginHint = a.value(Self.loginHintOption)
         resource = try TokenTarget.resource(a)
+        addedScopes = a.all(Self.scopeOption).flatMap { $0.split(separator: " ").map(String.init) }
+        if let bad = addedScopes.first(where: { $0.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "\\" || ($0.asciiValue ?? 0x21) < 0x21 }) }) {
+            throw UsageError("--scope \"\(bad.withoutControlCharacters)\" is not a scope (RFC 6749 3.3: no spaces, quotes or backslashes)")
+        }
         try noPositional(a, Self.spec)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
+        let configuration = c.client.configuration
+        // An API's sign-in names the server it goes to before any browser opens: what the API's metadata named.
+        if !c.json, configuration.foundFromAPI, let api = resource {
+            io.err("Signing in to \(api.withoutControlCharacters) at \(configuration.issuer.withoutControlCharacters) (the authorization server the API names).")
+        }
         // Who is signed in already, said before any browser opens.
-        if !c.json, let current = try c.client.storedUser() {
+        if !c.json, configuration.foundFromAPI, let current = try Self.heldSignIn(c) {
+            let added = configuration.scopes.filter { !current.grantedScopes.contains($0) }
+            io.err(added.isEmpty ? "Signing in to this API again: the new sign-in replaces the one held."
+                                 : "Stepping up: asking also for \(added.joined(separator: " ").withoutControlCharacters) (held: \(current.grantedScopes.joined(separator: " ").withoutControlCharacters)).")
+        } else if !c.json, let current = try c.client.storedUser() {
             if let ended = current.grantEndedAt {
                 io.err("The provider ended the sign-in of \(current.profile.displayName) on \(iso8601(ended)); signing in again replaces it.")
             } else {
@@ -75,7 +92,7 @@ struct Login: SignInCommand {
         opts.resources = resource.map { [$0] } ?? []
         opts.openBrowser = !c.browsing.headless
         if c.browsing.paste { opts.pasteFileDescriptor = 0 }
-        let user = try Login.signIn(c.client, opts)
+        let user = try Login.signIn(c.client, opts, adding: configuration.foundFromAPI ? [] : addedScopes)
         if c.json {
             io.out(JSONText.object(JSONText.user(user)))
         } else {
@@ -89,13 +106,22 @@ struct Login: SignInCommand {
         return .success
     }
 
+    /// The sign-in held for this run's API: through the client it is signing in with, else through the client its
+    /// records still name (a step-up that registered a new client).
+    static func heldSignIn(_ c: Context) throws(SignInError) -> SignInUser? {
+        if let current = try c.client.storedUser() { return current }
+        guard let api = c.client.configuration.grantAPI, let store = c.client.credentialStore,
+              let held = APIAccess.knownConfiguration(for: api, storeDirectory: store.directory) else { return nil }
+        return try SignInClient(configuration: held, storage: store, environment: c.environment).storedUser()
+    }
+
     /// Runs an interactive sign-in; Ctrl-C, SIGTERM or a closed terminal cancel it (the listener closes and frees
     /// its port; exit 4). Once the code is being exchanged, the sign-in finishes and is saved first.
-    static func signIn(_ client: SignInClient, _ opts: SignInOptions) throws(SignInError) -> SignInUser {
+    static func signIn(_ client: SignInClient, _ opts: SignInOptions, adding scopes: [String] = []) throws(SignInError) -> SignInUser {
         Posix.ignore(SIGINT)
         Posix.ignore(SIGTERM)
         Posix.ignore(SIGHUP)
-        let task = Task { () async throws(SignInError) -> SignInUser in try await client.signIn(options: opts) }
+        let task = Task { () async throws(SignInError) -> SignInUser in try await client.signIn(additionalScopes: scopes, options: opts) }
         let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             s.setEventHandler { task.cancel() }

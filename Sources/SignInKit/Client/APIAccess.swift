@@ -89,11 +89,11 @@ public enum APIAccess {
         client.openID = openID
         metadata.scopesAsked = scopes
         var c = configuration(resource, scopes: scopes, client, httpTimeout)
-        if let held = try store.registration(issuer: issuer, resource: resource), held != client || record?.authorizationServers.first != issuer,
-           let earlier = record, try Self.held(resource, earlier, store) {
+        if let earlier = record, let held = try heldConfiguration(resource, earlier, store),
+           held.clientID != client.clientID || held.issuer != issuer {
             // A grant is held through the records there now: they stay until the new sign-in has succeeded (a
             // cancelled step-up keeps the old client and grant working).
-            c.apiRecordsAfterSignIn = APIRecords(registration: client, metadata: metadata)
+            c.apiRecordsAfterSignIn = APIRecords(registration: client, metadata: metadata, replacing: held.identity)
         } else {
             try store.save(client)
             try store.save(metadata)
@@ -101,18 +101,23 @@ public enum APIAccess {
         return c
     }
 
-    /// Whether a sign-in is kept for the API through its current records (some account holds a grant there).
-    private static func held(_ resource: String, _ record: ProtectedResourceMetadata, _ store: CredentialStore) throws(SignInError) -> Bool {
-        guard let c = try known(resource, record, store, .seconds(30)) else { return false }
-        return !((try? store.allCredentials(for: c.identity)) ?? []).isEmpty
+    /// The configuration of the sign-in kept for the API through its current records, when some account holds a
+    /// grant there; else nil.
+    private static func heldConfiguration(_ resource: String, _ record: ProtectedResourceMetadata, _ store: CredentialStore) throws(SignInError) -> SignInConfiguration? {
+        guard let c = try known(resource, record, store, .seconds(30)), !((try? store.allCredentials(for: c.identity)) ?? []).isEmpty else { return nil }
+        return c
     }
 
     /// The configuration for a new sign-in to the API at `resource` (`signin login --resource URL`): the API is asked
     /// again, not only the store. `token` (the access token held for it, if any) is presented: a 403
     /// `insufficient_scope` naming scopes (RFC 6750 3.1) is a step-up, signed in for the scopes held and the ones
     /// named; a 401 names where the metadata is. Without a challenge, as `configuration(for:storeDirectory:)`.
+    ///
+    /// `addingScopes`: scopes asked for besides the held ones and any the API names (`signin login --resource URL
+    /// --scope S`: the step-up for one tool of an MCP server whose 403 a plain request never sees).
     public static func configurationForSignIn(for resource: String, storeDirectory: String, presenting token: String?,
-                                              httpTimeout: Duration = .seconds(30), clientMetadataDocument: String? = nil) throws(SignInError) -> SignInConfiguration {
+                                              httpTimeout: Duration = .seconds(30), clientMetadataDocument: String? = nil,
+                                              addingScopes extra: [String] = []) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         try HTTPClient.loadLibrary()
@@ -123,7 +128,8 @@ public enum APIAccess {
            r.status == 401 || r.status == 403, let header = r.headers["www-authenticate"] {
             challenge = WWWAuthenticate(header).tokenChallenge
         }
-        let stepUp = challenge?.error == "insufficient_scope" ? challenge?.scopes ?? [] : []
+        var stepUp = challenge?.error == "insufficient_scope" ? challenge?.scopes ?? [] : []
+        for s in extra where !stepUp.contains(s) { stepUp.append(s) }
         return try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, challenge: challenge, addingScopes: stepUp,
                                  clientMetadataDocument: clientMetadataDocument)
     }

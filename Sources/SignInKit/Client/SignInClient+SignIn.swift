@@ -192,6 +192,14 @@ extension SignInClient {
         if let records = configuration.apiRecordsAfterSignIn, let store = credentialStore {
             try store.save(records.registration)
             try store.save(records.metadata)
+            // The client it replaces holds a grant no record leads to any more.
+            if let old = records.replacing, old != identity {
+                for account in (try? store.allCredentials(for: old)) ?? [] {
+                    _ = try? store.withExclusiveAccess(for: old, subject: nil) { () throws(SignInError) in
+                        _ = try store.removeCredentials(for: old, subject: account.profile.userID)
+                    }
+                }
+            }
         }
         currentUserChanged()
         return SignInUser(creds, client: self, isCurrent: true)

@@ -368,8 +368,11 @@ extension SignInConfiguration {
 package struct APIRecords: Sendable, Equatable {
     package var registration: ClientRegistration
     package var metadata: ProtectedResourceMetadata
-    package init(registration: ClientRegistration, metadata: ProtectedResourceMetadata) {
+    /// The client whose grant these replace: its entries are removed once the new ones are kept.
+    package var replacing: ClientIdentity?
+    package init(registration: ClientRegistration, metadata: ProtectedResourceMetadata, replacing: ClientIdentity? = nil) {
         self.registration = registration
         self.metadata = metadata
+        self.replacing = replacing
     }
 }
