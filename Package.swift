@@ -8,6 +8,9 @@ let package = Package(
         // Authorized URLSession requests with one retry on a refused token; apart, so that only programs that use
         // URLSession load Foundation's networking.
         .library(name: "SignInKitURLSession", targets: ["SignInKitURLSession"]),
+        // An MCP client transport (streamable HTTP and HTTP+SSE, signed in through SignInKit), and the stdio bridge
+        // `signin mcp URL` runs: a room of its own above SignInKit, so only programs that speak MCP build it.
+        .library(name: "SignInMCP", targets: ["SignInMCP"]),
         .executable(name: "signin", targets: ["signin"]),
     ],
     targets: [
@@ -42,7 +45,8 @@ let package = Package(
         .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
-        .target(name: "SignInCLI", dependencies: ["SignInKit"]),
+        .target(name: "SignInMCP", dependencies: ["SignInKit", "SignInBase", "SignInTransport"]),
+        .target(name: "SignInCLI", dependencies: ["SignInKit", "SignInMCP"]),
         .target(name: "SignInKitURLSession", dependencies: ["SignInKit"]),
         .executableTarget(name: "signin", dependencies: ["SignInCLI", "SignInKit"]),
         // README's library example, compiled so it cannot drift from the API.
@@ -54,7 +58,7 @@ let package = Package(
         .executableTarget(name: "signin-mcp-client", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/mcp-client"),
         // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
         .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInOpenSSL", "SignInCLI"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInOpenSSL", "SignInCLI", "SignInMCP"]),
         .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-mcp-client", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]

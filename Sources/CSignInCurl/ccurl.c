@@ -9,6 +9,7 @@ static struct {
     CURLcode (*global_init)(long);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
     CURLcode (*easy_perform)(CURL *);
     const char *(*easy_strerror)(CURLcode);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
@@ -43,6 +44,7 @@ static void load(void) {
     SYM(global_init, "curl_global_init")
     SYM(easy_init, "curl_easy_init")
     SYM(easy_cleanup, "curl_easy_cleanup")
+    SYM(easy_reset, "curl_easy_reset")
     SYM(easy_perform, "curl_easy_perform")
     SYM(easy_strerror, "curl_easy_strerror")
     SYM(easy_setopt, "curl_easy_setopt")
@@ -66,6 +68,7 @@ const char *signin_curl_load_error(void) { return error; }
 /* Callers check signin_curl_load() first; these assume it succeeded. */
 CURL *signin_curl_easy_init(void) { return signin_curl_load() == 0 ? api.easy_init() : NULL; }
 void signin_curl_easy_cleanup(CURL *h) { api.easy_cleanup(h); }
+void signin_curl_easy_reset(CURL *h) { api.easy_reset(h); }
 CURLcode signin_curl_easy_perform(CURL *h) { return api.easy_perform(h); }
 const char *signin_curl_easy_strerror(CURLcode code) { return api.easy_strerror(code); }
 struct curl_slist *signin_curl_slist_append(struct curl_slist *l, const char *s) { return api.slist_append(l, s); }

@@ -166,6 +166,7 @@ enum Commands {
          Entry("aws-credential-process", AWSCredentialProcess.self, cached: true), Entry("aws", AWSCommand.self),
          Entry("google-executable-source", GoogleExecutableSource.self, cached: true), Entry("google", GoogleCommand.self),
          Entry("metadata-server", MetadataServerCommand.self), Entry("agent", AgentCommand.self), Entry("ssh", SSHCommand.self),
+         Entry("mcp", MCPCommand.self),
          Entry("key", KeyCommand.self), Entry("lock", Lock.self), Entry("init", Init.self), Entry("client-metadata", ClientMetadata.self), Entry("version", Version.self, cached: true),
          Entry("help", HelpCommand.self, cached: true), Entry("completion", CompletionCommand.self, cached: true)]
     }

@@ -65,15 +65,15 @@ package struct HTTPClient: Sendable {
         try perform(url: url, endpoint: endpoint, form: json, headers: headers + ["Content-Type: application/json"])
     }
 
-    private final class Sink {
+    private final class Sink: TransferContext {
         package var data = Data()
         var headerLines: [String] = []
         var headerBytes = 0
         package let limit: Int
         var overflow = false
-        package let canceller: Canceller?
         init(limit: Int, canceller: Canceller?) {
             self.limit = limit
+            super.init()
             self.canceller = canceller
         }
     }
@@ -141,14 +141,7 @@ package struct HTTPClient: Sendable {
         }
         // Each socket of the transfer is known to the canceller, which shuts it down so that a cancelled transfer
         // ends at once rather than at the timeout.
-        _ = signin_curl_watch_sockets(h, ctx.toOpaque()) { context, fd, opened in
-            guard let context, let canceller = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue().canceller else { return 0 }
-            if opened == 0 {
-                canceller.unwatch(socket: fd)
-                return 0
-            }
-            return canceller.watch(socket: fd) ? 1 : 0
-        }
+        TransferContext.watchSockets(h, ctx.toOpaque())
         if let form {
             _ = signin_curl_setopt_long(h, CURLOPT_POSTFIELDSIZE, form.utf8.count)
             _ = signin_curl_setopt_string(h, CURLOPT_COPYPOSTFIELDS, form)
@@ -171,5 +164,25 @@ package struct HTTPClient: Sendable {
             headers[name] = line[line.index(after: colon)...].trimmingWhitespace
         }
         return HTTPResponse(status: status, body: sink.data, headers: headers)
+    }
+}
+
+/// What libcurl's socket hooks are handed for a transfer: its canceller, which shuts the transfer's sockets down when
+/// the work is cancelled. Every transfer's context is one of these (the hook is one for the whole process), and it
+/// lives as long as the handle whose connections it watches.
+package class TransferContext {
+    package var canceller: Canceller?
+    package init() {}
+
+    /// Reports each socket of `handle`'s transfers to the canceller of `context` (a retained `TransferContext`).
+    package static func watchSockets(_ handle: UnsafeMutableRawPointer, _ context: UnsafeMutableRawPointer) {
+        _ = signin_curl_watch_sockets(handle, context) { context, fd, opened in
+            guard let context, let canceller = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue().canceller else { return 0 }
+            if opened == 0 {
+                canceller.unwatch(socket: fd)
+                return 0
+            }
+            return canceller.watch(socket: fd) ? 1 : 0
+        }
     }
 }

@@ -33,6 +33,8 @@ import Testing
             #expect(try box.signin("token", "--resource", resource).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == token, "the second call from the cache")
         }
         let before = box.storeSnapshot()
+        // Listed in the configuration after the sign-in: asked for at glewlwyd, which refuses it.
+        try box.editConfig { $0["resources"] = resources + ["https://elsewhere.example.test/"] }
         let refused = try box.signin("token", "--resource", "https://elsewhere.example.test/")
         #expect(refused.status == 7 && refused.stderr.contains("elsewhere.example.test"), "\(refused.status) \(refused.stderr)")
         #expect(box.storeSnapshot() == before)

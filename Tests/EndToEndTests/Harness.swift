@@ -268,6 +268,13 @@ final class Sandbox: @unchecked Sendable {
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: configPath))
     }
 
+    /// The configuration file changed by `change`.
+    func editConfig(_ change: (inout [String: Any]) -> Void) throws {
+        var config = (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: configPath))) as? [String: Any]) ?? [:]
+        change(&config)
+        try writeConfig(config)
+    }
+
     deinit {
         // A key unlocked into the user's kernel keyring (passphrase, Secret Service) goes with the sandbox, and so do
         // the entries held decrypted there, of every store in it (other programs' `appName` stores too).

@@ -64,7 +64,7 @@ import Testing
         #expect(unlisted.status == 3 && unlisted.stderr.contains("signin login --resource https://elsewhere.example.test/") && unlisted.stdout.isEmpty,
                 "\(unlisted.status) \(unlisted.stderr)")
         // Listed after the sign-in (so not asked for then): the provider refuses it.
-        try box.writeConfig(["client_id": box.clientID, "issuer": strict.issuer, "resources": [Self.orders, "https://elsewhere.example.test/"]])
+        try box.editConfig { $0["resources"] = [Self.orders, "https://elsewhere.example.test/"] }
         let r = try box.signin("token", "--resource", "https://elsewhere.example.test/")
         #expect(r.status == 7 && r.stderr.contains("https://elsewhere.example.test/") && r.stdout.isEmpty, "\(r.status) \(r.stderr)")
         #expect(box.storeSnapshot() == before, "nothing stored")

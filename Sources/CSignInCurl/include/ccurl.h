@@ -14,6 +14,8 @@ const char *signin_curl_load_error(void);
 
 CURL *signin_curl_easy_init(void);
 void signin_curl_easy_cleanup(CURL *h);
+/* Back to the options of a new handle, keeping its live connections (a pool's handle, reused keep-alive). */
+void signin_curl_easy_reset(CURL *h);
 CURLcode signin_curl_easy_perform(CURL *h);
 const char *signin_curl_easy_strerror(CURLcode code);
 struct curl_slist *signin_curl_slist_append(struct curl_slist *list, const char *s);

@@ -27,7 +27,7 @@ public enum NotSignedInReason: Sendable, Equatable, CustomStringConvertible {
     /// The reason in words, for a person.
     public var description: String {
         switch self {
-        case .nothingStored(let issuer): return "nothing stored for \(issuer) and this client"
+        case .nothingStored(let issuer): return issuer.hasPrefix("the API ") ? "no sign-in for \(issuer)" : "nothing stored for \(issuer) and this client"
         case .noCurrentAccount(let stored):
             return "no account is current (\(stored.count) stored: \(stored.joined(separator: ", ")))"
         case .grantEnded(let date):

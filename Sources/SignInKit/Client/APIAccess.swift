@@ -39,15 +39,18 @@ public enum APIAccess {
     /// API wants), and `addingScopes` (a step-up: the scopes a 403 `insufficient_scope` named, added to those held).
     /// `clientMetadataDocument`: the https URL of a client ID metadata document the person's organisation hosts
     /// (`signin client-metadata` prints one), used as `client_id` where the server supports it.
+    /// `registeringAgain`: the client kept for the API is not offered again (the server forgot it: a refresh or an
+    /// exchange answered `invalid_client`); a new one is registered.
     public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30),
-                                     challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil) throws(SignInError) -> SignInConfiguration {
+                                     challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil,
+                                     registeringAgain: Bool = false) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         let http = HTTPClient(configuration: probe)
         let store = CredentialStore(directory: storeDirectory)
         // Step 1: known from an earlier run: no network.
         let record = try store.apiMetadata(resource: resource)
-        if challenge == nil && addingScopes.isEmpty, let known = try known(resource, record, store, httpTimeout) { return known }
+        if challenge == nil && addingScopes.isEmpty && !registeringAgain, let known = try known(resource, record, store, httpTimeout) { return known }
         try HTTPClient.loadLibrary()
         // Step 2.
         let (found, challengeScopes) = try ProtectedResourceMetadata.discover(for: resource, challenge: challenge, http: http)
@@ -71,7 +74,7 @@ public enum APIAccess {
             client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
             client.kind = .metadataDocument
             client.resource = resource
-        } else if let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == .registered {
+        } else if !registeringAgain, let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == .registered {
             client = kept
         } else {
             guard let endpoint = server["registration_endpoint"]?.string else {

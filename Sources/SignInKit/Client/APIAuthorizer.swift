@@ -24,6 +24,11 @@ import FoundationEssentials
 /// 6. Any sign-in it may not make is `.noPreviousSignIn`; one that failed is remembered and thrown again, so a
 ///    second 401 does not open the browser again (`forgetFailedSignIn()` lets it try anew).
 ///
+/// A refresh the server refuses with `invalid_client` (a server restarted without its registrations) registers a new
+/// client at the next sign-in rather than offering the forgotten one again. Several programs (or several `signin mcp`
+/// processes) signing in to one API at once make one sign-in: each waits for the store's lock of that API, and finds
+/// the sign-in another made meanwhile before opening a browser of its own.
+///
 /// A challenge never leads to a server that is not https (loopback aside), nor to metadata for another resource.
 /// Cancelling the calling task cancels whatever it waits for.
 public actor APIAuthorizer {
@@ -43,16 +48,32 @@ public actor APIAuthorizer {
     private let environment: [String: String]?
     private let onEvent: @Sendable (SignInEvent) -> Void
     private let minimumValidity: Duration
+    private let options: SignInOptions
+    private let scopes: [String]
     private var user: SignInUser?
     private var client: SignInClient?
     private var failedSignIn: SignInError?
+    /// The server refused the client held (`invalid_client`): the next sign-in registers anew.
+    private var clientForgotten = false
 
-    /// An authorizer for the API at `resource`. `storeDirectory`: where sign-ins are kept (default: the `signin`
-    /// command's store, so `signin login --resource URL` signs a program in too); `onEvent`: a sign-in's progress.
-    public init(resource: String, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false, minimumValidity: Duration = .seconds(60),
+    /// An authorizer for the API at `resource`.
+    ///
+    /// - `storeDirectory`: where sign-ins are kept (default: the `signin` command's store, so `signin login
+    ///   --resource URL` signs a program in too, and `signin token/whoami/logout --resource URL` see its sign-in).
+    /// - `allowsInteractiveSignIn`: whether a sign-in may open a browser (or run `options`' device flow) when the API
+    ///   needs one; false: `.noPreviousSignIn` instead, naming `signin login --resource URL`.
+    /// - `options`: how such a sign-in runs (its timeout, the device flow, a port, a login hint, whether a browser
+    ///   opens); `scopes`: asked for at the first sign-in besides those the API names (a step-up adds its own).
+    /// - `minimumValidity`: a token closer than this to its expiry is refreshed before it is handed out.
+    /// - `environment`: the environment to read (`$XDG_DATA_HOME`, `$BROWSER`, ...); nil: the process's.
+    /// - `onEvent`: a sign-in's progress (the address to visit, a device code), for the program to show.
+    public init(resource: String, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false, options: SignInOptions = SignInOptions(),
+                scopes: [String] = [], minimumValidity: Duration = .seconds(60),
                 environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
         self.resource = resource
         self.allowsInteractiveSignIn = allowsInteractiveSignIn
+        self.options = options
+        self.scopes = scopes
         self.environment = environment
         self.storeDirectory = storeDirectory ?? CredentialStore.defaultDirectory(environment: environment ?? ProcessEnvironment.current)
         self.onEvent = onEvent
@@ -83,9 +104,16 @@ public actor APIAuthorizer {
             return .retry
         }
         if !afterRetry, let user {
-            let refused = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
-            let renewed = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity, forceRefresh: true)
-            if renewed.value != refused.value { return .retry }
+            do throws(SignInError) {
+                let refused = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
+                let renewed = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity, forceRefresh: true)
+                if renewed.value != refused.value { return .retry }
+            } catch .providerError(_, "invalid_client", _) {
+                // The server no longer knows the client (restarted without its registrations): register anew.
+                clientForgotten = true
+            } catch .noPreviousSignIn {
+                // The grant ended: a new sign-in, below.
+            }
         }
         try await signIn(challenge: challenge, addingScopes: [])
         return .retry
@@ -99,12 +127,15 @@ public actor APIAuthorizer {
         if let user { return user }
         if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory) {
             let client = SignInClient(configuration: known, storeDirectory: storeDirectory, environment: environment, onEvent: onEvent)
-            if let restored = try? await client.restorePreviousSignIn(minimumValidity: .zero) {
+            do throws(SignInError) {
+                let restored = try await client.restorePreviousSignIn(minimumValidity: .zero)
                 (self.client, self.user) = (client, restored)
                 return restored
-            }
+            } catch .providerError(_, "invalid_client", _) {
+                clientForgotten = true
+            } catch {}
         }
-        try await signIn(challenge: nil, addingScopes: [])
+        try await signIn(challenge: nil, addingScopes: scopes)
         return user!
     }
 
@@ -127,12 +158,27 @@ public actor APIAuthorizer {
         guard allowsInteractiveSignIn else {
             throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters) (sign in with `signin login --resource \(resource.withoutControlCharacters)`, or allow an interactive sign-in)"))
         }
-        let (resource, store, env, onEvent) = (self.resource, storeDirectory, environment, self.onEvent)
+        let (resource, store, env, onEvent, options) = (self.resource, storeDirectory, environment, self.onEvent, self.options)
+        let (forgotten, held) = (clientForgotten, user?.accessToken?.value)
         do throws(SignInError) {
-            let configuration = try await APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes)
-            let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
-            let user = try await client.signIn()
-            (self.client, self.user) = (client, user)
+            let (client, user) = try await offPool("the sign-in") { (canceller) throws(SignInError) -> (SignInClient, SignInUser) in
+                // One sign-in to the API at a time, across processes: the lock's holder may sign in for all.
+                try CredentialStore(directory: store).prepareKey()
+                let lock = store + "/api-" + Hex.encode(Array(Crypto.sha256(Array(resource.utf8)).prefix(12))) + ".signin.lock"
+                return try FileLock.with(lock) { () throws(SignInError) -> (SignInClient, SignInUser) in
+                    // Another signed in meanwhile (a token other than the one this authorizer held): that sign-in serves.
+                    if challenge == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
+                       let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store) {
+                        let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
+                        if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u) }
+                    }
+                    let configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
+                                                                    registeringAgain: forgotten)
+                    let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
+                    return (client, try client.signInBlocking(additionalScopes: [], options: options, canceller: canceller, emit: onEvent))
+                }
+            }
+            (self.client, self.user, self.clientForgotten) = (client, user, false)
         } catch {
             // Remembered: the next 401 does not open the browser again.
             if case .canceled = error {} else { failedSignIn = error }

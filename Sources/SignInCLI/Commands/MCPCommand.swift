@@ -1,0 +1,172 @@
+import Dispatch
+import SignInKit
+import SignInMCP
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin mcp URL`: the stdio MCP server an MCP client launches (Claude Desktop, an IDE), carrying every message to
+/// the remote MCP server at URL and back, signed in (`MCPStdioBridge` over `MCPClientTransport`, SignInMCP).
+struct MCPCommand: SignInCommand {
+    static let scopeOption = OptionSpec("--scope", value: "SCOPE", "At the first sign-in, ask for this scope too (again for more)")
+    static let headerOption = OptionSpec("--header", value: "'NAME: VALUE'", "Send this header on every request (${VAR} is read from the environment; again for more)")
+    static let transportOption = OptionSpec("--transport", value: "auto|http|sse", "Streamable HTTP, HTTP+SSE (2024-11-05), or streamable HTTP falling back to HTTP+SSE (default auto)")
+    static let deviceOption = OptionSpec("--device", "Sign in with a code on another device (RFC 8628), where the server allows it: for a machine with no browser")
+    static let timeoutOption = OptionSpec("--timeout", value: "SECONDS", "Give up waiting for a sign-in in the browser after this long (default 300)")
+
+    static let spec = CommandSpec(
+        of: Self.self,
+        summary: "Be a stdio MCP server for an MCP client, carrying its messages to the MCP server at URL, signed in",
+        details: """
+            For MCP clients that launch a command (Claude Desktop, VS Code, Cursor: command "signin", args ["mcp",
+            URL]). Reads one JSON-RPC message per line on standard input and writes the server's messages, one per
+            line, on standard output, and nothing else there (progress of a sign-in and notices go to standard error).
+            Speaks MCP's streamable HTTP (2025-03-26 to 2025-11-25: answers as JSON or event streams, handed on as they
+            come; the session id and protocol version; the server's own stream; a resumed stream; a new session after a
+            404), falling back to HTTP+SSE (2024-11-05) when the server refuses it (--transport). Signs in as `signin
+            login --resource URL` does: the first run opens the browser once (or --device), later runs restore the
+            sign-in from the encrypted store with no browser, a 401 is refreshed, a 403 insufficient_scope is stepped
+            up, a server that forgot its clients is registered at again; several bridges for one server share one
+            sign-in. `signin token`, `whoami`, `status` and `logout --resource URL` see the same sign-in. With
+            SIGNIN_AGENT_SOCK (over `signin ssh --resource URL`), the tokens come from the forwarded agent and no grant
+            is held here. Ends when standard input closes (or on SIGTERM, SIGINT): pending answers are given (for up to
+            5 s), the session is ended, exit 0. A server that cannot be reached at the start: an error answer to the
+            client's initialize, a line on standard error, exit 5.
+            """,
+        usageTail: " URL", readsConfiguration: false)
+
+    let url: String
+    let scopes: [String]
+    let headers: [String]
+    let transport: MCPClientTransport.Kind
+    let device: Bool
+    let timeout: Int
+
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        scopes = a.all(Self.scopeOption).flatMap { $0.split(separator: " ").map(String.init) }
+        headers = a.all(Self.headerOption)
+        let kind = a.value(Self.transportOption) ?? "auto"
+        device = a.has(Self.deviceOption)
+        timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
+        guard let k = MCPClientTransport.Kind(rawValue: kind) else {
+            throw UsageError("--transport \"\(kind.withoutControlCharacters)\" is not one of auto, http, sse")
+        }
+        transport = k
+        guard a.positional.count == 1 else { throw UsageError("`signin mcp` takes the MCP server's URL: signin mcp https://example.org/mcp") }
+        url = a.positional[0]
+        guard SignInConfiguration.isValidResource(url), url.hasPrefix("https://") || url.hasPrefix("http://") else {
+            throw UsageError("\"\(url.withoutControlCharacters)\" is not an MCP server's URL (https, or http on loopback; no fragment)")
+        }
+        for h in headers {
+            guard let colon = h.firstIndex(of: ":"), colon > h.startIndex, !h.contains("\n"), !h.contains("\r"),
+                  h[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw UsageError("--header \"\(h.withoutControlCharacters)\" is not \"Name: value\"")
+            }
+        }
+    }
+
+    /// Through a forwarded agent (one not of this machine): the agent's tokens for the server, and no grant here.
+    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+        if agent.isOwnAgent { return nil }
+        let authorization = ForwardedMCPAuthorization(agent: agent.agent, account: agent.account, resource: url)
+        return try bridge(authorization, agent.io, ProcessEnvironment.current)
+    }
+
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        let browsing = Browsing(noBrowser: false, paste: false, env)
+        var events = Events(pasteEnabled: false, headless: browsing.headless, environment: env)
+        events.io = io
+        var invocation = Invocation(Arguments.declaring(), env, command: "login")
+        invocation.resource = url
+        events.invocation = invocation
+        let shown = events
+        var options = SignInOptions()
+        options.timeout = .seconds(timeout)
+        options.useDeviceFlow = device
+        options.openBrowser = !browsing.headless
+        let authorization = APIAuthorizer(resource: url, allowsInteractiveSignIn: true, options: options, scopes: scopes, environment: env,
+                                          onEvent: { shown.show($0) })
+        do throws(SignInError) {
+            return try bridge(authorization, io, env)
+        } catch {
+            io.err("signin: \(error.description)")
+            return ExitCode(error)
+        }
+    }
+
+    /// The bridge until standard input closes or a stop signal comes.
+    private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String]) throws(SignInError) -> ExitCode {
+        let expanded = try headers.map { (h) throws(SignInError) -> String in try Self.expand(h, env) }
+        let bridge = MCPStdioBridge(output: IOStreams.Stream.output.rawValue)
+        let url = self.url
+        let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, receive: bridge.write,
+                                           notice: { io.err("signin: \($0)") }, failedToStart: { bridge.end(.failedToStart($0)) })
+        Posix.ignore(SIGINT)
+        Posix.ignore(SIGTERM)
+        Posix.ignore(SIGHUP)
+        let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler { bridge.end(.finished) }
+            s.resume()
+            return s
+        }
+        defer { sources.forEach { $0.cancel() } }
+        let reason = try? blockingAwait { await bridge.run(transport, notice: { io.err("signin: \($0)") }) }
+        switch reason {
+        case .failedToStart(let e)?:
+            io.err("signin: could not start the MCP session with \(url.withoutControlCharacters): \(e.description)")
+            return ExitCode(e)
+        default: return .success
+        }
+    }
+
+    /// `${NAME}` in a header's value replaced by the environment's `NAME` (so a secret need not be in the client's
+    /// configuration file); an unset one is an error naming it.
+    static func expand(_ header: String, _ env: [String: String]) throws(SignInError) -> String {
+        var out = "", rest = Substring(header)
+        while let start = rest.range(of: "${") {
+            out += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { out += rest[start.lowerBound...]; return out }
+            let name = String(rest[start.upperBound..<end])
+            guard let value = env[name] else {
+                throw .configInvalid(file: "the command line", field: "--header", reason: "${\(name.withoutControlCharacters)} is not set in the environment")
+            }
+            out += value
+            rest = rest[rest.index(after: end)...]
+        }
+        return out + rest
+    }
+}
+
+/// The tokens of a forwarded agent for one MCP server (`signin ssh --resource URL` on the laptop): asked for each
+/// request (the agent answers from memory while fresh), marked rejected and asked again on a 401.
+struct ForwardedMCPAuthorization: MCPAuthorization {
+    let agent: AgentClient
+    let account: String?
+    let resource: String
+
+    func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        let (agent, account, resource) = (self.agent, self.account, self.resource)
+        let issued = try await offPool("asking the forwarded agent") { (_) throws(SignInError) -> IssuedToken in
+            var r = TokenRequest()
+            r.account = account
+            r.resource = resource
+            return try agent.token(r)
+        }
+        return ["Authorization": "Bearer " + issued.token.value]
+    }
+
+    func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> APIAuthorizer.Decision {
+        guard status == 401, !afterRetry else { return .done }
+        let (agent, account, resource) = (self.agent, self.account, self.resource)
+        try await offPool("asking the forwarded agent") { (_) throws(SignInError) -> Void in
+            var r = TokenRequest()
+            r.account = account
+            r.resource = resource
+            try agent.rejected(try agent.token(r).token.value)
+        }
+        return .retry
+    }
+}

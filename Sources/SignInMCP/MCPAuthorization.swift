@@ -1,0 +1,18 @@
+import SignInKit
+import FoundationEssentials
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What an MCP client transport asks of the OAuth layer under it: the headers for each request to the server, and
+/// what a 401 or 403 answer means. `APIAuthorizer` is one (the person's sign-in for the server, kept in signin's
+/// store); a program may bring its own (a forwarded agent's tokens, a fixed token in a test).
+public protocol MCPAuthorization: Sendable {
+    /// The headers for one request with `method` to `url`: `Authorization`, and `DPoP` with a proof for a bound grant.
+    func headers(method: String, url: URL) async throws(SignInError) -> [String: String]
+    /// What the answer `status` with `wwwAuthenticate` means: `.retry` (send again with new headers) or `.done`.
+    /// `afterRetry`: the answer is to a request sent again after a `.retry`.
+    func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> APIAuthorizer.Decision
+}
+
+extension APIAuthorizer: MCPAuthorization {}

@@ -1,0 +1,596 @@
+import SignInKit
+import SignInBase
+import SignInTransport
+import FoundationEssentials
+
+/// An MCP client's transport to one remote MCP server, signed in: every message a client sends goes to the server,
+/// and every message the server sends comes back through `receive`, as MCP's HTTP transports carry them.
+///
+/// **Streamable HTTP** (MCP 2025-03-26, 2025-06-18, 2025-11-25): each message is its own POST (`Accept:
+/// application/json, text/event-stream`); a request's answer is one JSON body or an event stream whose messages
+/// (progress, logs, the server's own requests, then the answer) are handed on as they arrive, and left once the
+/// answer came. `Mcp-Session-Id` from the initialize answer and `MCP-Protocol-Version` as negotiated go on every
+/// later request. After `notifications/initialized`, a GET stream carries what the server sends of its own accord
+/// (405: none), reconnected with `Last-Event-ID` after the server's `retry`; a POST stream closed before its answer is
+/// resumed the same way. A 404 for the session: the client's own initialize and `initialized` are sent again, and the
+/// request after them, once. Requests run at once, each answered whenever the server answers it; a request the client
+/// cancels (`notifications/cancelled`) has its POST ended. `close` waits for what is pending (up to a bound), then
+/// ends the session with DELETE.
+///
+/// **HTTP+SSE** (MCP 2024-11-05): with `.auto`, an initialize POST refused with a 4xx falls back to it: the GET event
+/// stream, its `endpoint` event, and each message POSTed there; answers come on the stream.
+///
+/// **Sign-in**: each request carries `authorization`'s headers; a 401 or 403 is put to it (a refresh, a new sign-in,
+/// a step-up for the scopes a 403 names), and a `.retry` sends the request again, once.
+///
+/// **Never a hang**: a request whose POST fails (the server down, an HTTP error, the session ended twice, a sign-in
+/// that failed) is answered with a JSON-RPC error saying why, through `receive` like any answer; no token is in it.
+public final class MCPClientTransport: Sendable {
+    /// Which of MCP's HTTP transports to speak.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Streamable HTTP, falling back to HTTP+SSE when the server refuses the initialize POST with a 4xx.
+        case auto
+        /// Streamable HTTP only.
+        case streamableHTTP = "http"
+        /// HTTP+SSE (2024-11-05) only.
+        case sse
+    }
+
+    /// The MCP server's endpoint (the URL a client is configured with).
+    public let url: String
+    public let kind: Kind
+    private let authorization: (any MCPAuthorization)?
+    private let extraHeaders: [String]
+    private let receive: @Sendable (JSONRPCMessage) -> Void
+    private let notice: @Sendable (String) -> Void
+    private let failedToStart: @Sendable (SignInError) -> Void
+    private let streams: HTTPStreams
+    private let state = Locked(State())
+
+    private struct State {
+        var mode: Mode = .undecided
+        var sessionID: String?
+        var protocolVersion: String?
+        /// The client's initialize and `initialized`, sent again for a new session after a 404.
+        var initialize: JSONRPCMessage?
+        var initialized: JSONRPCMessage?
+        /// Bumped by each (re)initialize: a 404 seen on an older session is already dealt with.
+        var generation = 0
+        var initializing: Task<Void, Never>?
+        var reinitializing: Task<Bool, Never>?
+        var listening: Task<Void, Never>?
+        /// HTTP+SSE: where messages are POSTed (the `endpoint` event's address).
+        var legacyEndpoint: String?
+        var legacyWaiters: [CheckedContinuation<String?, Never>] = []
+        /// Requests sent whose answers have not come, and the work sending each.
+        var pending: [JSONRPCMessage.ID: Task<Void, Never>] = [:]
+        var drained: [CheckedContinuation<Void, Never>] = []
+        var closed = false
+        /// Why the first initialize failed, when it could not reach the server or sign in.
+        var startFailure: SignInError?
+    }
+
+    private enum Mode { case undecided, streamable, legacy }
+
+    /// A transport to the MCP server at `url`. `authorization`: the OAuth layer (nil: no `Authorization` header);
+    /// `headers`: more headers for every request (`Name: value`, a server that wants an API key, say); `receive`: each
+    /// message from the server, and each error answer the transport makes, in the order they come (called from any
+    /// thread, one at a time); `notice`: what a person should know (a session started again, a stream that broke),
+    /// never a token; `connectTimeout` and `caFile`: how long a connection may take, and the certificate authorities
+    /// to trust instead of the system's; `failedToStart`: the client's first initialize could not reach the server or
+    /// sign in (after its error answer went through `receive`).
+    public init(url: String, kind: Kind = .auto, authorization: (any MCPAuthorization)?, headers: [String] = [],
+                connectTimeout: Duration = .seconds(10), caFile: String? = nil,
+                receive: @escaping @Sendable (JSONRPCMessage) -> Void, notice: @escaping @Sendable (String) -> Void = { _ in },
+                failedToStart: @escaping @Sendable (SignInError) -> Void = { _ in }) {
+        self.url = url
+        self.failedToStart = failedToStart
+        self.kind = kind
+        self.authorization = authorization
+        self.extraHeaders = headers
+        self.notice = notice
+        self.streams = HTTPStreams(settings: HTTPSettings(connectTimeout: max(1, Int(connectTimeout.components.seconds)), caFile: caFile))
+        let state = self.state
+        self.receive = { message in
+            // An answer that came is no longer pending.
+            if case .response(let id?) = message.kind {
+                let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
+                    s.pending[id] = nil
+                    guard s.pending.isEmpty else { return [] }
+                    defer { s.drained = [] }
+                    return s.drained
+                }
+                receive(message)
+                for w in waiters { w.resume() }
+            } else {
+                receive(message)
+            }
+        }
+    }
+
+    /// Why the client's first initialize failed (the server unreachable, the sign-in refused), once it has; a bridge
+    /// then ends, as the client has nothing to talk to.
+    public var startFailure: SignInError? { state.withLock { $0.startFailure } }
+
+    /// Sends `message` to the server; its answer, and anything the server sends meanwhile, come through `receive`.
+    /// Returns at once: requests go at the same time, each on its own.
+    public func send(_ message: JSONRPCMessage) {
+        if message.method == "notifications/cancelled", let id = cancelledID(message) {
+            // The client abandoned the request: its POST ends, and no answer is made for it.
+            let task = state.withLock { $0.pending.removeValue(forKey: id) }
+            task?.cancel()
+            releaseDrainedIfEmpty()
+        }
+        state.withLock { s in
+            guard !s.closed else { return }
+            let task = Task { await self.deliver(message) }
+            if let id = message.requestID { s.pending[id] = task }
+            if message.method == "initialize", s.initialize == nil {
+                s.initialize = message
+                s.initializing = task
+            }
+            if message.method == "notifications/initialized" { s.initialized = message }
+        }
+    }
+
+    /// Waits for the pending requests' answers up to `bound`, abandons the rest, ends the session (DELETE; a 405 is
+    /// fine) and the streams. Nothing is sent after it.
+    public func close(waitingUpTo bound: Duration = .seconds(5)) async {
+        let alreadyClosed = state.withLock { s -> Bool in
+            defer { s.closed = true }
+            return s.closed
+        }
+        guard !alreadyClosed else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.drained() }
+            group.addTask { try? await Task.sleep(for: bound) }
+            await group.next()
+            group.cancelAll()
+        }
+        let (tasks, listening, session, mode) = state.withLock { s in
+            defer { s.pending = [:]; s.listening = nil }
+            return (Array(s.pending.values), s.listening, s.sessionID, s.mode)
+        }
+        tasks.forEach { $0.cancel() }
+        listening?.cancel()
+        releaseDrainedIfEmpty()
+        if mode == .streamable, let session {
+            let headers = requestHeaders(session: session, version: state.withLock { $0.protocolVersion })
+            let auth = (try? await authorization?.headers(method: "DELETE", url: URL(string: url)!)) ?? [:]
+            let (streams, url) = (self.streams, self.url)
+            _ = try? await offPool("ending the MCP session") { (_) throws(SignInError) -> Int in
+                try streams.exchange(method: "DELETE", url: url, endpoint: "MCP server (\(url))", headers: headers + Self.lines(auth)) { _ in .more }.head.status
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    private func deliver(_ message: JSONRPCMessage) async {
+        if message.method != "initialize", let first = state.withLock({ $0.initializing }) { await first.value }
+        let mode = state.withLock { $0.mode }
+        if message.method == "initialize" && mode == .undecided {
+            await start(message)
+            return
+        }
+        if mode == .legacy {
+            await postLegacy(message)
+        } else {
+            await post(message, replay: false)
+        }
+    }
+
+    /// The client's first initialize: streamable HTTP, else (`.auto`, a 4xx) HTTP+SSE.
+    private func start(_ message: JSONRPCMessage) async {
+        if kind != .sse {
+            state.withLock { $0.mode = .streamable }
+            let outcome = await post(message, replay: false, fallingBack: kind == .auto)
+            guard outcome == .refusedInitialize else { return }
+            notice("\(url) refused streamable HTTP; trying the HTTP+SSE transport (MCP 2024-11-05)")
+        }
+        state.withLock { $0.mode = .legacy }
+        do throws(SignInError) {
+            try await connectLegacy()
+        } catch {
+            fail(message, error, starting: true)
+            return
+        }
+        await postLegacy(message)
+    }
+
+    private enum Outcome: Equatable { case done, refusedInitialize }
+
+    /// One message POSTed (streamable HTTP), its answer read and handed on; a 401 or 403 put to the authorization
+    /// and the message sent again once; a 404 for the session: a new session, then the message again, once.
+    @discardableResult
+    private func post(_ message: JSONRPCMessage, replay: Bool, fallingBack: Bool = false) async -> Outcome {
+        var authorized = false, renewed = false
+        let isInitialize = message.method == "initialize"
+        while !Task.isCancelled {
+            let (session, version, generation) = state.withLock { ($0.sessionID, $0.protocolVersion, $0.generation) }
+            let headers: [String]
+            do throws(SignInError) {
+                headers = requestHeaders(session: isInitialize ? nil : session, version: isInitialize ? nil : version)
+                    + ["Content-Type: application/json", "Accept: application/json, text/event-stream"]
+                    + Self.lines(try await authorization?.headers(method: "POST", url: URL(string: url)!) ?? [:])
+            } catch {
+                fail(message, error, starting: isInitialize && !replay)
+                return .done
+            }
+            let result: Exchange
+            do throws(SignInError) {
+                result = try await exchange("POST", url, headers: headers, body: message.bytes, answering: message.requestID, handOn: !replay)
+            } catch {
+                if case .canceled = error { return .done }
+                fail(message, error, starting: isInitialize && !replay)
+                return .done
+            }
+            let status = result.head.status
+            if status == 401 || status == 403, let authorization {
+                do throws(SignInError) {
+                    let decision = try await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: authorized)
+                    if decision == .retry && !authorized { authorized = true; continue }
+                } catch {
+                    fail(message, error, starting: isInitialize && !replay)
+                    return .done
+                }
+            }
+            if status == 404 && session != nil && !isInitialize {
+                guard !renewed else {
+                    fail(message, .providerError(endpoint: "MCP server (\(url))", code: "session_ended", detail: "the server ended the session again after a new one started"), starting: false)
+                    return .done
+                }
+                renewed = true
+                notice("the MCP server ended the session; starting a new one (the client's initialize sent again)")
+                guard await renewSession(after: generation) else {
+                    fail(message, .providerError(endpoint: "MCP server (\(url))", code: "session_ended", detail: "the session ended and a new one could not be started"), starting: false)
+                    return .done
+                }
+                continue
+            }
+            if isInitialize && fallingBack && (400..<500).contains(status) && status != 401 && status != 403 { return .refusedInitialize }
+            if status == 200 || status == 202 || status == 204 {
+                if isInitialize {
+                    state.withLock { s in
+                        if let id = result.head.headers["mcp-session-id"], !id.isEmpty { s.sessionID = id }
+                        if let v = result.protocolVersion { s.protocolVersion = v }
+                    }
+                }
+                if let id = message.requestID, !result.answered {
+                    if let resume = result.lastEventID {
+                        await resumeStream(for: message, id: id, from: resume, retry: result.retry)
+                    } else if !replay {
+                        fail(message, .providerError(endpoint: "MCP server (\(url))", code: "no_answer", detail: "the server ended its answer before the response came"), starting: false)
+                    }
+                }
+                if message.method == "notifications/initialized" && !replay { listen() }
+                return .done
+            }
+            fail(message, .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: result.errorText), starting: isInitialize && !replay)
+            return .done
+        }
+        return .done
+    }
+
+    /// A POST stream closed before its answer (allowed since 2025-11-25): read on with GET and `Last-Event-ID`.
+    private func resumeStream(for message: JSONRPCMessage, id: JSONRPCMessage.ID, from eventID: String, retry: Int?) async {
+        var last = eventID, wait = retry ?? 1000
+        for _ in 0..<5 {
+            try? await Task.sleep(for: .milliseconds(wait))
+            guard !Task.isCancelled else { return }
+            let (session, version) = state.withLock { ($0.sessionID, $0.protocolVersion) }
+            guard let auth = try? await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:] else { break }
+            let headers = requestHeaders(session: session, version: version) + ["Accept: text/event-stream", "Last-Event-ID: \(last)"] + Self.lines(auth)
+            guard let result = try? await exchange("GET", url, headers: headers, body: nil, answering: id, handOn: true) else { continue }
+            if result.answered || result.head.status != 200 { if result.answered { return } else { break } }
+            if let l = result.lastEventID { last = l }
+            wait = result.retry ?? wait
+        }
+        if !Task.isCancelled {
+            fail(message, .providerError(endpoint: "MCP server (\(url))", code: "no_answer", detail: "the server's stream ended before the response came, and resuming it did not bring it"), starting: false)
+        }
+    }
+
+    /// A new session after a 404: the client's initialize and `initialized` again (their answers not handed on), once
+    /// for all the requests that saw the old session end. False when it could not start.
+    private func renewSession(after generation: Int) async -> Bool {
+        let task: Task<Bool, Never> = state.withLock { s in
+            if s.generation != generation { return Task { true } }
+            if let t = s.reinitializing { return t }
+            let t = Task { () -> Bool in
+                let (initialize, initialized) = self.state.withLock { s in
+                    s.sessionID = nil
+                    s.listening?.cancel()
+                    s.listening = nil
+                    return (s.initialize, s.initialized)
+                }
+                guard let initialize else { return false }
+                await self.post(initialize, replay: true)
+                let started = self.state.withLock { $0.sessionID != nil }
+                if let initialized { await self.post(initialized, replay: true) }
+                self.state.withLock { s in
+                    s.generation += 1
+                    s.reinitializing = nil
+                }
+                if started { self.listen() }
+                return started
+            }
+            s.reinitializing = t
+            return t
+        }
+        return await task.value
+    }
+
+    // MARK: The server's own stream
+
+    /// The GET stream for what the server sends of its own accord, kept open for the session (405: the server has
+    /// none), reconnected after the server's `retry` with `Last-Event-ID`.
+    private func listen() {
+        state.withLock { s in
+            guard s.listening == nil, !s.closed else { return }
+            s.listening = Task { await self.listenLoop() }
+        }
+    }
+
+    private func listenLoop() async {
+        var last: String?, wait = 1000, authorized = false, failures = 0
+        while !Task.isCancelled {
+            let (session, version, closed) = state.withLock { ($0.sessionID, $0.protocolVersion, $0.closed) }
+            if closed { return }
+            guard let auth = try? await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:] else { return }
+            var headers = requestHeaders(session: session, version: version) + ["Accept: text/event-stream"] + Self.lines(auth)
+            if let last { headers.append("Last-Event-ID: \(last)") }
+            let result: Exchange
+            do throws(SignInError) {
+                result = try await exchange("GET", url, headers: headers, body: nil, answering: nil, handOn: true)
+            } catch {
+                if case .canceled = error { return }
+                failures += 1
+                if failures > 5 { notice("the MCP server's event stream cannot be reached (\(error.description)); going on without it"); return }
+                try? await Task.sleep(for: .milliseconds(min(30_000, wait * failures)))
+                continue
+            }
+            let status = result.head.status
+            if status == 405 || status == 404 || status == 400 { return }
+            if status == 401 || status == 403, let authorization {
+                guard let decision = try? await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: authorized),
+                      decision == .retry, !authorized else { return }
+                authorized = true
+                continue
+            }
+            guard status == 200 else { return }
+            authorized = false
+            failures = 0
+            last = result.lastEventID ?? last
+            wait = result.retry ?? wait
+            try? await Task.sleep(for: .milliseconds(wait))
+        }
+    }
+
+    // MARK: HTTP+SSE (2024-11-05)
+
+    /// Opens the GET stream and waits for its `endpoint` event (at most the connect timeout and ten seconds).
+    private func connectLegacy() async throws(SignInError) {
+        let auth = try await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:]
+        let headers = ["Accept: text/event-stream"] + extraHeaders + Self.lines(auth)
+        let (streams, url, receive, state, notice) = (self.streams, self.url, self.receive, self.state, self.notice)
+        let base = url
+        let listening = Task {
+            let result = try? await offPool("the MCP server's event stream") { (_) throws(SignInError) -> Int in
+                var parser = ServerSentEvents()
+                return try streams.exchange(method: "GET", url: url, endpoint: "MCP server (\(url))", headers: headers) { head in
+                    head.status == 200 ? .more : .enough
+                } onData: { bytes in
+                    parser.feed(bytes) { event in
+                        if event.type == "endpoint" {
+                            let resolved = Self.resolve(event.data.trimmingWhitespace, against: base)
+                            let waiters = state.withLock { s -> [CheckedContinuation<String?, Never>] in
+                                s.legacyEndpoint = resolved
+                                defer { s.legacyWaiters = [] }
+                                return s.legacyWaiters
+                            }
+                            for w in waiters { w.resume(returning: resolved) }
+                        } else if event.type == "message", let m = JSONRPCMessage(Array(event.data.utf8)) {
+                            receive(m)
+                        }
+                    }
+                    return .more
+                }.head.status
+            }
+            // The stream ended: whatever is pending will not be answered on it.
+            let (waiters, pending, closed) = state.withLock { s in
+                defer { s.legacyWaiters = [] }
+                return (s.legacyWaiters, Array(s.pending.keys), s.closed)
+            }
+            for w in waiters { w.resume(returning: nil) }
+            if !closed {
+                notice("the MCP server's event stream ended (HTTP \(result.map(String.init) ?? "error")); pending requests are answered with an error")
+                for id in pending {
+                    receive(JSONRPCMessage.error(id: id, code: JSONRPCMessage.transportError, message: "signin: the MCP server at \(url) ended its event stream before answering"))
+                }
+            }
+        }
+        state.withLock { $0.listening = listening }
+        let endpoint: String? = await withCheckedContinuation { k in
+            let known = state.withLock { s -> String?? in
+                if let e = s.legacyEndpoint { return .some(e) }
+                s.legacyWaiters.append(k)
+                return .none
+            }
+            if case .some(let e) = known { k.resume(returning: e) }
+        }
+        guard let endpoint else {
+            throw .networkUnavailable(endpoint: "MCP server (\(url))", detail: "its event stream ended before naming where to send messages (no endpoint event)")
+        }
+        if let problem = EndpointURL.problem(endpoint) {
+            throw .providerError(endpoint: "MCP server (\(url))", code: "invalid_endpoint", detail: problem)
+        }
+    }
+
+    private func postLegacy(_ message: JSONRPCMessage) async {
+        guard let endpoint = state.withLock({ $0.legacyEndpoint }) else {
+            fail(message, .networkUnavailable(endpoint: "MCP server (\(url))", detail: "no HTTP+SSE session"), starting: false)
+            return
+        }
+        var authorized = false
+        while !Task.isCancelled {
+            let result: Exchange
+            do throws(SignInError) {
+                let auth = try await authorization?.headers(method: "POST", url: URL(string: endpoint)!) ?? [:]
+                let headers = ["Content-Type: application/json"] + extraHeaders + Self.lines(auth)
+                result = try await exchange("POST", endpoint, headers: headers, body: message.bytes, answering: nil, handOn: false)
+            } catch {
+                if case .canceled = error { return }
+                fail(message, error, starting: message.method == "initialize")
+                return
+            }
+            let status = result.head.status
+            if status == 401 || status == 403, let authorization, !authorized,
+               (try? await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: false)) == .retry {
+                authorized = true
+                continue
+            }
+            if !(200..<300).contains(status) {
+                fail(message, .providerError(endpoint: "MCP server (\(endpoint))", code: "http_\(status)", detail: result.errorText), starting: message.method == "initialize")
+            }
+            return
+        }
+    }
+
+    // MARK: One exchange
+
+    private struct Exchange: Sendable {
+        var head: HTTPStreams.Head
+        var answered = false
+        var lastEventID: String?
+        var retry: Int?
+        var protocolVersion: String?
+        var errorText: String?
+    }
+
+    /// One request, its answer read as it comes: a JSON body or an event stream, each message handed on
+    /// (`handOn`) as it arrives; the stream left once the answer to `answering` came. Another status: its body's
+    /// first bytes, for the error.
+    private func exchange(_ method: String, _ target: String, headers: [String], body: [UInt8]?, answering: JSONRPCMessage.ID?,
+                          handOn: Bool) async throws(SignInError) -> Exchange {
+        let (streams, receive, endpoint) = (self.streams, self.receive, "MCP server (\(target))")
+        return try await offPool("the request to the MCP server") { (_) throws(SignInError) -> Exchange in
+            final class Reading: @unchecked Sendable {
+                var stream = false, json: [UInt8] = [], error: [UInt8] = [], status = 0
+                var parser = ServerSentEvents()
+                var out = Exchange(head: HTTPStreams.Head(status: 0, headers: [:]))
+            }
+            let r = Reading()
+            func take(_ m: JSONRPCMessage) {
+                if case .response(let id) = m.kind, id == answering {
+                    r.out.answered = true
+                    if let v = m.member("result")?.object?["protocolVersion"]?.string { r.out.protocolVersion = v }
+                    // A replayed initialize's answer is the transport's own.
+                    if handOn { receive(m) }
+                    return
+                }
+                // Whatever else comes (progress, logs, the server's requests) goes to the client as it comes.
+                receive(m)
+            }
+            let (head, _, _) = try streams.exchange(method: method, url: target, endpoint: endpoint, headers: headers, body: body) { head in
+                r.status = head.status
+                r.stream = head.headers["content-type"]?.lowercased().hasPrefix("text/event-stream") == true
+                return .more
+            } onData: { bytes in
+                guard r.status == 200 else {
+                    if r.error.count < 2048 { r.error.append(contentsOf: bytes.prefix(2048 - r.error.count)) }
+                    return .more
+                }
+                if r.stream {
+                    var done = false
+                    r.parser.feed(bytes) { event in
+                        guard event.type == "message", !event.data.isEmpty else { return }
+                        if let m = JSONRPCMessage(Array(event.data.utf8)) { take(m) }
+                        if r.out.answered { done = true }
+                    }
+                    r.out.lastEventID = r.parser.lastEventID
+                    r.out.retry = r.parser.retryMilliseconds
+                    return done || r.parser.tooLarge ? .enough : .more
+                }
+                guard r.json.count + bytes.count <= 64 << 20 else { return .enough }
+                r.json.append(contentsOf: bytes)
+                return .more
+            }
+            r.out.head = head
+            if head.status == 200, !r.stream, !r.json.isEmpty, let m = JSONRPCMessage(r.json) { take(m) }
+            if head.status != 200, !r.error.isEmpty {
+                r.out.errorText = String(decoding: r.error.prefix(300), as: UTF8.self).withoutControlCharacters
+            }
+            return r.out
+        }
+    }
+
+    // MARK: Helpers
+
+    /// An error answer for `message` when it is a request (else a notice), and, for the first initialize, why the
+    /// transport could not start.
+    private func fail(_ message: JSONRPCMessage, _ error: SignInError, starting: Bool) {
+        let first = starting && state.withLock { s -> Bool in
+            guard s.startFailure == nil else { return false }
+            s.startFailure = error
+            return true
+        }
+        let text = "signin: \(error.description)"
+        if let id = message.requestID, state.withLock({ $0.pending[id] != nil }) {
+            receive(JSONRPCMessage.error(id: id, code: JSONRPCMessage.transportError, message: text))
+        } else if message.requestID == nil {
+            notice("\(message.method ?? "a response") could not be sent: \(error.description)")
+        }
+        if first { failedToStart(error) }
+    }
+
+    private func requestHeaders(session: String?, version: String?) -> [String] {
+        var h = extraHeaders
+        if let session { h.append("Mcp-Session-Id: \(session)") }
+        if let version { h.append("MCP-Protocol-Version: \(version)") }
+        return h
+    }
+
+    private static func lines(_ headers: [String: String]) -> [String] { headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" } }
+
+    private func cancelledID(_ message: JSONRPCMessage) -> JSONRPCMessage.ID? {
+        switch message.member("params")?.object?["requestId"] {
+        case .string(let s)?: return JSONRPCMessage.ID(json: JSONValueOut.quote(s))
+        case .number(let n)? where n.rounded() == n: return JSONRPCMessage.ID(json: String(Int(n)))
+        default: return nil
+        }
+    }
+
+    private func drained() async {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            let empty = state.withLock { s -> Bool in
+                if s.pending.isEmpty { return true }
+                s.drained.append(k)
+                return false
+            }
+            if empty { k.resume() }
+        }
+    }
+
+    private func releaseDrainedIfEmpty() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            guard s.pending.isEmpty else { return [] }
+            defer { s.drained = [] }
+            return s.drained
+        }
+        for w in waiters { w.resume() }
+    }
+
+    /// `reference` (an `endpoint` event's address: absolute, or a path) resolved against the stream's URL.
+    static func resolve(_ reference: String, against base: String) -> String {
+        if reference.hasPrefix("http://") || reference.hasPrefix("https://") { return reference }
+        guard let schemeEnd = base.range(of: "://") else { return reference }
+        let afterScheme = base[schemeEnd.upperBound...]
+        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        let origin = String(base[..<authorityEnd])
+        if reference.hasPrefix("/") { return origin + reference }
+        let path = base[authorityEnd...].split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
+        let folder = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
+        return origin + (folder.isEmpty ? "/" : folder) + reference
+    }
+}

@@ -1,0 +1,170 @@
+import SignInKit
+import SignInBase
+import FoundationEssentials
+
+/// MCP's stdio transport on one side, an `MCPClientTransport` on the other: what `signin mcp URL` runs, so that a
+/// client that only launches commands (Claude Desktop, an IDE) reaches a remote MCP server.
+///
+/// Input: one JSON-RPC message per line (UTF-8; a line break ends it, a carriage return before it is dropped), each
+/// handed to the transport as it is read, without waiting for earlier answers. A line that is not JSON, or longer
+/// than `lineLimit`, is answered with a JSON-RPC parse error (id `null`); JSON that is not a message (no `method`, no
+/// `result` or `error`) with an invalid-request error, or, with no id, named in a notice; then the next line is read.
+/// Output: each message from the server, on one line of its own, whole (lines never interleave), and nothing else:
+/// what a person should know goes to `notice` (standard error, for the command).
+public final class MCPStdioBridge: Sendable {
+    /// The longest line read (16 MiB): a longer one is refused with a parse error and skipped.
+    public static let lineLimit = 16 << 20
+    private let output: Int32
+    private let writing = Locked(false)
+    private let ending = Locked(Ending())
+
+    private struct Ending {
+        var reason: Reason?
+        var waiter: CheckedContinuation<Reason, Never>?
+    }
+
+    /// Why `run` ends.
+    public enum Reason: Sendable {
+        /// The input closed, or `stop()` (a signal, say).
+        case finished
+        /// The client's output closed: no one reads the answers.
+        case outputClosed
+        /// The transport could not start (the server unreachable, the sign-in refused).
+        case failedToStart(SignInError)
+    }
+
+    /// A bridge writing the server's messages to `output` (standard output by default).
+    public init(output: Int32 = 1) { self.output = output }
+
+    /// Writes `message` as one line of the output, whole (from any thread).
+    @Sendable public func write(_ message: JSONRPCMessage) {
+        var line = message.bytes
+        line.append(0x0A)
+        let ok = writing.withLock { _ -> Bool in
+            line.withUnsafeBytes { b in
+                var sent = 0
+                while sent < b.count {
+                    let n = Posix.write(output, b.baseAddress! + sent, b.count - sent)
+                    if n <= 0 { return false }
+                    sent += n
+                }
+                return true
+            }
+        }
+        if !ok { end(.outputClosed) }
+    }
+
+    /// Ends `run` (a stop signal: as if the input closed), or says the transport could not start.
+    @Sendable public func end(_ reason: Reason = .finished) {
+        let waiter = ending.withLock { e -> CheckedContinuation<Reason, Never>? in
+            guard e.reason == nil else { return nil }
+            e.reason = reason
+            defer { e.waiter = nil }
+            return e.waiter
+        }
+        waiter?.resume(returning: reason)
+    }
+
+    /// Reads messages from `input` and sends each through `transport` until the input closes or `end` is called; then
+    /// closes the transport (pending answers given or abandoned within `closing`, the session ended).
+    public func run(_ transport: MCPClientTransport, input: Int32 = 0, closing: Duration = .seconds(5),
+                    notice: @escaping @Sendable (String) -> Void) async -> Reason {
+        let output = self
+        DedicatedThread.start(canceller: nil, {
+            var reader = LineReader(fd: input, limit: Self.lineLimit)
+            while let line = reader.next() {
+                switch line {
+                case .tooLong(let count):
+                    output.write(.error(id: nil, code: JSONRPCMessage.parseError, message: "signin: a line of \(count) bytes is longer than the \(Self.lineLimit) bytes a message may be; skipped"))
+                case .line(let bytes):
+                    guard !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) else { continue }
+                    if let message = JSONRPCMessage(bytes, checked: true) {
+                        transport.send(message)
+                        continue
+                    }
+                    var parser = JSONParser(bytes: bytes)
+                    switch Result(catching: { () throws(JSONParser.Failure) -> JSONValue in try parser.document() }) {
+                    case .failure(let f):
+                        output.write(.error(id: nil, code: JSONRPCMessage.parseError, message: "signin: not JSON (\(f.reason) at byte \(f.offset))"))
+                    case .success(let value):
+                        if let id = value.object?["id"], let text = Self.idText(id) {
+                            output.write(.error(id: JSONRPCMessage.ID(json: text), code: JSONRPCMessage.invalidRequest, message: "signin: not a JSON-RPC message (no method, result or error)"))
+                        } else {
+                            notice("a line on standard input is JSON but not a JSON-RPC message; skipped")
+                        }
+                    }
+                }
+            }
+            output.end(.finished)
+        }, then: { _ in })
+        let reason: Reason = await withCheckedContinuation { k in
+            let done = ending.withLock { e -> Reason? in
+                if let r = e.reason { return r }
+                e.waiter = k
+                return nil
+            }
+            if let done { k.resume(returning: done) }
+        }
+        await transport.close(waitingUpTo: { if case .finished = reason { return closing } else { return .zero } }())
+        return reason
+    }
+
+    private static func idText(_ id: JSONValue) -> String? {
+        switch id {
+        case .string(let s): return JSONValueOut.quote(s)
+        case .number(let n) where n.rounded() == n && abs(n) < 1e15: return String(Int(n))
+        default: return nil
+        }
+    }
+}
+
+/// Lines of a descriptor, read in large pieces.
+struct LineReader {
+    enum Line { case line([UInt8]), tooLong(Int) }
+    let fd: Int32
+    let limit: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var skipping = 0
+    private var eof = false
+
+    init(fd: Int32, limit: Int) {
+        self.fd = fd
+        self.limit = limit
+    }
+
+    /// The next line (without its line break), or nil at the end of the input.
+    mutating func next() -> Line? {
+        while true {
+            if let nl = buffer[start...].firstIndex(of: 0x0A) {
+                var line = Array(buffer[start..<nl])
+                start = nl + 1
+                if line.last == 0x0D { line.removeLast() }
+                if skipping > 0 {
+                    let count = skipping + line.count
+                    skipping = 0
+                    return .tooLong(count)
+                }
+                return .line(line)
+            }
+            if start > 0 {
+                buffer.removeFirst(start)
+                start = 0
+            }
+            if buffer.count > limit {
+                // A line past the limit: dropped as it comes, and said once it ends.
+                skipping += buffer.count
+                buffer.removeAll(keepingCapacity: true)
+            }
+            if eof {
+                guard !buffer.isEmpty || skipping > 0 else { return nil }
+                defer { buffer = []; skipping = 0 }
+                return skipping > 0 ? .tooLong(skipping + buffer.count) : .line(buffer)
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let n = chunk.withUnsafeMutableBytes { Posix.read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { eof = true; continue }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+}
