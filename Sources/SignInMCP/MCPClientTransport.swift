@@ -64,6 +64,9 @@ public final class MCPClientTransport: Sendable {
         var legacyWaiters: [CheckedContinuation<String?, Never>] = []
         /// Requests sent whose answers have not come, and the work sending each.
         var pending: [JSONRPCMessage.ID: Task<Void, Never>] = [:]
+        /// Notifications and responses on their way to the server (a client's answer to the server's request).
+        var sending = 0
+        var idle: Bool { pending.isEmpty && sending == 0 }
         var drained: [CheckedContinuation<Void, Never>] = []
         var closed = false
         /// Why the first initialize failed, when it could not reach the server or sign in.
@@ -96,7 +99,7 @@ public final class MCPClientTransport: Sendable {
             if case .response(let id?) = message.kind {
                 let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
                     s.pending[id] = nil
-                    guard s.pending.isEmpty else { return [] }
+                    guard s.idle else { return [] }
                     defer { s.drained = [] }
                     return s.drained
                 }
@@ -123,7 +126,15 @@ public final class MCPClientTransport: Sendable {
         }
         state.withLock { s in
             guard !s.closed else { return }
-            let task = Task { await self.deliver(message) }
+            let isRequest = message.requestID != nil
+            if !isRequest { s.sending += 1 }
+            let task = Task {
+                await self.deliver(message)
+                if !isRequest {
+                    self.state.withLock { $0.sending -= 1 }
+                    self.releaseDrainedIfEmpty()
+                }
+            }
             if let id = message.requestID { s.pending[id] = task }
             if message.method == "initialize", s.initialize == nil {
                 s.initialize = message
@@ -564,7 +575,7 @@ public final class MCPClientTransport: Sendable {
     private func drained() async {
         await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
             let empty = state.withLock { s -> Bool in
-                if s.pending.isEmpty { return true }
+                if s.idle { return true }
                 s.drained.append(k)
                 return false
             }
@@ -574,7 +585,7 @@ public final class MCPClientTransport: Sendable {
 
     private func releaseDrainedIfEmpty() {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            guard s.pending.isEmpty else { return [] }
+            guard s.idle else { return [] }
             defer { s.drained = [] }
             return s.drained
         }

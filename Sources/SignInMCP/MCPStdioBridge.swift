@@ -106,6 +106,8 @@ public final class MCPStdioBridge: Sendable {
             if let done { k.resume(returning: done) }
         }
         await transport.close(waitingUpTo: { if case .finished = reason { return closing } else { return .zero } }())
+        // The input may close before the first initialize failed (a client that wrote it and closed at once).
+        if case .finished = reason, let failure = transport.startFailure { return .failedToStart(failure) }
         return reason
     }
 

@@ -6,11 +6,12 @@ challenges naming it, tokens checked for the server they were issued for), on 12
 The provider approves every authorization at once (no login page), for the subject "carol". It has no OpenID: no
 ID token, no JWKS, no userinfo.
 
-Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unlisted SCOPE]
+Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unlisted SCOPE] [--sse]
   (default)          one server: the authorization server and one MCP server at /mcp, requiring scope `mcp`
   --split            the authorization server alone on its port; each MCP server on a port of its own
   --mcp SCOPES       (with --split, repeatable) an MCP server requiring these comma-separated scopes
   --require-resource the token endpoint refuses a code exchange or a refresh without `resource` (RFC 8707 2.2)
+  --sse              (without --split) the MCP server speaks the legacy HTTP+SSE transport (2024-11-05) at /sse
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
                      still takes it): a client registered from the list does not cover a step-up to it
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
@@ -18,6 +19,16 @@ standard input closes. `GET /_stats` on the authorization server's port: registr
 `resource` each carried, and the last authorization request's `resource` and scopes. `POST /_require` with a JSON
 list of scopes: every MCP server requires those too from then on (403 `insufficient_scope` naming them: a step-up).
 `POST /_forget`: every access token issued so far ends (the next request with one gets 401 invalid_token).
+`POST /_restart`: as a development server restarted with its registrations in memory: every client, code and token
+is forgotten (a refresh then gets `invalid_client`), and every MCP session ends (404).
+`POST /_end_sessions`: every MCP session ends (the next request naming one gets 404).
+`GET /_stats` also lists, for each request to an MCP endpoint, its method, session id and protocol version header
+(`mcp_requests`), and what the background work of the `later` tool heard back (`background`).
+
+Tools besides `add` and `server_name`: `steps(n)` reports n progress notifications, then answers; `big(size)`
+answers a text of `size` bytes; `slow(ms)` answers after ms milliseconds; `ask(prompt)` asks the client to sample
+(a server request on the call's stream) and answers with its text; `later()` answers at once, then, on the
+session's own stream (GET), sends a log message and asks the client to sample, keeping the answer in `background`.
 """
 import asyncio
 import json
@@ -36,11 +47,13 @@ from starlette.routing import Route
 from mcp.server.auth.provider import AccessToken, AuthorizationCode, AuthorizationParams, RefreshToken, TokenError, construct_redirect_uri
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import SamplingMessage, TextContent
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 SCOPES = ["mcp", "admin"]
-STATS = {"registrations": 0, "token_requests": [], "authorize": None, "refreshes": 0}
+STATS = {"registrations": 0, "token_requests": [], "authorize": None, "refreshes": 0, "mcp_requests": [], "background": []}
+SERVERS: list = []
 # Scopes every MCP server requires from now on, besides its own (`POST /_require` with a JSON list): a token without
 # them gets 403 insufficient_scope naming them all (RFC 6750 3.1), which a client answers by stepping up.
 EXTRA_REQUIRED: list = []
@@ -61,6 +74,7 @@ class Provider:
 
     async def authorize(self, client, params: AuthorizationParams):
         STATS["authorize"] = {"resource": params.resource, "scopes": params.scopes}
+        STATS["authorizations"] = STATS.get("authorizations", 0) + 1
         code = "code-" + secrets.token_urlsafe(16)
         self.codes[code] = AuthorizationCode(code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
                                              code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
@@ -187,9 +201,8 @@ async def require(request):
     return JSONResponse({"ok": True})
 
 
-def mcp_server(name, issuer, url, scopes, provider):
-    server = MCPServer(name, token_verifier=Verifier(provider),
-                       auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=scopes, validate_token_resource=True))
+def add_tools(server, name):
+    SERVERS.append(server)
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -200,7 +213,79 @@ def mcp_server(name, issuer, url, scopes, provider):
     def server_name() -> str:
         """Which MCP server answered."""
         return name
+
+    @server.tool()
+    async def steps(n: int, ctx: Context) -> str:
+        """Reports n progress notifications, then answers."""
+        for i in range(n):
+            await ctx.report_progress(i + 1, n, f"step {i + 1}")
+        return f"{n} steps"
+
+    @server.tool()
+    def big(size: int) -> str:
+        """A text of `size` bytes."""
+        return "x" * size
+
+    @server.tool()
+    async def slow(ms: int) -> int:
+        """Answers after ms milliseconds."""
+        await asyncio.sleep(ms / 1000)
+        return ms
+
+    @server.tool()
+    async def ask(prompt: str, ctx: Context) -> str:
+        """Asks the client to sample, on this call's stream."""
+        r = await ctx.session.create_message([SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=10,
+                                             related_request_id=ctx.request_id)
+        return r.content.text
+
+    @server.tool()
+    async def later(ctx: Context) -> str:
+        """Answers now; then, on the session's own stream, a log message and a sampling request."""
+        session = ctx.session
+
+        async def background():
+            await asyncio.sleep(0.2)
+            try:
+                await session.send_log_message("info", "from the background")
+                r = await session.create_message([SamplingMessage(role="user", content=TextContent(type="text", text="background"))], max_tokens=10)
+                STATS["background"].append(r.content.text)
+            except Exception as e:  # noqa: BLE001 - the test reads what happened
+                STATS["background"].append(f"error: {e!r}")
+        asyncio.get_running_loop().create_task(background())
+        return "later"
+
+
+def mcp_server(name, issuer, url, scopes, provider):
+    server = MCPServer(name, token_verifier=Verifier(provider),
+                       auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=scopes, validate_token_resource=True))
+    add_tools(server, name)
     return server
+
+
+def recording(app):
+    """Notes each request to an MCP endpoint: its method and the session and protocol headers it carried."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith(("/mcp", "/sse", "/messages")):
+            headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
+            STATS["mcp_requests"].append({"method": scope["method"], "session": headers.get("mcp-session-id"),
+                                          "version": headers.get("mcp-protocol-version"), "accept": headers.get("accept")})
+        await app(scope, receive, send)
+    return wrapped
+
+
+async def restart(request):
+    """As a server restarted with everything in memory: clients, codes, tokens and sessions forgotten."""
+    p = PROVIDER_REF[0]
+    for d in (p.clients, p.codes, p.refresh, p.access):
+        d.clear()
+    return await end_sessions(request)
+
+
+async def end_sessions(request):
+    for server in SERVERS:
+        server.session_manager._server_instances.clear()
+    return JSONResponse({"ok": True})
 
 
 def bound():
@@ -215,6 +300,7 @@ async def main():
     split, require_resource = "--split" in args, "--require-resource" in args
     mcps = [args[i + 1].split(",") for i, a in enumerate(args) if a == "--mcp"] or [["mcp"]]
     hidden = [args[i + 1] for i, a in enumerate(args) if a == "--unlisted"]
+    legacy = "--sse" in args
     provider = Provider()
     as_sock, as_port = bound()
     # With --split the SDK's routes take the issuer as a URL type that spells it with a trailing slash; the MCP
@@ -224,36 +310,29 @@ async def main():
     stats = Route("/_stats", lambda request: JSONResponse(STATS))
     required = Route("/_require", require, methods=["POST"])
     forgotten = Route("/_forget", forget, methods=["POST"])
+    restarted = Route("/_restart", restart, methods=["POST"])
+    ended = Route("/_end_sessions", end_sessions, methods=["POST"])
     PROVIDER_REF.append(provider)
     apps, urls = [], []
     if split:
         auth = Starlette(routes=create_auth_routes(provider, AnyHttpUrl(issuer), client_registration_options=registration,
-                                                   revocation_options=RevocationOptions(enabled=True)) + [stats, required, forgotten])
+                                                   revocation_options=RevocationOptions(enabled=True)) + [stats, required, forgotten, restarted, ended])
         apps.append((as_sock, unlisting(watching_tokens(auth, require_resource), hidden)))
         for i, scopes in enumerate(mcps):
             sock, port = bound()
             url = f"http://127.0.0.1:{port}/mcp"
             urls.append(url)
-            apps.append((sock, requiring_more(mcp_server(f"mcp-{i + 1}", issuer, url, scopes, provider).streamable_http_app(), url, scopes, provider)))
+            apps.append((sock, recording(requiring_more(mcp_server(f"mcp-{i + 1}", issuer, url, scopes, provider).streamable_http_app(), url, scopes, provider))))
     else:
-        url = issuer + "/mcp"
+        url = issuer + ("/sse" if legacy else "/mcp")
         urls.append(url)
         server = MCPServer("mcp-1", auth_server_provider=provider,
                            auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=mcps[0], validate_token_resource=True,
                                              client_registration_options=registration, revocation_options=RevocationOptions(enabled=True)))
-
-        @server.tool()
-        def add(a: int, b: int) -> int:
-            """Adds two numbers."""
-            return a + b
-
-        @server.tool()
-        def server_name() -> str:
-            """Which MCP server answered."""
-            return "mcp-1"
-        app = server.streamable_http_app()
-        app.router.routes.extend([stats, required, forgotten])
-        apps.append((as_sock, unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))
+        add_tools(server, "mcp-1")
+        app = server.sse_app() if legacy else server.streamable_http_app()
+        app.router.routes.extend([stats, required, forgotten, restarted, ended])
+        apps.append((as_sock, recording(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden))))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
     while not all(s.started for s in servers):

@@ -1,0 +1,214 @@
+import Foundation
+import Testing
+
+/// `signin mcp URL`, the stdio bridge, with the MCP Python SDK on both ends: its stdio client launches signin as
+/// Claude Desktop would (Tests/Providers/mcp_stdio_client.py), and its server (Tests/Providers/mcp_server.py: the
+/// SDK's authorization-server routes and `MCPServer` with `AuthSettings`, on streamable HTTP or HTTP+SSE) answers.
+/// Raw lines on standard input drive what the SDK's client never sends (string ids, bad lines, several requests at
+/// once).
+@Suite struct MCPBridgeTests {
+    /// The SDK's stdio client running `scenario` through `signin mcp URL ARGS...`: its result line as JSON.
+    static func client(_ box: Sandbox, _ scenario: String, _ url: String, _ args: [String] = [], env extra: [String: String] = [:]) throws -> (RunResult, [String: Any]) {
+        var env = box.environment
+        env.merge(extra) { $1 }
+        let r = try Subprocess.run(Paths.python, [Paths.providers.appendingPathComponent("mcp_stdio_client.py").path, scenario, Paths.signin, "mcp", url] + args,
+                                   env: env.filter { !$0.value.isEmpty })
+        let line = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        return (r, TokensForEveryAPITests.json(line))
+    }
+
+    /// JSON-RPC lines for standard input: the client's initialize and `initialized`, then `more`.
+    static func lines(_ more: [String]) -> Data {
+        let initialize = #"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#
+        return Data(([initialize, #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#] + more).map { $0 + "\n" }.joined().utf8)
+    }
+
+    static func call(_ id: String, _ tool: String, _ arguments: String) -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/call","params":{"name":"\#(tool)","arguments":\#(arguments)}}"#
+    }
+
+    /// Each line of `stdout` as a JSON object (a line that is not one fails the test: stdout is for messages only).
+    static func messages(_ stdout: String) -> [[String: Any]] {
+        stdout.split(separator: "\n").map { line in
+            let o = TokensForEveryAPITests.json(String(line))
+            #expect(o["jsonrpc"] as? String == "2.0", "not a JSON-RPC message on standard output: \(line)")
+            return o
+        }
+    }
+
+    static func browserLaunches(_ box: Sandbox) -> Int { box.standinSteps().filter { $0["step"] as? String == "fds" }.count }
+
+    /// The first run signs in (one browser launch) and the client's session works; the second run restores the sign-in
+    /// with no browser; `signin token --resource URL` sees the same sign-in; the token is in no file in clear and not
+    /// on standard error; every request after the initialize carries the session id and the protocol version; the
+    /// session ends with DELETE when the client goes.
+    @Test func theFirstRunSignsInOnceAndTheNextRestores() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--require-resource"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (first, answer) = try Self.client(box, "basic", url)
+        #expect(first.status == 0 && answer["sum"] as? String == "5", "\(first.stdout) \(first.stderr)")
+        #expect((answer["tools"] as? [String])?.contains("add") == true, "\(answer)")
+        #expect(Self.browserLaunches(box) == 1, "one sign-in: \(box.standinSteps())")
+        let (second, again) = try Self.client(box, "basic", url, env: ["BROWSER": "/bin/false"])
+        #expect(second.status == 0 && again["sum"] as? String == "5", "no browser the second time: \(second.stdout) \(second.stderr)")
+        #expect(Self.browserLaunches(box) == 1)
+        let token = try box.signin("token", "--resource", url).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!token.isEmpty)
+        #expect(!first.stderr.contains(token) && !second.stderr.contains(token), "no token on standard error")
+        for case let file as String in FileManager.default.enumerator(atPath: box.root.path)?.allObjects ?? [] {
+            let data = (try? Data(contentsOf: box.root.appendingPathComponent(file))) ?? Data()
+            #expect(!data.contains(token), "the token in clear in \(file)")
+        }
+        let requests = (try MCPServerTests.stats(p)["mcp_requests"] as? [[String: Any]]) ?? []
+        let afterInitialize = requests.filter { $0["session"] is String }
+        #expect(afterInitialize.count >= 4, "\(requests)")
+        #expect(afterInitialize.allSatisfy { $0["version"] as? String == again["version"] as? String }, "MCP-Protocol-Version on every request: \(requests)")
+        #expect(requests.filter { $0["method"] as? String == "DELETE" }.count == 2, "each session ended with DELETE: \(requests)")
+        #expect(requests.filter { $0["method"] as? String == "POST" }.allSatisfy { $0["accept"] as? String == "application/json, text/event-stream" })
+    }
+
+    /// Progress notifications reach the client in order before the answer; the server's request on a call's stream
+    /// (sampling) is answered back; on the session's own stream (GET), a log message and a sampling request arrive
+    /// and the client's answer reaches the server; a 1 MB result and 200 calls in a row come whole.
+    @Test func streamsProgressServerRequestsBigResultsAndManyCalls() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (progress, steps) = try Self.client(box, "progress", url)
+        #expect(progress.status == 0 && steps["progress"] as? [Double] == [1, 2, 3, 4, 5] && steps["result"] as? String == "5 steps", "\(progress.stdout) \(progress.stderr)")
+        let (sampling, sampled) = try Self.client(box, "sampling", url)
+        #expect(sampling.status == 0 && sampled["asked"] as? String == "sampled: hi", "\(sampling.stdout) \(sampling.stderr)")
+        #expect(sampled["log"] as? String == "from the background", "the log message on the GET stream: \(sampled)")
+        #expect(waitFor { ((try? MCPServerTests.stats(p)["background"]) as? [String])?.contains("sampled: background") == true },
+                "the client's answer to the server's own request reached it: \((try? MCPServerTests.stats(p)) ?? [:])")
+        let (big, length) = try Self.client(box, "big", url)
+        #expect(big.status == 0 && length["length"] as? Int == 1 << 20, "\(big.stderr)")
+        let (many, counted) = try Self.client(box, "many", url)
+        #expect(many.status == 0 && counted["calls"] as? Int == 200 && counted["wrong"] as? Int == 0, "\(many.stdout) \(many.stderr)")
+    }
+
+    /// Raw lines: string and integer ids kept; three calls in flight answered in the order the server answers them;
+    /// a line that is not JSON gets a parse error (id null), JSON that is no message with an id an invalid request,
+    /// and the bridge goes on; standard output holds only JSON-RPC; input closed: the pending answers come, the
+    /// session is ended, exit 0.
+    @Test func rawLinesKeepTheirIdsAndAnswersComeAsTheServerGivesThem() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let input = Self.lines([Self.call(#""slow-300""#, "slow", #"{"ms":300}"#), Self.call("7", "slow", #"{"ms":150}"#), Self.call(#""fast""#, "slow", #"{"ms":0}"#),
+                                "this is not JSON", #"{"id":99,"hello":1}"#, Self.call(#""after""#, "add", #"{"a":1,"b":2}"#)])
+        let r = try box.signin(["mcp", url], stdin: input)
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        let out = Self.messages(r.stdout)
+        let ids = out.compactMap { m -> String? in
+            if let s = m["id"] as? String { return s }
+            if let n = m["id"] as? Int { return String(n) }
+            return m.keys.contains("id") ? "null" : nil
+        }
+        #expect(ids.first == "null" || ids.contains("null"), "the bad line's parse error: \(r.stdout)")
+        #expect(out.contains { ($0["error"] as? [String: Any])?["code"] as? Int == -32700 }, "\(r.stdout)")
+        #expect(out.contains { $0["id"] as? Int == 99 && ($0["error"] as? [String: Any])?["code"] as? Int == -32600 }, "\(r.stdout)")
+        let calls = ids.filter { ["slow-300", "7", "fast"].contains($0) }
+        #expect(calls == ["fast", "7", "slow-300"], "answered as the server answered: \(ids)")
+        #expect(ids.contains("after") && ids.contains("0"), "\(ids)")
+        let requests = (try MCPServerTests.stats(p)["mcp_requests"] as? [[String: Any]]) ?? []
+        #expect(requests.last?["method"] as? String == "DELETE", "the session ended: \(requests)")
+    }
+
+    /// A 401 mid-session (the server forgot its access tokens): one refresh, the request again, no browser. A session
+    /// the server ended (404): a new one (the client's initialize sent again), and the call goes on.
+    @Test func aRefusedTokenIsRefreshedAndAnEndedSessionStartsAgain() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (first, _) = try Self.client(box, "basic", url)
+        #expect(first.status == 0, "\(first.stderr)")
+        _ = try p.http("POST", "/_forget")
+        let refreshesBefore = try MCPServerTests.stats(p)["refreshes"] as? Int ?? 0
+        let (refused, answer) = try Self.client(box, "basic", url, env: ["BROWSER": "/bin/false"])
+        #expect(refused.status == 0 && answer["sum"] as? String == "5", "\(refused.stdout) \(refused.stderr)")
+        #expect(try MCPServerTests.stats(p)["refreshes"] as? Int == refreshesBefore + 1, "one refresh")
+        let (renewed, both) = try Self.client(box, "renew", url, env: ["BROWSER": "/bin/false", "MCP_CONTROL": p.issuer])
+        #expect(renewed.status == 0 && both["first"] as? String == "2" && both["second"] as? String == "4", "\(renewed.stdout) \(renewed.stderr)")
+        #expect(renewed.stderr.contains("ended the session; starting a new one"), "\(renewed.stderr)")
+    }
+
+    /// A 403 insufficient_scope on a call: a step-up sign-in for the scopes it names, then the call again.
+    @Test func aCallNeedingMoreScopeStepsUp() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (run, answer) = try Self.client(box, "stepup", url, env: ["MCP_CONTROL": p.issuer])
+        #expect(run.status == 0 && answer["first"] as? String == "2" && answer["second"] as? String == "4", "\(run.stdout) \(run.stderr)")
+        let stats = try MCPServerTests.stats(p)
+        #expect(Set((stats["authorize"] as? [String: Any])?["scopes"] as? [String] ?? []) == ["mcp", "admin"], "\(stats)")
+        let status = try box.signin("status", "--resource", url)
+        #expect(status.stdout.contains("admin"), "\(status.stdout)")
+    }
+
+    /// A restarted server (every client, token and session forgotten): the refresh fails `invalid_client`, so signin
+    /// registers again and signs in again (one more browser launch), and the client's call goes through.
+    @Test func aServerThatForgotItsClientGetsANewRegistration() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (first, _) = try Self.client(box, "basic", url)
+        #expect(first.status == 0, "\(first.stderr)")
+        _ = try p.http("POST", "/_restart")
+        let (again, answer) = try Self.client(box, "basic", url)
+        #expect(again.status == 0 && answer["sum"] as? String == "5", "\(again.stdout) \(again.stderr)")
+        #expect(try MCPServerTests.stats(p)["registrations"] as? Int == 2, "registered again")
+        #expect(Self.browserLaunches(box) == 2)
+    }
+
+    /// Three bridges started at once with no sign-in: one browser sign-in, one registration, all three sessions work.
+    @Test func severalBridgesAtOnceShareOneSignIn() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let input = Self.lines([Self.call("1", "add", #"{"a":2,"b":3}"#)])
+        let runs = try (0..<3).map { _ in try ParallelRun(box, ["mcp", url], stdin: input) }.map { try $0.wait() }
+        for r in runs {
+            #expect(r.status == 0 && Self.messages(r.stdout).contains { ($0["result"] as? [String: Any]) != nil && $0["id"] as? Int == 1 }, "\(r.stdout) \(r.stderr)")
+        }
+        let stats = try MCPServerTests.stats(p)
+        #expect(stats["registrations"] as? Int == 1 && stats["authorizations"] as? Int == 1, "one sign-in: \(stats)")
+    }
+
+    /// The legacy HTTP+SSE transport (2024-11-05): the initialize POST is refused, the bridge falls back to the GET
+    /// stream and its endpoint, and the session works.
+    @Test func aLegacySSEServerIsReachedByFallingBack() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--sse"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (run, answer) = try Self.client(box, "basic", url)
+        #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("trying the HTTP+SSE transport"), "\(run.stderr)")
+        let (progress, steps) = try Self.client(box, "progress", url, ["--transport", "sse"])
+        #expect(progress.status == 0 && steps["progress"] as? [Double] == [1, 2, 3, 4, 5], "\(progress.stdout) \(progress.stderr)")
+    }
+
+    /// A server that cannot be reached: the client's initialize gets a JSON-RPC error, standard error names the
+    /// address and the cause, and the bridge exits 5 at once.
+    @Test func aServerThatIsDownIsSaidAtOnce() throws {
+        let port = try freeLoopbackPort()
+        let url = "http://127.0.0.1:\(port)/mcp"
+        let box = try Sandbox(issuer: "http://127.0.0.1:\(port)")
+        box.environment["SIGNIN_CONFIG"] = ""
+        // The sign-in held for it (as after an earlier run) is not needed to tell: nothing answers at all.
+        let r = try box.signin(["mcp", url], stdin: Self.lines([]))
+        #expect(r.status == 5, "\(r.status) \(r.stdout) \(r.stderr)")
+        let out = Self.messages(r.stdout)
+        #expect(out.count == 1 && out.first?["id"] as? Int == 0 && out.first?["error"] != nil, "\(r.stdout)")
+        #expect(r.stderr.contains("127.0.0.1:\(port)"), "\(r.stderr)")
+    }
+}
