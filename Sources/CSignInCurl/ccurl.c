@@ -79,12 +79,19 @@ CURLcode signin_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { return api
 CURLcode signin_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return api.easy_setopt(h, o, v); }
 CURLcode signin_curl_setopt_write(CURL *h, CURLoption o, signin_curl_write_cb v) { return api.easy_setopt(h, o, v); }
 CURLcode signin_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return api.easy_getinfo(h, i, v); }
+CURLcode signin_curl_setopt_xferinfo(CURL *h, void *context, signin_curl_xferinfo_cb cb) {
+    CURLcode rc = api.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb);
+    if (rc == CURLE_OK) rc = api.easy_setopt(h, CURLOPT_XFERINFODATA, context);
+    if (rc == CURLE_OK) rc = api.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    return rc;
+}
 
 static _Atomic(signin_curl_socket_hook) socket_hook;
 
 static curl_socket_t open_socket(void *context, curlsocktype purpose, struct curl_sockaddr *a) {
     (void)purpose;
     int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+
     if (fd >= 0 && socket_hook && socket_hook(context, fd, 1) != 0) {
         close(fd);
         return CURL_SOCKET_BAD;
@@ -105,3 +112,4 @@ CURLcode signin_curl_watch_sockets(CURL *h, void *context, signin_curl_socket_ho
     if (rc == CURLE_OK) rc = api.easy_setopt(h, CURLOPT_CLOSESOCKETDATA, context);
     return rc;
 }
+

@@ -521,7 +521,8 @@ public final class MCPClientTransport: Sendable {
                     }
                     r.out.lastEventID = r.parser.lastEventID
                     r.out.retry = r.parser.retryMilliseconds
-                    return done || r.parser.tooLarge ? .enough : .more
+                    // The answer came: the stream is left, its connection kept if the server ends it at once.
+                    return r.parser.tooLarge ? .enough : done ? .finished : .more
                 }
                 guard r.json.count + bytes.count <= 64 << 20 else { return .enough }
                 r.json.append(contentsOf: bytes)

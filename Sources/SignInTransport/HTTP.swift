@@ -172,12 +172,17 @@ package struct HTTPClient: Sendable {
 /// lives as long as the handle whose connections it watches.
 package class TransferContext {
     package var canceller: Canceller?
+    /// The transfer's socket while one is open (-1: none).
+    package var socket: Int32 = -1
     package init() {}
 
     /// Reports each socket of `handle`'s transfers to the canceller of `context` (a retained `TransferContext`).
     package static func watchSockets(_ handle: UnsafeMutableRawPointer, _ context: UnsafeMutableRawPointer) {
         _ = signin_curl_watch_sockets(handle, context) { context, fd, opened in
-            guard let context, let canceller = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue().canceller else { return 0 }
+            guard let context else { return 0 }
+            let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+            if opened != 0 { transfer.socket = fd } else if transfer.socket == fd { transfer.socket = -1 }
+            guard let canceller = transfer.canceller else { return 0 }
             if opened == 0 {
                 canceller.unwatch(socket: fd)
                 return 0

@@ -27,7 +27,14 @@ package final class HTTPStreams: @unchecked Sendable {
         case more
         /// Stop here: the rest of the answer is not wanted (its connection is closed).
         case enough
+        /// What was wanted came: read on only while the server ends the answer within `finishing` (so that its
+        /// connection is kept for the next exchange), else leave it.
+        case finished
     }
+
+    /// How long an answer whose reader said `.finished` may take to end before it is left (libcurl asks about once a
+    /// second while a transfer idles, so it is left within about a second after this).
+    package static let finishing: Double = 0.25
 
     /// A handle and the context its socket hooks are given, which lives as long as the handle: its connections close
     /// later, on another exchange or at cleanup, and call the hook with it then.
@@ -52,6 +59,7 @@ package final class HTTPStreams: @unchecked Sendable {
         var headerBytes = 0
         var head: Head?
         var stopped = false
+        var finishedAt: Double?
         var onHead: ((Head) -> Reading)?
         var onData: ((UnsafeRawBufferPointer) -> Reading)?
     }
@@ -85,6 +93,7 @@ package final class HTTPStreams: @unchecked Sendable {
         context.headerBytes = 0
         context.head = nil
         context.stopped = false
+        context.finishedAt = nil
         context.onHead = onHead
         context.onData = onData
         var list: UnsafeMutablePointer<curl_slist>? = nil
@@ -129,11 +138,26 @@ package final class HTTPStreams: @unchecked Sendable {
             let c = Unmanaged<Context>.fromOpaque(user!).takeUnretainedValue()
             let count = size * n
             guard let ptr, count > 0 else { return count }
-            if c.onData?(UnsafeRawBufferPointer(start: ptr, count: count)) == .enough {
+            Posix.acknowledgeNow(c.socket)
+            if let at = c.finishedAt {
+                // Past what was wanted: the rest is read (and dropped) while the server ends the answer soon.
+                if MonotonicClock.now() - at > HTTPStreams.finishing { c.stopped = true; return 0 }
+                return count
+            }
+            switch c.onData?(UnsafeRawBufferPointer(start: ptr, count: count)) {
+            case .enough?:
                 c.stopped = true
                 return 0
+            case .finished?: c.finishedAt = MonotonicClock.now()
+            default: break
             }
             return count
+        }
+        _ = signin_curl_setopt_xferinfo(h, ctx) { user, _, _, _, _ in
+            let c = Unmanaged<Context>.fromOpaque(user!).takeUnretainedValue()
+            guard let at = c.finishedAt, MonotonicClock.now() - at > HTTPStreams.finishing else { return 0 }
+            c.stopped = true
+            return 1
         }
         _ = signin_curl_setopt_pointer(h, CURLOPT_HEADERDATA, ctx)
         _ = signin_curl_setopt_write(h, CURLOPT_HEADERFUNCTION) { ptr, size, n, user in
@@ -148,6 +172,7 @@ package final class HTTPStreams: @unchecked Sendable {
                 let words = line.split(separator: " ", maxSplits: 2)
                 c.head = Head(status: words.count > 1 ? Int(words[1]) ?? 0 : 0, headers: [:])
             } else if line == "\r\n" || line == "\n" {
+                Posix.acknowledgeNow(c.socket)
                 guard var head = c.head, head.status >= 200 else { return count }
                 for l in c.headerLines {
                     guard let colon = l.firstIndex(of: ":") else { continue }
@@ -172,6 +197,7 @@ package final class HTTPStreams: @unchecked Sendable {
         }
         // A handle whose transfer ended cleanly keeps its connection for the next exchange.
         reusable = rc == CURLE_OK
-        return (head, context.stopped, rc != CURLE_OK && !context.stopped)
+        let finished = context.finishedAt != nil
+        return (head, context.stopped || finished, rc != CURLE_OK && !context.stopped && !finished)
     }
 }

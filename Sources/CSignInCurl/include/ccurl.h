@@ -28,6 +28,9 @@ CURLcode signin_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
 typedef size_t (*signin_curl_write_cb)(char *, size_t, size_t, void *);
 CURLcode signin_curl_setopt_write(CURL *h, CURLoption o, signin_curl_write_cb v);
 CURLcode signin_curl_getinfo_long(CURL *h, CURLINFO i, long *v);
+/* The transfer's progress callback (CURLOPT_XFERINFOFUNCTION, with progress on): a non-zero answer aborts it. */
+typedef int (*signin_curl_xferinfo_cb)(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+CURLcode signin_curl_setopt_xferinfo(CURL *h, void *context, signin_curl_xferinfo_cb cb);
 /*
  * signin opens and closes the transfer's sockets itself: close-on-exec (no child process inherits one), and
  * reported to `hook(context, fd, opened)` on open (opened = 1; a non-zero answer refuses the socket) and before
