@@ -93,6 +93,8 @@ public final class MCPClientTransport: Sendable {
         self.extraHeaders = headers
         self.notice = notice
         self.streams = HTTPStreams(settings: HTTPSettings(connectTimeout: max(1, Int(connectTimeout.components.seconds)), caFile: caFile))
+        // libcurl (and the libraries it links) loads meanwhile, while the sign-in is read from the store.
+        DedicatedThread.start(canceller: nil, { try? HTTPClient.loadLibrary() }, then: { _ in })
         let state = self.state
         self.receive = { message in
             // An answer that came is no longer pending.
