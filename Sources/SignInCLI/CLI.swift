@@ -151,12 +151,22 @@ public enum CLI {
         let held: String? = known.flatMap { known in
             (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil))??.accessToken?.value
         }
+        // A client signin registered, which the server may have forgotten (a development server restarted with its
+        // registrations in memory): a refresh says so before a browser shows the server's error page.
+        var forgotten = false
+        if let known, known.clientKind == .registered, held != nil {
+            do throws(SignInError) {
+                _ = try SignInClient(configuration: known, storeDirectory: store, environment: env).restore(minimumValidity: .zero, forceRefresh: true)
+            } catch .providerError(_, "invalid_client", _) {
+                forgotten = true
+            } catch {}
+        }
         let chosen = document ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap { $0.isEmpty ? nil : $0 }
         if let chosen, EndpointURL.problem(chosen) != nil {
             throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
         }
         return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                    addingScopes: command.addedScopes)
+                                                    addingScopes: command.addedScopes, registeringAgain: forgotten)
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.
@@ -201,7 +211,9 @@ public enum CLI {
     }
 
     static func fail(_ e: SignInError, json: Bool, _ invocation: Invocation, _ io: IOStreams) -> ExitCode {
-        let code = ExitCode(e)
+        var code = ExitCode(e)
+        // An API's server that forgot signin's client: as good as not signed in (what `login --resource` mends).
+        if case .providerError(_, "invalid_client", _) = e, invocation.resource != nil { code = .notSignedIn }
         if json { io.out(JSONText.object(["error": .string(e.description), "exit_code": .int(Int(code.rawValue))])) }
         io.err("signin: \(e.description)" + (advice(for: e, invocation).map { "\n\($0)" } ?? ""))
         return code
@@ -222,9 +234,11 @@ public enum CLI {
             return invocation.command == Exec.name ? login + ", or `signin exec --login ...` to sign in first and go on." : login + "."
         case .accountNotFound:
             return "`\(invocation.command("login"))` signs it in; `\(invocation.command("accounts", account: false))` lists those stored."
+        case .providerError(_, "invalid_client", _) where invocation.resource != nil:
+            return "The server no longer knows signin's client for this API (a server restarted without its registrations forgets them): `\(invocation.command("login"))` registers again and signs in."
         case .providerError(_, "invalid_client", _):
             let file = invocation.configurationPath.map { " in \($0)" } ?? ""
-            return "The provider does not know this client: check client_id and client_secret\(file) against the client registered there (`\(invocation.command("init", account: false))` writes them again)."
+            return "The provider does not know this client, or not this way of authenticating it: check client_id, client_secret and token_endpoint_auth_method\(file) against the client registered there (`\(invocation.command("init", account: false))` writes them again)."
         case .configNotFound:
             return "Write one with `\(invocation.command("init", account: false))`."
         case .configInvalid(_, "client_id", _):

@@ -22,7 +22,7 @@ import Testing
         // Signed in by the command: the program restores it silently.
         #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
         let (first, answer) = try Self.run(box, url)
-        #expect(first.status == 0 && answer["sum"] as? String == "5" && answer["tools"] as? [String] == ["add", "server_name"], "\(first.stdout) \(first.stderr)")
+        #expect(first.status == 0 && answer["sum"] as? String == "5" && Set(answer["tools"] as? [String] ?? []).isSuperset(of: ["add", "server_name"]), "\(first.stdout) \(first.stderr)")
         #expect(first.stderr.isEmpty, "nothing on the program's standard error: \(first.stderr)")
         // Every token the server issued ends: a 401, a refresh, one retry.
         _ = try p.http("POST", "/_forget")

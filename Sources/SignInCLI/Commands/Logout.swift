@@ -86,6 +86,7 @@ struct Logout: SignInCommand {
                     // The library changes nothing when it cannot revoke; `logout --revoke` signs out here anyway, as
                     // documented (a person asked to be signed out), and reports the failure.
                     _ = try client.signOut(account: user.userID)
+                    forgetAPI(client)
                     io.err("signin: signed out \(user.profile.displayName) here, but revoking the grant at the provider failed: \(cause.description)")
                     if c.json { io.out(JSONText.object(["revoked": .bool(false), "removed": .array([.string(user.userID)]), "error": .string(cause.description)])) }
                     return .network
@@ -98,8 +99,20 @@ struct Logout: SignInCommand {
         if !remaining.isEmpty && (try? client.storedUser()) == nil {
             text += "\nNo account is current now (\(remaining.count) still stored); `signin use ACCOUNT` or `signin login` chooses one."
         }
+        if remaining.isEmpty, forgetAPI(client), let api = apiResource {
+            text += "\nForgot the API's registration there too: `signin login --resource \(api.withoutControlCharacters)` registers again."
+        }
         Self.report(c.json, text, revoked: revoke, removed: removed, io)
         return .success
+    }
+
+    /// For an API signed in to from its address whose last account went: what signin kept of it (the API's record
+    /// and the client registered for it) goes too, so nothing points at a client with no grant. True when it did.
+    @discardableResult
+    private func forgetAPI(_ client: SignInClient) -> Bool {
+        guard let api = apiResource, client.configuration.foundFromAPI, ((try? client.accounts()) ?? []).isEmpty,
+              let store = client.credentialStore else { return false }
+        return (try? store.removeAPIRecords(resource: api, issuer: client.configuration.issuer)) != nil
     }
 
     static func report(_ json: Bool, _ text: String, revoked: Bool, removed: [SignInUser], _ io: IOStreams) {

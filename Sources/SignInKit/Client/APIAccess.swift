@@ -120,7 +120,7 @@ public enum APIAccess {
     /// --scope S`: the step-up for one tool of an MCP server whose 403 a plain request never sees).
     public static func configurationForSignIn(for resource: String, storeDirectory: String, presenting token: String?,
                                               httpTimeout: Duration = .seconds(30), clientMetadataDocument: String? = nil,
-                                              addingScopes extra: [String] = []) throws(SignInError) -> SignInConfiguration {
+                                              addingScopes extra: [String] = [], registeringAgain: Bool = false) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         try HTTPClient.loadLibrary()
@@ -134,7 +134,7 @@ public enum APIAccess {
         var stepUp = challenge?.error == "insufficient_scope" ? challenge?.scopes ?? [] : []
         for s in extra where !stepUp.contains(s) { stepUp.append(s) }
         return try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, challenge: challenge, addingScopes: stepUp,
-                                 clientMetadataDocument: clientMetadataDocument)
+                                 clientMetadataDocument: clientMetadataDocument, registeringAgain: registeringAgain)
     }
 
     /// `configuration(for:storeDirectory:httpTimeout:challenge:addingScopes:clientMetadataDocument:)` for async code:
