@@ -16,4 +16,37 @@ import Testing
         #expect(try p.stats("_api")["registrations"] == nil, "nothing was registered")
         #expect(box.standinSteps().isEmpty, "no browser was opened")
     }
+
+    /// An authorization server that is also an OpenID provider, whose RFC 8414 document (read first, in the MCP
+    /// order) names `openid` among its scopes but has no `jwks_uri` (RFC 8414 makes it optional): the same issuer's
+    /// OpenID document gives it, and the sign-in verifies an ID token.
+    @Test func anRFC8414DocumentWithoutAJWKSIsCompletedByTheOpenIDDocument() throws {
+        let p = try Provider(script: "strict_provider.py", environment: ["STRICT_AS_METADATA": "hybrid"])
+        defer { p.stop() }
+        let box = try p.sandbox()
+        box.environment["SIGNIN_CONFIG"] = ""
+        let api = p.issuer + "/api/hybrid"
+        let r = try box.signin("login", "--resource", api, "--timeout", "30")
+        #expect(r.status == 0 && r.stdout.contains("Signed in as Alice Example"), "\(r.stdout) \(r.stderr)")
+        #expect(try p.stats("_metadata")["fetches"] as? Int ?? 0 >= 1, "the RFC 8414 document was read")
+        let status = try box.signin("status", "--resource", api)
+        #expect(status.stdout.contains("alice@example.org"), "\(status.stdout)")
+    }
+
+    /// A configured `issuer` (and `scopes` without openid) at a plain OAuth 2.0 server that publishes RFC 8414
+    /// metadata only (no OpenID document, no JWKS; Django OAuth Toolkit with OpenID off): discovery alone signs in.
+    @Test func aConfiguredPlainOAuthServerSignsInWithDiscoveryAlone() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let port = try freeLoopbackPort()
+        let registration: [String: Any] = ["redirect_uris": ["http://127.0.0.1:\(port)/callback"], "token_endpoint_auth_method": "none",
+                                           "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "scope": "mcp"]
+        let answer = try p.http("POST", "/register", body: try JSONSerialization.data(withJSONObject: registration))
+        let clientID = try #require((try JSONSerialization.jsonObject(with: answer) as? [String: Any])?["client_id"] as? String, "\(String(decoding: answer, as: UTF8.self))")
+        let box = try Sandbox(issuer: p.issuer, clientID: clientID, extra: ["scopes": ["mcp"], "redirect_port": port])
+        box.environment["STANDIN_MODE"] = "visit"
+        let r = try box.signin("login", "--timeout", "30")
+        #expect(r.status == 0 && r.stdout.contains("Signed in to"), "\(r.stdout) \(r.stderr)")
+        #expect(try box.signin("token").status == 0)
+    }
 }

@@ -7,7 +7,9 @@ counters read from GET /_stats/<client_id>, so tests running at once do not dist
 
 Provider-wide variants, for a provider started for one test: STRICT_DISCOVERY is JSON merged into the discovery
 document (a null removes a member; "{issuer}" in a string becomes the issuer), and STRICT_AS_METADATA=1 serves
-RFC 8414 metadata (with the revocation endpoint) at /.well-known/oauth-authorization-server.
+RFC 8414 metadata (with the revocation endpoint) at /.well-known/oauth-authorization-server; STRICT_AS_METADATA=hybrid
+serves there an RFC 8414 document naming openid among its scopes with no jwks_uri or userinfo_endpoint (its OpenID
+document has both).
 
 DPoP (RFC 9449): a token request with a proof gets DPoP-bound tokens (the refresh token then refreshes only with a
 proof of the same key; the access token reaches /userinfo only as `Authorization: DPoP` with a proof naming it);
@@ -338,6 +340,14 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     doc[k] = v.replace("{issuer}", self.issuer) if isinstance(v, str) else v
             return self.send(200, doc)
+        if u.path == "/.well-known/oauth-authorization-server" and os.environ.get("STRICT_AS_METADATA") == "hybrid":
+            # An authorization server that is also an OpenID provider, whose RFC 8414 document lists openid among its
+            # scopes but has no jwks_uri or userinfo_endpoint (RFC 8414 makes them optional): its OpenID document has them.
+            cl = client("_metadata")
+            cl.stats["fetches"] = cl.stats.get("fetches", 0) + 1
+            return self.send(200, {"issuer": self.issuer, "token_endpoint": self.issuer + "/token", "authorization_endpoint": self.issuer + "/authorize",
+                                   "registration_endpoint": self.issuer + "/register", "code_challenge_methods_supported": ["S256"],
+                                   "response_types_supported": ["code"], "scopes_supported": ["openid", "email", "profile"]})
         if u.path == "/.well-known/oauth-authorization-server" and os.environ.get("STRICT_AS_METADATA"):
             cl = client("_metadata")
             cl.stats["fetches"] = cl.stats.get("fetches", 0) + 1

@@ -17,8 +17,21 @@ package enum Discovery {
         var doc: [String: JSONValue] = [:]
         // A plain OAuth 2.0 server needs no JWKS: an ID token is expected only when `openid` is asked.
         let needsJWKS = config.asksForIDToken
+        var fromOAuthMetadata = false
         if o.authorization == nil || o.token == nil || (needsJWKS && o.jwks == nil) {
-            doc = try metadataDocument(for: config, http: http).document
+            let (found, url) = try metadataDocument(for: config, http: http)
+            doc = found
+            fromOAuthMetadata = url.contains("/.well-known/oauth-authorization-server")
+            // An RFC 8414 document need not name what OpenID needs (RFC 8414 makes jwks_uri optional): where OpenID is
+            // wanted, the same issuer's OpenID document (checked to name the same issuer) gives what it lacks.
+            if fromOAuthMetadata, needsJWKS, o.jwks == nil, doc["jwks_uri"]?.string == nil || doc["userinfo_endpoint"]?.string == nil {
+                for other in openIDDocumentURLs(issuer: config.issuer) {
+                    guard let openID = try? metadata(at: other, issuer: config.issuer, http: http) else { continue }
+                    for (k, v) in openID where doc[k] == nil { doc[k] = v }
+                    fromOAuthMetadata = false
+                    break
+                }
+            }
         }
         func pick(_ override: String?, _ key: String, required: Bool) throws(SignInError) -> String? {
             if let override {
@@ -38,7 +51,8 @@ package enum Discovery {
             issuer: config.issuer,
             authorization: try pick(o.authorization, "authorization_endpoint", required: true)!,
             token: try pick(o.token, "token_endpoint", required: true)!,
-            jwks: try pick(o.jwks, "jwks_uri", required: needsJWKS) ?? "",
+            // A plain OAuth 2.0 server (RFC 8414 metadata, no OpenID document) issues no ID token: none is needed.
+            jwks: try pick(o.jwks, "jwks_uri", required: needsJWKS && !fromOAuthMetadata) ?? "",
             revocation: try pick(o.revocation, "revocation_endpoint", required: false),
             userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
             deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
@@ -149,6 +163,15 @@ package enum Discovery {
         if let inserted = EndpointURL.wellKnown("oauth-authorization-server", insertedInto: trimmed) { urls.append(inserted) }
         if hasPath, let inserted = EndpointURL.wellKnown("openid-configuration", insertedInto: trimmed) { urls.append(inserted) }
         urls.append(trimmed + "/.well-known/openid-configuration")
+        return urls
+    }
+
+    /// The OpenID discovery URLs of `issuer`: with its path inserted (an issuer with a path), then appended.
+    static func openIDDocumentURLs(issuer: String) -> [String] {
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var urls: [String] = []
+        if let inserted = EndpointURL.wellKnown("openid-configuration", insertedInto: trimmed) { urls.append(inserted) }
+        if !urls.contains(trimmed + "/.well-known/openid-configuration") { urls.append(trimmed + "/.well-known/openid-configuration") }
         return urls
     }
 
