@@ -119,7 +119,9 @@ public enum CLI {
             loaded = try SignInConfiguration.load(path: path)
         } catch .configNotFound(let file) {
             let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
-            guard !named, let resource = command.apiResource else { throw .configNotFound(file: file) }
+            guard !named else { throw .configNotFound(file: file) }
+            let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: file) : nil
+            guard let resource = command.apiResource ?? implicit else { throw .configNotFound(file: file) }
             return try apiConfiguration(resource, store(), command, env, httpTimeout: .seconds(30), document: nil,
                                         known: APIAccess.knownConfiguration(for: resource, storeDirectory: store()))
         }
@@ -129,6 +131,14 @@ public enum CLI {
         // a client of its own, or refused, as any API from its address.
         let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout)
         return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
+    }
+
+    /// With no configuration and no `--resource`: the one API signed in to from its address, which is then the
+    /// current sign-in (nil: none, so the configuration is what is missing); several: which to name.
+    static func onlyAPISignIn(_ store: String, file: String) throws(SignInError) -> String? {
+        let apis = (try? CredentialStore(directory: store).apiResources()) ?? []
+        guard apis.count > 1 else { return apis.first }
+        throw .configInvalid(file: file, field: nil, reason: "there is no configuration file, and \(apis.count) APIs are signed in to from their address (\(apis.map(\.withoutControlCharacters).joined(separator: ", "))): name one with --resource URL (`signin accounts` lists them)")
     }
 
     /// The error of a command that reads an API's sign-in (`token`, `whoami`, `status`, `exec`, `logout`) when

@@ -148,4 +148,30 @@ import Testing
         #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
         #expect(try Self.stats(p)["registrations"] as? Int == 3, "a new registration after the logout")
     }
+
+    /// Only API sign-ins, no configuration: one API sign-in is the current sign-in for plain `whoami`, `status`,
+    /// `token` and `logout`; with two, a command that needs one names both and `--resource`; `logout --all` signs every
+    /// API out.
+    @Test func apiSignInsAloneAreAccountsInEveryCommand() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--split", "--mcp", "mcp", "--mcp", "mcp"])
+        defer { p.stop() }
+        let (one, two) = (p.readyWords[0], p.readyWords[1])
+        let box = try Self.machine(p)
+        box.environment["SIGNIN_CONFIG"] = nil
+        #expect(try box.signin("login", "--resource", one, "--timeout", "30").status == 0)
+        let whoami = try box.signin("whoami")
+        #expect(whoami.status == 0 && whoami.stdout.contains(one), "\(whoami.stdout) \(whoami.stderr)")
+        let status = try box.signin("status")
+        #expect(status.status == 0 && status.stdout.contains("API: \(one)"), "\(status.stdout) \(status.stderr)")
+        let token = try box.signin("token")
+        let named = try box.signin("token", "--resource", one)
+        #expect(token.status == 0 && token.stdout == named.stdout, "\(token.stderr)")
+        #expect(try box.signin("login", "--resource", two, "--timeout", "30").status == 0)
+        let which = try box.signin("whoami")
+        #expect(which.status == 2 && which.stderr.contains(one) && which.stderr.contains(two) && which.stderr.contains("--resource"), "\(which.stderr)")
+        let all = try box.signin("logout", "--all", "--yes")
+        #expect(all.status == 0 && all.stdout.contains(one) && all.stdout.contains(two), "\(all.stdout) \(all.stderr)")
+        #expect(try box.signin("token", "--resource", one).status == 3)
+        #expect(!(try box.signin("accounts").stdout.contains(two)))
+    }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// `signin logout [--revoke] [--account A | --all] [--yes]`: sign out, and with `--revoke` end the grant at the provider.
 struct Logout: SignInCommand {
     static let revokeOption = OptionSpec("--revoke", "Also revoke the grant at the provider (RFC 7009)")
-    static let allOption = OptionSpec("--all", "Every account of this configuration")
+    static let allOption = OptionSpec("--all", "Every account of this configuration, and every API signed in to from its address")
     static let spec = CommandSpec(
         of: Self.self, summary: "Sign out (remove the local credentials); --revoke also ends the grant at the provider",
         details: "Signs out the current account (or --account, or --all) and says which. On a terminal it asks first (--yes\nskips the question). Afterwards no account is current until `signin use` or `signin login`.",
@@ -22,7 +22,27 @@ struct Logout: SignInCommand {
     /// Through a forwarded agent there is no grant here to act on: where to do it instead.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
 
+    /// `-c` or `--profile` named a configuration.
+    let namesConfiguration: Bool
+
+    /// `--all` with no configuration at all: every API signed in to from its address is signed out.
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        guard all, apiResource == nil, !namesConfiguration, (env["SIGNIN_CONFIG"] ?? "").isEmpty, (env["SIGNIN_PROFILE"] ?? "").isEmpty,
+              Posix.access(SignInConfiguration.defaultPath(explicit: nil, profile: nil, environment: env), F_OK) != 0 else { return nil }
+        if !yes && Posix.isatty(0) && Posix.isatty(2) {
+            guard io.confirm("Sign out every API signed in to from its address?") else {
+                io.err("Nothing changed.")
+                return .canceled
+            }
+        }
+        let removed = Self.signOutAPIs(except: nil, env)
+        Self.report(false, removed.isEmpty ? "Not signed in; nothing to remove." : "Signed out \(removed.map(\.accountLine).joined(separator: ", ")).",
+                    revoked: false, removed: removed, io)
+        return .success
+    }
+
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
+        namesConfiguration = a.value(.config) != nil || a.value(.profile) != nil
         revoke = a.has(Self.revokeOption)
         all = a.has(Self.allOption)
         yes = a.has(.yes)
@@ -58,8 +78,10 @@ struct Logout: SignInCommand {
             }
             targets = []
         }
+        // `--all`: every account, the APIs signed in to from their address included (each a sign-in of its own).
+        let apis: [SignInUser] = all ? Self.signOutAPIs(except: client.configuration.foundFromAPI ? client.configuration.grantAPI : nil, c.environment) : []
         if targets.isEmpty {
-            Self.report(c.json, "Not signed in; nothing to remove.", revoked: false, removed: [], io)
+            Self.report(c.json, apis.isEmpty ? "Not signed in; nothing to remove." : "Signed out \(apis.map(\.accountLine).joined(separator: ", ")).", revoked: false, removed: apis, io)
             return .success
         }
         let revoke = revoke
@@ -93,24 +115,39 @@ struct Logout: SignInCommand {
                 }
             }
         }
+        removed += apis
         let names = removed.map(\.profile.displayName).joined(separator: ", ")
         var text = revoke ? "Signed out \(names) and revoked the grant at the provider." : "Signed out \(names) (the grant at the provider remains; --revoke ends it)."
         let remaining = (try? client.accounts()) ?? []
         if !remaining.isEmpty && (try? client.storedUser()) == nil {
             text += "\nNo account is current now (\(remaining.count) still stored); `signin use ACCOUNT` or `signin login` chooses one."
         }
-        if remaining.isEmpty, forgetAPI(client), let api = apiResource {
+        if remaining.isEmpty, forgetAPI(client), let api = apiResource ?? client.configuration.grantAPI {
             text += "\nForgot the API's registration there too: `signin login --resource \(api.withoutControlCharacters)` registers again."
         }
         Self.report(c.json, text, revoked: revoke, removed: removed, io)
         return .success
     }
 
+    /// Signs out every API signed in to from its address but `except` (the one this run is for), forgetting what was
+    /// kept of each; the accounts signed out.
+    static func signOutAPIs(except: String?, _ env: [String: String]) -> [SignInUser] {
+        let store = CredentialStore.defaultDirectory(environment: env)
+        var out: [SignInUser] = []
+        for resource in (try? CredentialStore(directory: store).apiResources()) ?? [] where resource != except {
+            guard let config = APIAccess.knownConfiguration(for: resource, storeDirectory: store) else { continue }
+            let client = SignInClient(configuration: config, environment: env)
+            out += (try? client.signOutAll()) ?? []
+            try? client.credentialStore?.removeAPIRecords(resource: resource, issuer: config.issuer)
+        }
+        return out
+    }
+
     /// For an API signed in to from its address whose last account went: what signin kept of it (the API's record
     /// and the client registered for it) goes too, so nothing points at a client with no grant. True when it did.
     @discardableResult
     private func forgetAPI(_ client: SignInClient) -> Bool {
-        guard let api = apiResource, client.configuration.foundFromAPI, ((try? client.accounts()) ?? []).isEmpty,
+        guard let api = apiResource ?? client.configuration.grantAPI, client.configuration.foundFromAPI, ((try? client.accounts()) ?? []).isEmpty,
               let store = client.credentialStore else { return false }
         return (try? store.removeAPIRecords(resource: api, issuer: client.configuration.issuer)) != nil
     }
