@@ -1,4 +1,5 @@
 import SignInKit
+import FoundationEssentials
 import SignInProtocol
 import SignInTransport
 
@@ -158,9 +159,12 @@ public enum CLI {
             if let known { return known }
             throw notSignedIn(to: resource)
         }
-        let held: String? = known.flatMap { known in
-            (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil))??.accessToken?.value
+        let heldUser: SignInUser? = known.flatMap { known in
+            (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil)) ?? nil
         }
+        let held = heldUser?.accessToken?.value
+        // Presented as the grant presents it: a DPoP-bound token with its proof, never as a bare bearer token.
+        let presenting = held.flatMap { token in URL(string: resource).flatMap { try? heldUser?.authorizationHeaders(token: token, method: "GET", url: $0) } }
         // A client signin registered, which the server may have forgotten (a development server restarted with its
         // registrations in memory): a refresh says so before a browser shows the server's error page.
         var forgotten = false
@@ -176,7 +180,7 @@ public enum CLI {
             throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
         }
         return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                    addingScopes: command.addedScopes, registeringAgain: forgotten)
+                                                    addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting)
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

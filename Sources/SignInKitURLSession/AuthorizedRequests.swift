@@ -110,13 +110,15 @@ struct Origin: Equatable {
     }
 }
 
-/// Follows redirects, dropping `Authorization` from any that leaves the origin of the request that carried it.
+/// Follows redirects, dropping `Authorization` and its `DPoP` proof from any that leaves the origin of the request that
+/// carried them.
 final class SameOriginRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         var next = request
         if let from = task.originalRequest?.url ?? response.url, let to = request.url, Origin(from) != Origin(to) {
             next.setValue(nil, forHTTPHeaderField: "Authorization")
+            next.setValue(nil, forHTTPHeaderField: "DPoP")
         }
         completionHandler(next)
     }

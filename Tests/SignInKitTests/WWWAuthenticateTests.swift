@@ -23,4 +23,9 @@ import Testing
         #expect(WWWAuthenticate("").challenges.isEmpty)
         #expect(WWWAuthenticate(#"Bearer error="unterminated"#).tokenChallenge?.scheme == "Bearer")
     }
+
+    @Test func aBasicChallengeIsNoTokenChallenge() {
+        #expect(WWWAuthenticate(#"Basic realm="api", resource_metadata="https://evil.example/meta""#).tokenChallenge == nil)
+        #expect(WWWAuthenticate(#"Basic realm="api", Bearer resource_metadata="https://api.example/meta""#).tokenChallenge?.scheme == "Bearer")
+    }
 }

@@ -20,10 +20,20 @@ struct ClientMetadata: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         url = a.value(Self.urlOption)
-        if let url, !url.hasPrefix("https://") && !url.hasPrefix("http://127.0.0.1") && !url.hasPrefix("http://localhost") {
-            throw UsageError("--url \(url.withoutControlCharacters) must be an https URL (where the document will be hosted)")
+        if let url, let problem = Self.problem(url) {
+            throw UsageError("--url \(url.withoutControlCharacters) \(problem)")
         }
         try noPositional(a, Self.spec)
+    }
+
+    /// Why `url` cannot be a client ID metadata document's address (the draft: an https URL with a path, no fragment;
+    /// http only to this machine, for tests), or nil.
+    static func problem(_ url: String) -> String? {
+        if let p = EndpointURL.problem(url) { return "must be an https URL (where the document will be hosted): \(p)" }
+        if url.contains("#") { return "must have no fragment (the document's client_id is the URL itself)" }
+        guard let schemeEnd = url.range(of: "://"), let slash = url[schemeEnd.upperBound...].firstIndex(of: "/"),
+              url.index(after: slash) < url.endIndex else { return "must have a path (https://example.org/signin/client.json)" }
+        return nil
     }
 
     func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {

@@ -117,17 +117,22 @@ public enum APIAccess {
     /// named; a 401 names where the metadata is. Without a challenge, as `configuration(for:storeDirectory:)`.
     ///
     /// `addingScopes`: scopes asked for besides the held ones and any the API names (`signin login --resource URL
-    /// --scope S`: the step-up for one tool of an MCP server whose 403 a plain request never sees).
+    /// --scope S`: the step-up for one tool of an MCP server whose 403 a plain request never sees). `presentingHeaders`:
+    /// the held token's headers as its grant presents them (`SignInUser.authorizationHeaders`: `Authorization: DPoP`
+    /// and a proof for a bound grant), instead of `token` as a bearer token.
     public static func configurationForSignIn(for resource: String, storeDirectory: String, presenting token: String?,
                                               httpTimeout: Duration = .seconds(30), clientMetadataDocument: String? = nil,
-                                              addingScopes extra: [String] = [], registeringAgain: Bool = false) throws(SignInError) -> SignInConfiguration {
+                                              addingScopes extra: [String] = [], registeringAgain: Bool = false,
+                                              presentingHeaders: [String: String]? = nil) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         try HTTPClient.loadLibrary()
         let http = HTTPClient(configuration: probe)
         var challenge: WWWAuthenticate.Challenge?
+        // The held token as the grant presents it (`presentingHeaders`: `DPoP` and its proof for a bound grant).
+        let presented = presentingHeaders.map { $0.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" } } ?? token.map { ["Authorization: Bearer " + $0] } ?? []
         if EndpointURL.problem(resource) == nil,
-           let r = try? http.get(resource, endpoint: "the API (\(resource))", headers: token.map { ["Authorization: Bearer " + $0] } ?? []),
+           let r = try? http.get(resource, endpoint: "the API (\(resource))", headers: presented),
            r.status == 401 || r.status == 403, let header = r.headers["www-authenticate"] {
             challenge = WWWAuthenticate(header).tokenChallenge
         }

@@ -81,7 +81,19 @@ public actor APIAuthorizer {
     }
 
     /// The headers for one request with `method` to `url`: `Authorization` (`Bearer`, or `DPoP` with a `DPoP` proof).
+    /// A sign-in that went from the store since it was restored here (signed out, or replaced by another program's
+    /// new sign-in) is not kept: the store is read again, and the sign-in there (or a new one, when allowed) serves.
     public func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        do throws(SignInError) {
+            return try await currentHeaders(method: method, url: url)
+        } catch .noPreviousSignIn(let reason) where user != nil {
+            if case .agentRefused = reason { throw .noPreviousSignIn(reason: reason) }
+            (user, client) = (nil, nil)
+            return try await currentHeaders(method: method, url: url)
+        }
+    }
+
+    private func currentHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
         let user = try await signedInUser()
         let token = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
         return try user.authorizationHeaders(token: token.value, method: method, url: url)
@@ -95,7 +107,8 @@ public actor APIAuthorizer {
         if status == 403 {
             guard challenge?.error == "insufficient_scope" else { return .done }
             let needed = challenge?.scopes ?? []
-            guard allowsInteractiveSignIn else { throw .scopesNotGranted(missing: needed) }
+            // Only what the sign-in does not hold is missing (a challenge names every scope the call needs).
+            guard allowsInteractiveSignIn else { throw .scopesNotGranted(missing: needed.filter { !(user?.grantedScopes.contains($0) ?? false) }) }
             try await signIn(challenge: challenge, addingScopes: needed)
             return .retry
         }

@@ -32,9 +32,10 @@ public struct WWWAuthenticate: Sendable, Equatable {
         challenges = Self.parse(Array(header.utf8))
     }
 
-    /// The first Bearer or DPoP challenge (the token schemes signin speaks), else the first challenge.
+    /// The first Bearer or DPoP challenge (the token schemes signin speaks), or nil: a `Basic` (or any other scheme's)
+    /// challenge says nothing about a token, and its parameters (a `realm`, say) are never taken for one's.
     public var tokenChallenge: Challenge? {
-        challenges.first { ["bearer", "dpop"].contains($0.scheme.lowercased()) } ?? challenges.first
+        challenges.first { ["bearer", "dpop"].contains($0.scheme.lowercased()) }
     }
 
     private static func isTokenChar(_ c: UInt8) -> Bool {
