@@ -32,6 +32,15 @@ import Testing
         }
     }
 
+    /// A GitHub-style app: endpoints by hand and no issuer is its own provider, not Google.
+    @Test func endpointsWithoutAnIssuerAreTheirOwnProvider() throws {
+        let c = try parse(#"{"client_id": "Iv1.abc", "authorization_endpoint": "https://github.example/login/oauth/authorize", "token_endpoint": "https://github.example/login/oauth/access_token", "scopes": ["read:user"]}"#)
+        #expect(c.issuer == "https://github.example" && !c.isGoogle, "\(c.issuer)")
+        #expect(c.providerRules.issuer == "https://github.example", "no Google rules (access_type=offline) for it")
+        let google = try parse(#"{"client_id": "1.apps.googleusercontent.com", "authorization_endpoint": "https://accounts.google.com/o/oauth2/v2/auth", "token_endpoint": "https://oauth2.googleapis.com/token"}"#)
+        #expect(google.isGoogle)
+    }
+
     @Test func defaultsAreGoogle() throws {
         let c = try parse(#"{"client_id": "123.apps.googleusercontent.com"}"#)
         #expect(c.issuer == "https://accounts.google.com")

@@ -210,6 +210,17 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// True when the issuer is Google, whose ID tokens may name it without the scheme.
     public var isGoogle: Bool { ProviderRules.isGoogle(issuer) }
 
+    /// `scheme://host[:port]` of an absolute URL, or nil.
+    static func origin(of url: String) -> String? {
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes.count > colon + 3,
+              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return nil }
+        let start = colon + 3
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        return end > start ? String(decoding: bytes[..<end], as: UTF8.self) : nil
+    }
+
     /// What is special about this configuration's provider (`ProviderRules`).
     package var providerRules: ProviderRules { ProviderRules.forIssuer(issuer) }
 
@@ -286,6 +297,12 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         c.endpoints.jwks = try url("jwks_uri")
         c.endpoints.deviceAuthorization = try url("device_authorization_endpoint")
         c.endpoints.pushedAuthorization = try url("pushed_authorization_request_endpoint")
+        // Endpoints and no issuer (a GitHub-style app): the server they name is the provider, not Google by default
+        // (no Google parameters, and its own name in `status`), unless they are Google's own.
+        if obj["issuer"] == nil, let authorization = c.endpoints.authorization, c.endpoints.token != nil,
+           let origin = Self.origin(of: authorization), !ProviderRules.isGoogleEndpoint(authorization) {
+            c.issuer = origin
+        }
         if let p = try string("pushed_authorization") {
             guard let mode = PushedAuthorization(rawValue: p) else { throw fail("pushed_authorization", "must be auto, always or never") }
             c.pushedAuthorization = mode

@@ -66,6 +66,11 @@ package struct ProviderRules: Sendable {
 
     /// Whether `issuer` is Google's, in any of the forms Google uses.
     /// (Literal comparisons: the configuration asks this on every command, before any rules are needed.)
+    /// Whether an endpoint is one of Google's own (its sign-in or token hosts).
+    static func isGoogleEndpoint(_ url: String) -> Bool {
+        ["https://accounts.google.com/", "https://oauth2.googleapis.com/", "https://www.googleapis.com/"].contains { url.hasPrefix($0) }
+    }
+
     static func isGoogle(_ issuer: String) -> Bool {
         issuer == googleIssuer || issuer == "accounts.google.com" || issuer == "https://accounts.google.com/"
     }
