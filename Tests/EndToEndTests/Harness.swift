@@ -389,9 +389,9 @@ final class ParallelRun: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var result: Result<RunResult, Error> = .failure(HarnessError(description: "not run"))
 
-    init(_ box: Sandbox, _ args: [String], stdin: Data? = nil) throws {
+    init(_ box: Sandbox, _ args: [String], env: [String: String] = [:], stdin: Data? = nil) throws {
         DispatchQueue.global().async {
-            self.result = Result { try box.signin(args, stdin: stdin) }
+            self.result = Result { try box.signin(args, env: env, stdin: stdin) }
             self.done.signal()
         }
     }

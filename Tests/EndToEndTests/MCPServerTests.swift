@@ -174,4 +174,20 @@ import Testing
         #expect(try box.signin("token", "--resource", one).status == 3)
         #expect(!(try box.signin("accounts").stdout.contains(two)))
     }
+
+    /// A second `login --resource URL` while one waits in the browser on the client's registered redirect port: said
+    /// as what it is, and `--port` (which that server would refuse) is not advised.
+    @Test func aSecondSignInWhileOneWaitsSaysSo() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try Self.machine(p)
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        let waiting = try ParallelRun(box, ["login", "--resource", url, "--timeout", "4"], env: ["STANDIN_MODE": "none"])
+        #expect(box.waitForStandinSteps(3).filter { $0["step"] as? String == "fds" }.count >= 2, "the first sign-in's browser opened")
+        let second = try box.signin("login", "--resource", url, "--timeout", "30")
+        #expect(second.status != 0 && second.stderr.contains("another sign-in to this API is most likely waiting") && !second.stderr.contains("--port"),
+                "\(second.stderr)")
+        _ = try waiting.wait()
+    }
 }

@@ -25,8 +25,14 @@ final class LoopbackAuthorization: AuthorizationGrant {
         self.options = options
         self.environment = environment
         self.tokens = tokens
-        receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
-                                        host: configuration.redirectHost, sameUserOnly: configuration.listenerSameUserOnly)
+        do throws(SignInError) {
+            receiver = try LoopbackReceiver(port: options.port ?? configuration.redirectPort, path: configuration.redirectPath,
+                                            host: configuration.redirectHost, sameUserOnly: configuration.listenerSameUserOnly)
+        } catch .listenerUnavailable(let address, _) where configuration.clientKind == .registered && options.port == nil && configuration.redirectPort != 0 {
+            // The client signin registered for this API has this one redirect port (its server matches it exactly), so
+            // another port would only make the server refuse the sign-in: most likely another sign-in waits there.
+            throw .listenerUnavailable(address: address, reason: "another sign-in to this API is most likely waiting in a browser there (port \(configuration.redirectPort) is the redirect port signin registered at \(configuration.issuer.withoutControlCharacters), which that server matches exactly); finish or cancel that sign-in, then run this again")
+        }
         var asked = configuration
         for r in options.resources where !asked.resources.contains(r) { asked.resources.append(r) }
         request = try AuthorizationRequest(config: asked, endpoints: endpoints, redirectURI: receiver.redirectURI,
