@@ -9,8 +9,9 @@ enum Help {
         let width = Commands.specs.map(\.name.count).max()!
         let commands = Commands.specs.map { "  \($0.name.padding(to: width))  \($0.summary)" }.joined(separator: "\n")
         return """
-            signin: sign in with Google or any OpenID provider from the terminal, and hand its tokens to scripts,
-            git, kubectl and any command.
+            signin: sign in from the terminal to Google, any OpenID provider, any OAuth 2.0 server or any MCP server
+            (from its address alone: login --resource URL), and hand its tokens to scripts, git, kubectl, MCP clients
+            (signin mcp URL) and any command.
 
             Usage: signin <command> [options]
 
@@ -60,7 +61,7 @@ enum Help {
         var m = """
             .TH SIGNIN 1 "" "signin \(SignInKitVersion.string)" "User Commands"
             .SH NAME
-            signin \\- sign in with Google or any OpenID provider from the terminal
+            signin \\- sign in from the terminal to Google, any OpenID provider, OAuth 2.0 server or MCP server
             .SH SYNOPSIS
             .B signin
             .I command
