@@ -282,3 +282,106 @@ int signin_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid) {
 int signin_pidfd_open(int pid) {
     return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 }
+
+/* ---- The crash report: what a person can send after an internal error ---- */
+#include <stdint.h>
+#include <stdio.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+static char crash_header[160];
+static char crash_dir[1024];
+static char crash_file[1100];
+
+static void crash_put(int fd, const char *s) {
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void crash_hex(int fd, uintptr_t v) {
+    char buf[19] = "0x";
+    char digits[16];
+    int n = 0;
+    do { digits[n++] = "0123456789abcdef"[v & 0xf]; v >>= 4; } while (v && n < 16);
+    for (int i = 0; i < n; i++) buf[2 + i] = digits[n - 1 - i];
+    buf[2 + n] = 0;
+    crash_put(fd, buf);
+}
+
+static void crash_dec(int fd, long v) {
+    char buf[24];
+    int n = 0;
+    if (v < 0) { crash_put(fd, "-"); v = -v; }
+    do { buf[22 - n++] = (char)('0' + v % 10); v /= 10; } while (v && n < 22);
+    buf[23] = 0;
+    crash_put(fd, buf + 23 - n);
+}
+
+static void crash_frames(int fd, void **frames, int n) {
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        crash_put(fd, "  #");
+        crash_dec(fd, i);
+        crash_put(fd, " ");
+        if (dladdr(frames[i], &info) && info.dli_fname) {
+            const char *name = strrchr(info.dli_fname, '/');
+            crash_put(fd, name ? name + 1 : info.dli_fname);
+            crash_put(fd, "+");
+            crash_hex(fd, (uintptr_t)frames[i] - (uintptr_t)info.dli_fbase);
+            if (info.dli_sname) {
+                crash_put(fd, " ");
+                crash_put(fd, info.dli_sname);
+            }
+        } else {
+            crash_hex(fd, (uintptr_t)frames[i]);
+        }
+        crash_put(fd, "\n");
+    }
+}
+
+void signin_crash_prepare(const char *version, const char *state_dir) {
+    void *warm[2];
+    /* backtrace loads libgcc's unwinder on first use: now, not in the signal handler. */
+    (void)backtrace(warm, 2);
+    snprintf(crash_header, sizeof crash_header, "signin %s: internal error (signal ", version);
+    if (state_dir && *state_dir && strlen(state_dir) < sizeof crash_dir) {
+        snprintf(crash_dir, sizeof crash_dir, "%s", state_dir);
+        snprintf(crash_file, sizeof crash_file, "%s/crash.txt", state_dir);
+    }
+}
+
+void signin_crash_report(int sig) {
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    int fds[2] = {2, -1};
+    if (crash_file[0]) {
+        /* The state folder and the file are the user's own, 0700 and 0600; the newest report is appended last. */
+        char parent[1024];
+        snprintf(parent, sizeof parent, "%s", crash_dir);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) { *slash = 0; (void)mkdir(parent, 0700); }
+        (void)mkdir(crash_dir, 0700);
+        fds[1] = open(crash_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    }
+    for (int k = 0; k < 2; k++) {
+        int fd = fds[k];
+        if (fd < 0) continue;
+        crash_put(fd, crash_header);
+        crash_dec(fd, sig);
+        crash_put(fd, "); the crashing thread's frames (no arguments, no memory), addresses as module+offset:\n");
+        crash_frames(fd, frames, n);
+    }
+    if (fds[1] >= 0) {
+        crash_put(2, "signin: this report is also in ");
+        crash_put(2, crash_file);
+        crash_put(2, " (send it with the version above; it holds no token).\n");
+        close(fds[1]);
+    }
+}

@@ -143,4 +143,12 @@ int signin_tpm_create_signing_key(const char *tcti, uint8_t **blob, size_t *blob
 int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, const uint8_t digest[32], uint8_t r_out[32], uint8_t s_out[32], char **error);
 void signin_tpm_free(void *p, size_t len);
 
+/*
+ * The crash report: `signin_crash_prepare` (first thing in main) notes the version and the state folder, and warms
+ * the unwinder; `signin_crash_report` (in a fatal signal's handler) writes the crashing thread's frames, as
+ * module+offset and the symbol where the dynamic symbol table has one, to standard error and to STATE_DIR/crash.txt
+ * (0600). No argument, register or memory is written.
+ */
+void signin_crash_prepare(const char *version, const char *state_dir);
+void signin_crash_report(int sig);
 #endif

@@ -11,13 +11,17 @@ package enum CrashGuard {
     static let fatalSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT, SIGQUIT, SIGSYS, SIGXCPU]
 
     /// Installs the guard (and makes the process undumpable); call first thing in main.
-    package static func install() {
+    /// `version` goes in the crash report; `stateDirectory` (`$XDG_STATE_HOME/signin`) is where it is kept too.
+    package static func install(version: String = SignInKitVersion.string, stateDirectory: String? = nil) {
         if getenv("SIGNIN_DEBUG_CRASH").map({ String(cString: $0) }) == "1" { return }
         ProcessHardening.apply()
+        signin_crash_prepare(version, stateDirectory ?? Self.defaultStateDirectory())
         for sig in fatalSignals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in
-                // Only async-signal-safe calls here: write(2) of a fixed text, then _exit.
+                // The report (the crashing thread's frames as module+offset: no argument, register or memory), then
+                // a fixed text, then _exit: written with write(2) and nothing that allocates.
+                if sig != SIGQUIT { signin_crash_report(sig) }
                 let message = sig == SIGQUIT
                     ? "signin: quit (SIGQUIT); no core file is written (it would hold tokens); the credential store is intact.\n"
                     : "signin: internal error (signal \(sig)); the credential store is intact (writes are atomic). Please report it.\n"
@@ -33,5 +37,12 @@ package enum CrashGuard {
         sigemptyset(&set)
         for sig in fatalSignals { sigaddset(&set, sig) }
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// `$XDG_STATE_HOME/signin`, else `~/.local/state/signin` (nil without a home).
+    static func defaultStateDirectory() -> String? {
+        if let x = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), x.hasPrefix("/") { return x + "/signin" }
+        guard let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/signin"
     }
 }
