@@ -90,7 +90,7 @@ public enum CLI {
             events.io = io
             events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
             let shown = events
-            client = SignInClient(configuration: try configuration(path, a, env, command), environment: env, onEvent: { shown.show($0) },
+            client = SignInClient(configuration: try configuration(path, a, env, command, io: io), environment: env, onEvent: { shown.show($0) },
                                   passphrase: Passphrase.provider(fd: a.value(.passphraseFD).flatMap { Int32($0) }))
             known.client = client
         } catch {
@@ -113,7 +113,8 @@ public enum CLI {
     /// one was made from its address (its record in the store), or, for `login`, a new one from its address, whatever
     /// server the API names (the configured provider included: its grant serves only the APIs the file lists). A
     /// command that does not sign in, for an API with no sign-in, exits 3 and asks no server (`notSignedIn`).
-    static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand) throws(SignInError) -> SignInConfiguration {
+    static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand,
+                              io: IOStreams = .standard) throws(SignInError) -> SignInConfiguration {
         let store = { CredentialStore.defaultDirectory(environment: env) }
         let loaded: SignInConfiguration
         do throws(SignInError) {
@@ -123,7 +124,7 @@ public enum CLI {
             guard !named else { throw .configNotFound(file: file) }
             let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: file) : nil
             guard let resource = command.apiResource ?? implicit else { throw .configNotFound(file: file) }
-            return try apiConfiguration(resource, store(), command, env, httpTimeout: .seconds(30), document: nil,
+            return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: .seconds(30), document: nil,
                                         known: APIAccess.knownConfiguration(for: resource, storeDirectory: store()))
         }
         guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
@@ -131,7 +132,7 @@ public enum CLI {
         // metadata names the configured provider (any server can name accounts.google.com): it is signed in to with
         // a client of its own, or refused, as any API from its address.
         let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout)
-        return try apiConfiguration(resource, store(), command, env, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
+        return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
     }
 
     /// With no configuration and no `--resource`: the one API signed in to from its address, which is then the
@@ -153,7 +154,7 @@ public enum CLI {
     /// held and the ones the API named).
     /// `document`: the configuration's `client_id_metadata_document`, else `$SIGNIN_CLIENT_ID_METADATA_DOCUMENT`;
     /// `known`: the API's configuration from the store (`APIAccess.knownConfiguration`), when there is one.
-    static func apiConfiguration(_ resource: String, _ store: String, _ command: some SignInCommand, _ env: [String: String],
+    static func apiConfiguration(_ resource: String, _ store: String, _ command: some SignInCommand, _ env: [String: String], io: IOStreams = .standard,
                                  httpTimeout: Duration, document: String?, known: SignInConfiguration?) throws(SignInError) -> SignInConfiguration {
         guard command.signsIn else {
             if let known { return known }
@@ -179,8 +180,18 @@ public enum CLI {
         if let chosen, EndpointURL.problem(chosen) != nil {
             throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
         }
-        return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                    addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting)
+        do throws(SignInError) {
+            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
+                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting)
+        } catch .providerError(let endpoint, "authorization_server_changed", let detail) {
+            // The first step of a mix-up, or a move: a person at a terminal is asked; anyone else is refused.
+            guard Posix.isatty(0) && Posix.isatty(2), io.confirm("signin: \((detail ?? "").withoutControlCharacters)\nSign in at the new server?") else {
+                throw .providerError(endpoint: endpoint, code: "authorization_server_changed", detail: detail)
+            }
+            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
+                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting,
+                                                        allowingServerChange: true)
+        }
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

@@ -49,4 +49,26 @@ import Testing
         #expect(r.status == 0 && r.stdout.contains("Signed in to"), "\(r.stdout) \(r.stderr)")
         #expect(try box.signin("token").status == 0)
     }
+
+    /// An API whose metadata names another authorization server than the one it named at the first sign-in: refused
+    /// with both named and nothing sent to the new one (no person at a terminal to ask); after `logout --resource`,
+    /// a sign-in at the new server.
+    @Test func anAPIThatMovesToAnotherServerIsNotFollowedSilently() throws {
+        let a = try Provider(script: "strict_provider.py")
+        defer { a.stop() }
+        let b = try Provider(script: "strict_provider.py")
+        defer { b.stop() }
+        let box = try a.sandbox()
+        box.environment["SIGNIN_CONFIG"] = ""
+        let api = a.issuer + "/api/moving"
+        #expect(try box.signin("login", "--resource", api, "--timeout", "30").status == 0)
+        try a.control("_api", ["authorization_server": b.issuer])
+        let moved = try box.signin("login", "--resource", api, "--timeout", "30")
+        #expect(moved.status == 5 && moved.stderr.contains("now names \(b.issuer)") && moved.stderr.contains(a.issuer), "\(moved.status) \(moved.stderr)")
+        #expect(try b.stats("_api")["registrations"] == nil, "nothing sent to the new server")
+        #expect(try box.signin("token", "--resource", api).status == 0, "the sign-in at the first server still answers")
+        #expect(try box.signin("logout", "--resource", api, "--yes").status == 0)
+        let again = try box.signin("login", "--resource", api, "--timeout", "30")
+        #expect(again.status == 0 && again.stderr.contains("at \(b.issuer)"), "\(again.stdout) \(again.stderr)")
+    }
 }

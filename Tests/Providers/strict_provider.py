@@ -363,7 +363,9 @@ class Handler(BaseHTTPRequestHandler):
             if not api.startswith("/api/"):
                 return self.send(404, {"error": "not_found"})
             resource = self.issuer + api if api != "/api/elsewhere" else "https://elsewhere.example.test/api"
-            return self.send(200, {"resource": resource, "authorization_servers": [self.issuer],
+            # POST /_control/_api {"authorization_server": URL}: the APIs name another server from then on.
+            server = client("_api").c("authorization_server", self.issuer)
+            return self.send(200, {"resource": resource, "authorization_servers": [server],
                                    "scopes_supported": ["openid", "email", "profile"], "bearer_methods_supported": ["header"]})
         if u.path.startswith("/api/"):
             # The API: a token issued for it alone (its `aud`), else 401 saying where its metadata is.

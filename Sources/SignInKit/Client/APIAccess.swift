@@ -41,21 +41,31 @@ public enum APIAccess {
     /// (`signin client-metadata` prints one), used as `client_id` where the server supports it.
     /// `registeringAgain`: the client kept for the API is not offered again (the server forgot it: a refresh or an
     /// exchange answered `invalid_client`); a new one is registered.
+    ///
+    /// An API whose metadata now names another authorization server than the one it named when signin first asked
+    /// (the first step of a mix-up, or a move) is refused (`authorization_server_changed`, naming both) unless
+    /// `allowingServerChange`: the caller asked the person, or said so. `readingMetadataAgain`: the API's metadata is
+    /// read even when the store knows it (a new sign-in asks the API again: that is where a move shows).
     public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30),
                                      challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil,
-                                     registeringAgain: Bool = false) throws(SignInError) -> SignInConfiguration {
+                                     registeringAgain: Bool = false, allowingServerChange: Bool = false,
+                                     readingMetadataAgain: Bool = false) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         let http = HTTPClient(configuration: probe)
         let store = CredentialStore(directory: storeDirectory)
         // Step 1: known from an earlier run: no network.
         let record = try store.apiMetadata(resource: resource)
-        if challenge == nil && addingScopes.isEmpty && !registeringAgain, let known = try known(resource, record, store, httpTimeout) { return known }
+        if challenge == nil && addingScopes.isEmpty && !registeringAgain && !readingMetadataAgain, let known = try known(resource, record, store, httpTimeout) { return known }
         try HTTPClient.loadLibrary()
         // Step 2.
         let (found, challengeScopes) = try ProtectedResourceMetadata.discover(for: resource, challenge: challenge, http: http)
         var metadata = found
         let issuer = metadata.authorizationServers[0]
+        if let pinned = record?.authorizationServers.first, !Issuer.same(pinned, issuer), !allowingServerChange {
+            throw .providerError(endpoint: "the API's metadata (\(ProtectedResourceMetadata.url(for: resource) ?? resource))", code: "authorization_server_changed",
+                                 detail: "\(resource.withoutControlCharacters) now names \(issuer.withoutControlCharacters) as its authorization server, but named \(pinned.withoutControlCharacters) when signin first signed in to it; nothing was sent to the new server. If the move is expected, sign in again and confirm it, or `signin logout --resource \(resource.withoutControlCharacters)` first")
+        }
         // Step 3.
         let (server, _) = try Discovery.discoveredServer(issuer: issuer, http: http)
         let serverScopes = server["scopes_supported"]?.array?.compactMap(\.string)
@@ -123,7 +133,7 @@ public enum APIAccess {
     public static func configurationForSignIn(for resource: String, storeDirectory: String, presenting token: String?,
                                               httpTimeout: Duration = .seconds(30), clientMetadataDocument: String? = nil,
                                               addingScopes extra: [String] = [], registeringAgain: Bool = false,
-                                              presentingHeaders: [String: String]? = nil) throws(SignInError) -> SignInConfiguration {
+                                              presentingHeaders: [String: String]? = nil, allowingServerChange: Bool = false) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
         try HTTPClient.loadLibrary()
@@ -139,7 +149,8 @@ public enum APIAccess {
         var stepUp = challenge?.error == "insufficient_scope" ? challenge?.scopes ?? [] : []
         for s in extra where !stepUp.contains(s) { stepUp.append(s) }
         return try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, challenge: challenge, addingScopes: stepUp,
-                                 clientMetadataDocument: clientMetadataDocument, registeringAgain: registeringAgain)
+                                 clientMetadataDocument: clientMetadataDocument, registeringAgain: registeringAgain, allowingServerChange: allowingServerChange,
+                                 readingMetadataAgain: true)
     }
 
     /// `configuration(for:storeDirectory:httpTimeout:challenge:addingScopes:clientMetadataDocument:)` for async code:

@@ -185,8 +185,16 @@ public actor APIAuthorizer {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
                         if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u) }
                     }
-                    let configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
+                    let configuration: SignInConfiguration
+                    do throws(SignInError) {
+                        configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
                                                                     registeringAgain: forgotten)
+                    } catch .providerError(let endpoint, "authorization_server_changed", let detail) {
+                        // The program allows sign-ins: the move is said (a notice the program shows), then followed.
+                        onEvent(.notice(detail ?? "the API names another authorization server (\(endpoint))"))
+                        configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
+                                                                    registeringAgain: forgotten, allowingServerChange: true)
+                    }
                     let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
                     return (client, try client.signInBlocking(additionalScopes: [], options: options, canceller: canceller, emit: onEvent))
                 }
