@@ -55,6 +55,17 @@ public actor APIAuthorizer {
     private var failedSignIn: SignInError?
     /// The server refused the client held (`invalid_client`): the next sign-in registers anew.
     private var clientForgotten = false
+    /// The last bearer headers, while their token is fresh and the store's folder unchanged: `headers(method:url:)`
+    /// answers from here on any thread without a hop onto the actor (a lock and a clock read, no system call).
+    private let fresh = Locked<FreshHeaders?>(nil)
+
+    private struct FreshHeaders {
+        let headers: [String: String]
+        /// Until when the token is fresh enough (its expiry less `minimumValidity`), by the wall clock.
+        let until: Date
+        let resident: ResidentCredentials
+        let generation: UInt64
+    }
 
     /// An authorizer for the API at `resource`.
     ///
@@ -83,7 +94,17 @@ public actor APIAuthorizer {
     /// The headers for one request with `method` to `url`: `Authorization` (`Bearer`, or `DPoP` with a `DPoP` proof).
     /// A sign-in that went from the store since it was restored here (signed out, or replaced by another program's
     /// new sign-in) is not kept: the store is read again, and the sign-in there (or a new one, when allowed) serves.
-    public func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+    /// A bearer token still fresh, with nothing changed in the store's folder since, is answered from memory on the
+    /// caller's own executor (no hop onto the actor, no system call); a DPoP-bound grant makes a proof each time.
+    nonisolated(nonsending) public func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        if let kept = fresh.withLock({ f -> [String: String]? in
+            guard let f, f.resident.watchedGeneration == f.generation, Date() < f.until else { return nil }
+            return f.headers
+        }) { return kept }
+        return try await isolatedHeaders(method: method, url: url)
+    }
+
+    private func isolatedHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
         do throws(SignInError) {
             return try await currentHeaders(method: method, url: url)
         } catch .noPreviousSignIn(let reason) where user != nil {
@@ -95,14 +116,24 @@ public actor APIAuthorizer {
 
     private func currentHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
         let user = try await signedInUser()
+        // Read before the token: a change in the folder after this makes what is kept below stale at once.
+        let generation = user.client.resident?.watchedGeneration
         let token = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
-        return try user.authorizationHeaders(token: token.value, method: method, url: url)
+        let headers = try user.authorizationHeaders(token: token.value, method: method, url: url)
+        if headers["DPoP"] == nil, let generation, let resident = user.client.resident, let expiry = token.expirationDate {
+            fresh.withLock { $0 = FreshHeaders(headers: headers, until: expiry.addingTimeInterval(-minimumValidity.timeInterval), resident: resident, generation: generation) }
+        } else {
+            fresh.withLock { $0 = nil }
+        }
+        return headers
     }
 
     /// What the answer `status` with `wwwAuthenticate` (the header's value, if any) means (see the type's steps).
     /// `afterRetry`: this answer is to the request sent again after a `.retry`.
     public func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool = false) async throws(SignInError) -> Decision {
         guard status == 401 || status == 403 else { return .done }
+        // The headers kept are the ones just refused: whatever comes next is asked anew.
+        fresh.withLock { $0 = nil }
         let challenge = wwwAuthenticate.flatMap { WWWAuthenticate($0).tokenChallenge }
         if status == 403 {
             guard challenge?.error == "insufficient_scope" else { return .done }

@@ -61,6 +61,12 @@ final class ResidentCredentials: Sendable {
         return state.withLock { s in s.unwatched ? nil : s.generation }
     }
 
+    /// The folder's generation when it is watched (nil: unwatched, so nothing may be kept): a value kept under it is
+    /// good while this is unchanged. A lock and a read: no system call.
+    var watchedGeneration: UInt64? {
+        state.withLock { s in s.unwatched || s.watcher == nil ? nil : s.generation }
+    }
+
     /// Keeps what a read that began at `generation` found; forgotten at once if anything changed meanwhile.
     func keep(_ account: String?, _ credentials: StoredCredentials, isCurrent: Bool, generation: UInt64) {
         state.withLock { s in
