@@ -99,7 +99,7 @@ import SignInKit
         let wrong = try strict.sandbox(["secret": "the-real-secret"], secret: "a-wrong-secret")
         let r = try wrong.signin("login")
         #expect(r.status == 5, "\(r.stderr)")
-        #expect(r.stderr.contains("check client_id and client_secret in \(wrong.configPath)"), "\(r.stderr)")
+        #expect(r.stderr.contains("check client_id, client_secret and token_endpoint_auth_method in \(wrong.configPath)"), "\(r.stderr)")
         let box = try strict.signedInSandbox()
         let json = GoogleShape.json(try box.signin("status", "--json").stdout)
         #expect(json["key_storage"] as? String == "file" && json["key_path"] as? String == box.storeDir + "/key", "\(json)")
