@@ -45,7 +45,15 @@ static long find_in(long keyring, const char *description) {
 #define KEYCTL_UPDATE 2
 #define KEYCTL_LINK 8
 
+static long key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds);
+
 long signin_kernel_key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds) {
+    long id = key_add(description, data, length, timeout_seconds);
+    /* The error goes back as the answer, so no caller reads errno after the call. */
+    return id < 0 ? -(long)(errno ? errno : EPERM) : id;
+}
+
+static long key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds) {
     /* A key of that name already there but not ours is unlinked first: add_key would update it in place, and its
      * owner could then read what we put in it. */
     long existing = find_in(KEY_SPEC_USER_KEYRING, description);

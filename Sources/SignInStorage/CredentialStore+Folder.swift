@@ -11,22 +11,27 @@ extension CredentialStore {
     /// Returns false when it does not exist and was not created.
     @discardableResult
     func checkDirectory(create: Bool) throws(SignInError) -> Bool {
-        var st = stat()
-        if Posix.lstat(directory, &st) != 0 {
-            guard errno == ENOENT else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
+        var st: FileStatus
+        switch Posix.status(ofLink: directory) {
+        case .success(let s): st = s
+        case .failure(let e):
+            guard e.isMissing else { throw .storeUnreadable(path: directory, reason: e.description) }
             guard create else { return false }
             try makeDirectories()
-            guard Posix.lstat(directory, &st) == 0 else { throw .storeUnwritable(path: directory, reason: FileIO.errnoText()) }
+            switch Posix.status(ofLink: directory) {
+            case .success(let s): st = s
+            case .failure(let e): throw .storeUnwritable(path: directory, reason: e.description)
+            }
         }
-        if (st.st_mode & S_IFMT) == S_IFLNK {
+        if st.kind == .symbolicLink {
             throw .storeUnreadable(path: directory, reason: "is a symbolic link; refusing to follow it (replace it with a real folder: rm \(directory) && mkdir -m 700 \(directory))")
         }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .storeUnreadable(path: directory, reason: "is not a folder") }
-        guard st.st_uid == Posix.geteuid() else {
-            throw .storeUnreadable(path: directory, reason: "is owned by uid \(st.st_uid), not by you (uid \(Posix.geteuid())); fix: chown \(Posix.geteuid()) \(directory) && chmod 700 \(directory)")
+        guard st.kind == .directory else { throw .storeUnreadable(path: directory, reason: "is not a folder") }
+        guard st.owner == Posix.geteuid() else {
+            throw .storeUnreadable(path: directory, reason: "is owned by uid \(st.owner), not by you (uid \(Posix.geteuid())); fix: chown \(Posix.geteuid()) \(directory) && chmod 700 \(directory)")
         }
-        guard st.st_mode & 0o077 == 0 else {
-            throw .storeUnreadable(path: directory, reason: "is open to other users (mode \(String(st.st_mode & 0o777, radix: 8))); fix: chmod 700 \(directory)")
+        guard st.permissions & 0o077 == 0 else {
+            throw .storeUnreadable(path: directory, reason: "is open to other users (mode \(String(st.permissions & 0o777, radix: 8))); fix: chmod 700 \(directory)")
         }
         return true
     }
@@ -37,7 +42,9 @@ extension CredentialStore {
     }
 
     func fileNames() throws(SignInError) -> [String] {
-        guard let names = Directory.names(directory) else { throw .storeUnreadable(path: directory, reason: FileIO.errnoText()) }
-        return names
+        switch Directory.listing(directory) {
+        case .success(let names): return names
+        case .failure(let e): throw .storeUnreadable(path: directory, reason: e.description)
+        }
     }
 }

@@ -14,7 +14,7 @@ extension CredentialStore {
         for name in names {
             guard let range = name.firstRange(of: ".tmp-") else { continue }
             let pidText = name[range.upperBound...].prefix { $0 != "-" }
-            guard let pid = pid_t(pidText), pid != Posix.getpid(), Posix.kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = pid_t(pidText), pid != Posix.getpid(), Posix.processHasEnded(pid) else { continue }
             Posix.unlink(directory + "/" + name)
         }
     }

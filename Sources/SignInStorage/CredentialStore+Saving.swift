@@ -126,9 +126,10 @@ extension CredentialStore {
 
     func remove(path: String) throws(SignInError) -> Bool {
         kernelEntries.remove(PathName(path: path).lastComponent)
-        if Posix.unlink(path) != 0 {
-            if errno == ENOENT { return false }
-            throw .storeUnwritable(path: path, reason: FileIO.errnoText())
+        do throws(SystemError) {
+            guard try Posix.removeFile(path) else { return false }
+        } catch {
+            throw .storeUnwritable(path: path, reason: error.description)
         }
         Posix.unlink(path + ".lock")
         return true

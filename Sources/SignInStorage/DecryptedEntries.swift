@@ -18,9 +18,8 @@ final class DecryptedEntries: Sendable {
     private let entries = Locked<[String: (FileIdentity, StoredCredentials)]>([:])
 
     package static func identity(_ path: String) -> FileIdentity? {
-        var st = stat()
-        guard Posix.lstat(path, &st) == 0 else { return nil }
-        return FileIdentity(inode: UInt64(st.st_ino), size: Int64(st.st_size), modified: Int64(st.st_mtim.tv_sec), modifiedNanoseconds: Int64(st.st_mtim.tv_nsec))
+        guard case .success(let st) = Posix.status(ofLink: path) else { return nil }
+        return FileIdentity(inode: st.inode, size: Int64(st.size), modified: Int64(st.modified.seconds), modifiedNanoseconds: Int64(st.modified.nanoseconds))
     }
 
     package func lookup(_ path: String, _ id: FileIdentity) -> StoredCredentials? {

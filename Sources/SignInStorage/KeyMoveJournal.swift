@@ -88,15 +88,17 @@ extension StoreKey {
             for name in Directory.fileNames(directory) where name.hasSuffix(Self.pendingSuffix) { Posix.unlink(directory + "/" + name) }
             if let staged = journal.staged { forget(staged) }
         case .committed:
-            for pair in journal.renames where Posix.rename(directory + "/" + pair[0], directory + "/" + pair[1]) != 0 && errno != ENOENT {
-                throw .storeUnwritable(path: directory + "/" + pair[1], reason: FileIO.errnoText())
+            for pair in journal.renames {
+                do throws(SystemError) { try Posix.renameFile(directory + "/" + pair[0], directory + "/" + pair[1], missingIsFine: true) } catch {
+                    throw .storeUnwritable(path: directory + "/" + pair[1], reason: error.description)
+                }
             }
             Directory.sync(directory)
             for name in journal.removals { Posix.unlink(directory + "/" + name) }
             if let retired = journal.retired { forget(retired) }
         }
         Directory.sync(directory)
-        if Posix.unlink(journalPath) != 0 && errno != ENOENT { throw .storeUnwritable(path: journalPath, reason: FileIO.errnoText()) }
+        do throws(SystemError) { try Posix.removeFile(journalPath) } catch { throw .storeUnwritable(path: journalPath, reason: error.description) }
         Directory.sync(directory)
     }
 }

@@ -107,10 +107,11 @@ package struct StoreKey {
 
     func location() throws(SignInError) -> Location {
         if let d = try readDescriptor(at: descriptorPath) { return .described(d) }
-        var st = stat()
-        if Posix.lstat(filePath, &st) == 0 { return .file }
-        guard errno == ENOENT else { throw .storeUnreadable(path: filePath, reason: FileIO.errnoText()) }
-        return .none
+        switch Posix.status(ofLink: filePath) {
+        case .success: return .file
+        case .failure(let e) where e.isMissing: return .none
+        case .failure(let e): throw .storeUnreadable(path: filePath, reason: e.description)
+        }
     }
 
     func readDescriptor(at path: String) throws(SignInError) -> Descriptor? {

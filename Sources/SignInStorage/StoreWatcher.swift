@@ -119,9 +119,8 @@ final class StoreWatch: Sendable {
             var buffer = [UInt8](repeating: 0, count: 8192)
             var ended = false
             while !canceller.isCanceled && !ended {
-                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)]
-                guard Posix.poll(&fds, 2, -1) > 0, !canceller.isCanceled else { continue }
-                guard fds[0].revents != 0 else { continue }
+                guard case .success(let ready) = Posix.readable([fd, canceller.pollFD], milliseconds: -1), !canceller.isCanceled else { continue }
+                guard ready[0] else { continue }
                 var n = Posix.read(fd, &buffer, buffer.count)
                 var relevant = false
                 while n > 0 {
@@ -135,14 +134,12 @@ final class StoreWatch: Sendable {
                 if ended { w.endedByItself() }
                 for s in w.subscribers { s.onEvent(false) }
                 // Drain this burst: a save is a temporary file, an fsync and a rename, a lock file opened and closed.
-                fds[0].revents = 0
-                while !ended && Posix.poll(&fds, 1, 20) > 0 && !canceller.isCanceled {
+                while !ended && Posix.isReadable(fd, milliseconds: 20) && !canceller.isCanceled {
                     var m = Posix.read(fd, &buffer, buffer.count)
                     while m > 0 {
                         ended = ended || Self.read(buffer, count: m, folder: folder, ancestors: ancestors).ended
                         m = Posix.read(fd, &buffer, buffer.count)
                     }
-                    fds[0].revents = 0
                 }
                 if ended { w.endedByItself() }
                 let subscribers = w.subscribers

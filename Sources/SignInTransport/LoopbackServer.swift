@@ -121,7 +121,7 @@ package final class LoopbackServer {
                 listeners += [Listener(fd: v4.fd, tag: "", path: nil), Listener(fd: v6.fd, tag: "", path: nil)]
                 self.port = v4.port
                 return
-            case .failure(let e) where e == EADDRINUSE && ownBothFamilies:
+            case .failure(let e) where e.code == EADDRINUSE && ownBothFamilies:
                 Posix.close(v4.fd)
                 guard port == 0, attempts < 8 else {
                     throw .listenerUnavailable(address: "[::1]:\(v4.port)", reason: "\(LoopbackPeer.holderText(family: AF_INET6, port: v4.port)), and a browser sent to localhost:\(v4.port) may go there first and hand it the sign-in's code; choose another redirect_port, or redirect_host \"127.0.0.1\"")
@@ -171,12 +171,14 @@ package final class LoopbackServer {
         guard path.utf8.count <= UnixSocketAddress.maxPathBytes else {
             throw .system(reason: "the socket path \(path) is longer than \(UnixSocketAddress.maxPathBytes) bytes; set XDG_RUNTIME_DIR to a shorter folder")
         }
-        let fd = Posix.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
+        let fd: Int32
+        switch Posix.openSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0) {
+        case .success(let s): fd = s
+        case .failure(let e): throw .system(reason: "socket: \(e)")
+        }
         // A socket left by an agent that died is replaced; anything else at that path is not touched.
-        var st = stat()
-        if Posix.lstat(path, &st) == 0 {
-            guard (st.st_mode & S_IFMT) == S_IFSOCK, st.st_uid == Posix.geteuid() else {
+        if case .success(let st) = Posix.status(ofLink: path) {
+            guard st.kind == .socket, st.owner == Posix.geteuid() else {
                 Posix.close(fd)
                 throw .system(reason: "\(path) exists and is not a socket of yours; remove it")
             }
@@ -184,12 +186,11 @@ package final class LoopbackServer {
         }
         // Created 0600 from the start (umask), not chmod-ed after: no window in which another user could connect.
         let old = Posix.umask(0o177)
-        let rc = UnixSocketAddress.with(path) { Posix.bind(fd, $0, $1) } ?? -1
+        let bound = UnixSocketAddress.with(path) { Posix.failure(of: Posix.bind(fd, $0, $1)) } ?? SystemError(code: ENAMETOOLONG)
         Posix.umask(old)
-        guard rc == 0, Posix.listen(fd, 64) == 0 else {
-            let e = errno
+        if let e = bound ?? Posix.failure(of: Posix.listen(fd, 64)) {
             Posix.close(fd)
-            throw .system(reason: "cannot listen on \(path): \(FileIO.errnoText(e))")
+            throw .system(reason: "cannot listen on \(path): \(e)")
         }
         return fd
     }
@@ -222,7 +223,7 @@ package final class LoopbackServer {
     private static func bind(family: Int32, port: Int) throws(SignInError) -> (fd: Int32, port: Int) {
         switch bindResult(family: family, port: port) {
         case .success(let bound): return bound
-        case .failure(let e) where e == EADDRINUSE:
+        case .failure(let e) where e.code == EADDRINUSE:
             throw .listenerUnavailable(address: "\(family == AF_INET ? "127.0.0.1" : "[::1]"):\(port)",
                                        reason: "\(LoopbackPeer.holderText(family: family, port: port)); choose another port (--port, or redirect_port for a sign-in)")
         case .failure(let e): throw .system(reason: "cannot listen on loopback port \(port): \(FileIO.errnoText(e.code))")
@@ -230,35 +231,32 @@ package final class LoopbackServer {
     }
 
     /// An errno, as a `Result`'s failure.
-    struct Errno: Error, Equatable {
-        package let code: Int32
-        static func == (a: Errno, b: Int32) -> Bool { a.code == b }
-    }
-
-    private static func bindResult(family: Int32, port: Int) -> Result<(fd: Int32, port: Int), Errno> {
-        let fd = Posix.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { return .failure(Errno(code: errno)) }
+    private static func bindResult(family: Int32, port: Int) -> Result<(fd: Int32, port: Int), SystemError> {
+        let fd: Int32
+        switch Posix.openSocket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0) {
+        case .success(let s): fd = s
+        case .failure(let e): return .failure(e)
+        }
         var one: Int32 = 1
         Posix.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var rc: Int32
+        var bindFailure: SystemError?
         if family == AF_INET {
             var a = sockaddr_in()
             a.sin_family = sa_family_t(AF_INET)
             a.sin_port = in_port_t(UInt16(port).bigEndian)
             a.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            bindFailure = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.failure(of: Posix.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))) } }
         } else {
             Posix.setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
             var a = sockaddr_in6()
             a.sin6_family = sa_family_t(AF_INET6)
             a.sin6_port = in_port_t(UInt16(port).bigEndian)
             a.sin6_addr = Posix.ipv6Loopback
-            rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+            bindFailure = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Posix.failure(of: Posix.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))) } }
         }
-        guard rc == 0, Posix.listen(fd, 16) == 0 else {
-            let e = errno
+        if let e = bindFailure ?? Posix.failure(of: Posix.listen(fd, 16)) {
             Posix.close(fd)
-            return .failure(Errno(code: e))
+            return .failure(e)
         }
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -292,20 +290,22 @@ package final class LoopbackServer {
             // Snapshot: accepting and dropping below change `connections`; the poll results follow this list.
             let polled = connections.filter { $0.deferral == nil }
             let polledListeners = listeners
-            var fds = polledListeners.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            fds += polled.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            fds += wakeFDs.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if let canceller { fds.append(pollfd(fd: canceller.pollFD, events: Int16(POLLIN), revents: 0)) }
-            if let lines, !lines.atEOF { fds.append(pollfd(fd: lines.fd, events: Int16(POLLIN), revents: 0)) }
+            var fds = polledListeners.map(\.fd) + polled.map(\.fd) + wakeFDs
+            if let canceller { fds.append(canceller.pollFD) }
+            if let lines, !lines.atEOF { fds.append(lines.fd) }
             let nextDeadline = connections.map(\.deadline).min().map { min($0, deadline) } ?? deadline
             let ms = Int32(max(1, min(tick * 1000, (nextDeadline - now) * 1000)))
-            let n = Posix.poll(&fds, nfds_t(fds.count), ms)
-            if n < 0 && errno != EINTR { throw .system(reason: "poll: \(FileIO.errnoText())") }
-            if n <= 0 { continue }
-            for (i, l) in polledListeners.enumerated() where fds[i].revents != 0 { acceptAll(l, notice: notice) }
+            let ready: [Bool]
+            switch Posix.readable(fds, milliseconds: ms) {
+            case .success(let r): ready = r
+            case .failure(let e) where e.code == EINTR: continue
+            case .failure(let e): throw .system(reason: "poll: \(e)")
+            }
+            guard ready.contains(true) else { continue }
+            for (i, l) in polledListeners.enumerated() where ready[i] { acceptAll(l, notice: notice) }
             for (i, c) in polled.enumerated() {
                 // Skip connections closed since the poll (their descriptor number may already be reused).
-                guard fds[polledListeners.count + i].revents != 0, connections.contains(where: { $0 === c }) else { continue }
+                guard ready[polledListeners.count + i], connections.contains(where: { $0 === c }) else { continue }
                 guard var request = readRequest(c) else { continue }
                 request.listener = c.listener
                 request.peer = c.peer
@@ -333,7 +333,7 @@ package final class LoopbackServer {
                     throw error
                 }
             }
-            if let lines, let last = fds.last, last.fd == lines.fd, last.revents != 0 {
+            if let lines, let last = fds.last, last == lines.fd, ready.last == true {
                 for line in lines.readLines() {
                     if let value = try onLine(line) { return value }
                 }
@@ -405,8 +405,12 @@ package final class LoopbackServer {
     /// EOF, errors, oversize or malformed input (answering where that is still useful).
     private func readRequest(_ c: Connection) -> HTTPRequestHead? {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = Posix.read(c.fd, &chunk, chunk.count)
-        if n < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
+        let n: Int
+        switch chunk.withUnsafeMutableBytes({ Posix.reading(c.fd, $0.baseAddress, $0.count) }) {
+        case .success(let got): n = got
+        case .failure(let e) where e.code == EAGAIN || e.code == EINTR: return nil
+        case .failure: n = -1
+        }
         if n <= 0 {
             drop(c)
             return nil

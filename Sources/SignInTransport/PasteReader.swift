@@ -16,9 +16,12 @@ package final class PasteReader {
     /// The complete, non-empty lines that arrived since the last call. Call when `fd` is readable.
     func readLines() -> [String] {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let got = Posix.read(fd, &chunk, chunk.count)
-        if got <= 0 {
-            if got == 0 || (errno != EAGAIN && errno != EINTR) { atEOF = true }
+        let got: Int
+        switch chunk.withUnsafeMutableBytes({ Posix.reading(fd, $0.baseAddress, $0.count) }) {
+        case .success(let n) where n > 0: got = n
+        case .success: atEOF = true; return []
+        case .failure(let e):
+            if e.code != EAGAIN && e.code != EINTR { atEOF = true }
             return []
         }
         buffer += chunk[0..<got]

@@ -39,6 +39,7 @@ void signin_secret_free(char *s);
  * (and the owner in *foreign_uid) for a key of that name that another uid put there. Each returns -1 with errno
  * set on failure.
  */
+/* Adds a key: its id, or minus the errno it failed with. */
 long signin_kernel_key_add(const char *description, const void *data, unsigned long length, unsigned int timeout_seconds);
 long signin_kernel_key_find(const char *description, unsigned int *foreign_uid);
 long signin_kernel_key_read(long id, void *buffer, unsigned long length);

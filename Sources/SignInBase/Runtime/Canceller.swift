@@ -86,8 +86,7 @@ package final class Canceller: Sendable {
     /// Waits up to `seconds`; returns true if canceled meanwhile.
     package func sleep(seconds: Double) -> Bool {
         if isCanceled { return true }
-        var p = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
-        _ = Posix.poll(&p, 1, Int32(max(0, seconds * 1000)))
+        _ = Posix.isReadable(readFD, milliseconds: Int32(max(0, seconds * 1000)))
         return isCanceled
     }
 }

@@ -8,15 +8,18 @@ package enum Directory {
     public static func fileNames(_ directory: String) -> [String] { names(directory) ?? [] }
 
     /// The names in `directory`, or nil when it cannot be opened (errno says why).
-    public static func names(_ directory: String) -> [String]? {
-        guard let dir = opendir(directory) else { return nil }
+    public static func names(_ directory: String) -> [String]? { try? listing(directory).get() }
+
+    /// The names in `directory`, or the error opening it failed with (read at once).
+    package static func listing(_ directory: String) -> Result<[String], SystemError> {
+        guard let dir = opendir(directory) else { return .failure(.current) }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             if name != "." && name != ".." { names.append(name) }
         }
-        return names
+        return .success(names)
     }
 
     /// fsync of the folder: renames and removals in it are on disk.

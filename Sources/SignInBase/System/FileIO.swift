@@ -16,7 +16,9 @@ package enum FileIO {
         }
     }
 
-    package static func errnoText(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
+    package static func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
+    /// The errno just set, in words: only in this folder, right after the call that failed.
+    static func errnoText() -> String { errnoText(errno) }
 
     /// A one-time notice on standard error (the library's only direct output; never a secret).
     package static func writeStandardError(_ text: String) { writeAll(2, text) }

@@ -125,9 +125,11 @@ struct Init: SignInCommand {
         }
         // The folders up to the file, the last one private.
         Directory.create(PathName(path: path).deletingLastPathComponent)
-        let fd = Posix.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            io.err("signin: cannot write \(path): \(FileIO.errnoText(errno))")
+        let fd: Int32
+        switch Posix.opening(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) {
+        case .success(let opened): fd = opened
+        case .failure(let e):
+            io.err("signin: cannot write \(path): \(e)")
             return .failure
         }
         Posix.fchmod(fd, 0o600)

@@ -101,12 +101,15 @@ package struct AgentClient: Sendable {
     /// this user's (`SO_PEERCRED`), so a socket another user planted is never told a token or trusted for one.
     public func request(_ method: String, _ target: String, headers: [String] = []) throws(SignInError) -> Answer {
         if let folder = trustedFolder, let problem = AgentProtocol.folderProblem(folder) { throw unavailable(problem) }
-        let fd = Posix.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .system(reason: "socket: \(FileIO.errnoText())") }
+        let fd: Int32
+        switch Posix.openSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) {
+        case .success(let s): fd = s
+        case .failure(let e): throw .system(reason: "socket: \(e)")
+        }
         defer { Posix.close(fd) }
-        guard let rc = UnixSocketAddress.with(socketPath, { a, n in Posix.connect(fd, a, n) }) else { throw unavailable("its path is too long") }
-        guard rc == 0 else {
-            let e = errno
+        guard let connected = UnixSocketAddress.with(socketPath, { a, n in Posix.failure(of: Posix.connect(fd, a, n)) }) else { throw unavailable("its path is too long") }
+        if let failure = connected {
+            let e = failure.code
             throw unavailable(e == ENOENT ? "it is gone (the SSH session or the agent ended)" : e == ECONNREFUSED ? "nothing answers on it (the SSH session or the agent ended)"
                               : e == EACCES ? "it is not yours to use" : FileIO.errnoText(e))
         }
@@ -126,10 +129,9 @@ package struct AgentClient: Sendable {
         var chunk = [UInt8](repeating: 0, count: 16384)
         let deadline = MonotonicClock.now() + timeoutSeconds
         while true {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let left = deadline - MonotonicClock.now()
             guard left > 0 else { throw unavailable("the agent did not answer within \(Int(timeoutSeconds)) s") }
-            if Posix.poll(&p, 1, Int32(min(left, 60) * 1000)) <= 0 { continue }
+            if !Posix.isReadable(fd, milliseconds: Int32(min(left, 60) * 1000)) { continue }
             let n = Posix.read(fd, &chunk, chunk.count)
             if n <= 0 { break }
             response += chunk[0..<n]

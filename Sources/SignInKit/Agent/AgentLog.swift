@@ -20,10 +20,9 @@ struct AgentLog: Sendable {
     static func append(_ path: String, _ line: String) {
         let folder = PathName(path: path).deletingLastPathComponent
         _ = Directory.create(folder)
-        var st = stat()
         // Bounded: past the limit the log moves to agent.log.1 (replacing the one before), so a flood of refused
         // requests costs at most twice the limit on disk.
-        if Posix.lstat(path, &st) == 0, Int(st.st_size) >= AgentProtocol.logLimit { Posix.rename(path, path + ".1") }
+        if case .success(let st) = Posix.status(ofLink: path), st.size >= AgentProtocol.logLimit { Posix.rename(path, path + ".1") }
         let fd = Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return }
         defer { Posix.close(fd) }

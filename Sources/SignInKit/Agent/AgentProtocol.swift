@@ -159,12 +159,11 @@ public enum AgentProtocol {
     /// Why the agent's folder cannot be trusted, or nil: it must be a folder (not a link) of this user's that no
     /// one else can write in. Under `/tmp` another user may have made it first; then it is not used at all.
     public static func folderProblem(_ folder: String) -> String? {
-        var st = stat()
-        guard Posix.lstat(folder, &st) == 0 else { return nil }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else { return "\(folder) is not a folder" }
-        guard st.st_uid == Posix.geteuid() else { return "\(folder) belongs to another user (uid \(st.st_uid)): someone else made it first; remove it, or set XDG_RUNTIME_DIR" }
+        guard case .success(let st) = Posix.status(ofLink: folder) else { return nil }
+        guard st.kind == .directory else { return "\(folder) is not a folder" }
+        guard st.owner == Posix.geteuid() else { return "\(folder) belongs to another user (uid \(st.owner)): someone else made it first; remove it, or set XDG_RUNTIME_DIR" }
         // As ssh's StrictModes: others may not write in it (they could replace the socket); the socket itself is 0600.
-        guard st.st_mode & 0o022 == 0 else { return "\(folder) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); make it 0700" }
+        guard st.permissions & 0o022 == 0 else { return "\(folder) can be written by other users (mode \(String(st.permissions & 0o777, radix: 8))); make it 0700" }
         return nil
     }
 
@@ -190,8 +189,7 @@ public enum AgentProtocol {
     static func usableFolder(environment: [String: String]) throws(SignInError) -> String {
         let folder = folder(environment: environment)
         if let failed = Directory.create(folder) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
-        var st = stat()
-        if Posix.lstat(folder, &st) == 0, st.st_uid == Posix.geteuid(), (st.st_mode & S_IFMT) == S_IFDIR { Posix.chmod(folder, 0o700) }
+        if case .success(let st) = Posix.status(ofLink: folder), st.owner == Posix.geteuid(), st.kind == .directory { Posix.chmod(folder, 0o700) }
         if let problem = folderProblem(folder) { throw .system(reason: "signin's runtime folder cannot be used: \(problem)") }
         return folder
     }

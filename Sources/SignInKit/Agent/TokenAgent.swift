@@ -402,8 +402,7 @@ package final class TokenAgent: @unchecked Sendable {
     private func endReason(_ s: Session) -> (why: String, remove: Bool)? {
         let gone: Bool
         if s.ownerPidFD >= 0 {
-            var p = pollfd(fd: s.ownerPidFD, events: Int16(POLLIN), revents: 0)
-            gone = Posix.poll(&p, 1, 0) > 0
+            gone = Posix.isReadable(s.ownerPidFD, milliseconds: 0)
         } else {
             gone = s.owner.map { Self.startTime(of: $0.pid) != s.ownerStart } ?? false
         }

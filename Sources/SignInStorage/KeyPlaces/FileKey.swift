@@ -15,7 +15,7 @@ struct FileKey: KeyPlace {
         let tmp = file + ".tmp-\(Posix.getpid())"
         do { try FileIO.writeAtomically(bytes, to: tmp) } catch { throw .storeUnwritable(path: file, reason: error.reason) }
         defer { Posix.unlink(tmp) }
-        if Posix.link(tmp, file) != 0 && errno != EEXIST { throw .storeUnwritable(path: file, reason: FileIO.errnoText()) }
+        do throws(SystemError) { _ = try Posix.linkFile(tmp, file) } catch { throw .storeUnwritable(path: file, reason: error.description) }
         return nil
     }
 }

@@ -61,8 +61,8 @@ struct AWSCommand: SignInCommand {
         var file = AWSConfigFile(try TextFiles.read(path) ?? "")
         let replaced = try file.set("credential_process", command, profile: profile)
         if let region { try file.set("region", region, profile: profile, onlyIfAbsent: true) }
-        var st = stat()
-        let mode = Posix.stat(path, &st) == 0 ? st.st_mode & 0o777 : 0o600
+        let mode: mode_t
+        if case .success(let st) = Posix.status(of: path) { mode = st.permissions & 0o777 } else { mode = 0o600 }
         try TextFiles.write(file.text, to: path, mode: mode)
         if json {
             io.out(JSONText.object(["file": .string(path), "aws_profile": .string(profile), "credential_process": .string(command), "replaced": .bool(replaced != nil)]))

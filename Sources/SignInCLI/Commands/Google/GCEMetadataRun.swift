@@ -83,8 +83,7 @@ struct GCEMetadataRun {
     /// server again (its content, and anything else of gcloud's, stays as it is). True when it did.
     static func expireNotOnGCE(_ path: String) -> Bool {
         guard let text = (try? TextFiles.read(path)) ?? nil, text.trimmingWhitespace == "False" else { return false }
-        var st = stat()
-        guard Posix.lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_mtim.tv_sec > Posix.now() - 600 else { return false }
+        guard case .success(let st) = Posix.status(ofLink: path), st.kind == .file, st.modified.seconds > Posix.now() - 600 else { return false }
         var times = [timespec(tv_sec: 0, tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: 0)]
         return Posix.utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) == 0
     }
