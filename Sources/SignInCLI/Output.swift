@@ -3,8 +3,10 @@ import Synchronization
 
 /// Where a command's text goes, as gh's IOStreams: this process's standard output and error (`FileIO.writeAll`:
 /// plain write(2), unbuffered), or, in a test, memory, so that a command's output is tested without a process. Every
-/// command writes through the one it is given (`Context.io`, `AgentTokens.io`); nothing in the CLI writes to a
-/// descriptor of its own accord.
+/// command writes through the one it is given (`Context.io`, `AgentTokens.io`). Two things write elsewhere, on
+/// purpose: `Passphrase` asks on `/dev/tty` (a prompt must reach the person even when standard error is redirected),
+/// and `signin mcp`'s bridge writes JSON-RPC messages to standard output itself (`MCPStdioBridge`: whole lines from
+/// any thread, one at a time).
 struct IOStreams: Sendable {
     /// The two streams a command writes, by their descriptors.
     enum Stream: Int32, Sendable {

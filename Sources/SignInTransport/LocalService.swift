@@ -6,7 +6,7 @@ import Dispatch
 /// thread of its own (`start`), stopping (the request in hand answered first, then the sockets closed), and hearing
 /// when serving ended by itself (the agent's `POST /v1/stop`). A server is then its handler plus this; the command
 /// around a long-running one blocks the stop signals, starts it, says where it listens, waits for a signal and stops
-/// it (the CLI's `ServeUntilSignal`).
+/// it (the CLI's `ServerLife.untilStopSignal`).
 package final class LocalService: @unchecked Sendable {
     package let server: LoopbackServer
     /// Cuts the wait for the next request short; never a request in hand (a refresh in flight must be saved).

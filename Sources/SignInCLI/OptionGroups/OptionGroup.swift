@@ -1,8 +1,9 @@
 import SignInKit
 
-/// Options several commands share, as swift-argument-parser's `@OptionGroup`: the group declares its options (a
-/// command names the group in `CommandSpec.groups`, and help, the manual page, the completions and the argument
-/// splitter read them from there) and parses them once, into a value the command keeps.
+/// Options several commands share, as swift-argument-parser's `@OptionGroup`: the group reads its options once, into
+/// a value the command keeps, and reading them declares them (a command takes the group by reading it in its
+/// initialiser, which `Arguments.declaring` runs once for help, the manual page, the completions and the argument
+/// splitter).
 protocol OptionGroup: Sendable {
     /// The group's values from `a`, checked. Reading an option declares it (`Arguments`): the group's options are
     /// the ones this reads.
