@@ -165,6 +165,33 @@ import Testing
         #expect((o?["sessions"] as? [String])?.contains("from-remote") == true)
         #expect(remote.homeFiles().filter { !$0.hasPrefix(".ssh") }.isEmpty, "nothing of signin's is written on the remote side: \(remote.homeFiles())")
     }
+
+    /// `aws configure` writes no line break into aws-cli's file (a profile of the attacker's choosing), and
+    /// an account that is not stored is refused before anything is written.
+    @Test func awsConfigureRefusesLineBreaksAndUnknownAccountsAndWritesNothing() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let configFile = box.root.appendingPathComponent("aws-config").path
+        try "[profile mine]\nregion = eu-west-1\n".write(toFile: configFile, atomically: true, encoding: .utf8)
+        let env = ["AWS_CONFIG_FILE": configFile]
+        let role = "arn:aws:iam::123456789012:role/deployer"
+        let evil = "alice@example.org\n[profile evil]\ncredential_process = sh -c id"
+        let injected = try box.signin(["aws", "configure", "--role-arn", role, "--account", evil], env: env)
+        #expect(injected.status != 0, "\(injected.stderr)")
+        let unknown = try box.signin(["aws", "configure", "--role-arn", role, "--account", "nobody@example.org"], env: env)
+        #expect(unknown.status == 2 && unknown.stderr.contains("nobody@example.org"), "\(unknown.stderr)")
+        // A configuration path with a line break in it.
+        let oddFolder = box.root.appendingPathComponent("a\n[profile evil2]").path
+        try FileManager.default.createDirectory(atPath: oddFolder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: box.configPath, toPath: oddFolder + "/config.json")
+        let oddConfig = try box.signin(["aws", "configure", "--role-arn", role, "-c", oddFolder + "/config.json"], env: env)
+        #expect(oddConfig.status == 2 && oddConfig.stderr.contains("control character"), "\(oddConfig.stderr)")
+        #expect(try String(contentsOfFile: configFile, encoding: .utf8) == "[profile mine]\nregion = eu-west-1\n")
+        // The account by its e-mail is written.
+        let ok = try box.signin(["aws", "configure", "--role-arn", role, "--account", "alice@example.org"], env: env)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(try String(contentsOfFile: configFile, encoding: .utf8).contains("--account alice@example.org\n"))
+    }
 }
 
 /// Any program started now and collected later, to run several at once.

@@ -135,7 +135,7 @@ import Testing
         #expect(all.stdout.contains("home (\(mock.issuer))") && all.stdout.contains("work (\(strict.issuer))"), "\(all.stdout)")
         #expect(try box.signin(["whoami", "--profile", "nope"], env: env).status == 2)
         #expect(try box.signin(["whoami", "--profile", "../x"], env: env).status == 2)
-        // Issue 41, item 4: the configuration in use outside the folder (the sandbox's SIGNIN_CONFIG) is listed too.
+        // the configuration in use outside the folder (the sandbox's SIGNIN_CONFIG) is listed too.
         #expect(try box.signin("login").status == 0)
         let outside = try box.signin("accounts", "--all")
         #expect(outside.stdout.contains("\(box.configPath) (\(strict.issuer))") && outside.stdout.contains("work (\(strict.issuer))"), "\(outside.stdout)")

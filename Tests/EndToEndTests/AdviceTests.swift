@@ -55,4 +55,30 @@ import Testing
             #expect(t.status == 3 && !t.stderr.contains("unknown command"), "\(args): \(t.stderr)")
         }
     }
+
+    @Test func invalidClientSaysWhatToCheckAndStatusGivesTheKeyAsValues() throws {
+        let strict = try Shared.strict.get()
+        let wrong = try strict.sandbox(["secret": "the-real-secret"], secret: "a-wrong-secret")
+        let r = try wrong.signin("login")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("check client_id, client_secret and token_endpoint_auth_method in \(wrong.configPath)"), "\(r.stderr)")
+        let box = try strict.signedInSandbox()
+        let json = GoogleShape.json(try box.signin("status", "--json").stdout)
+        #expect(json["key_storage"] as? String == "file" && json["key_path"] as? String == box.storeDir + "/key", "\(json)")
+        #expect(json["key"] == nil)
+        let text = try box.signin("status").stdout
+        #expect(text.contains("\nStore: \(box.storeDir)\n") && text.contains("\nKey: file \(box.storeDir)/key"), "\(text)")
+    }
+
+    /// a `$BROWSER` that names nothing runnable is said to be that, not "set $BROWSER"; a taken port says whose
+    /// it is, not "System error".
+    @Test func aWrongBrowserAndATakenPortSayWhatIsWrong() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let r = try box.signin(["login", "--timeout", "2"], env: ["BROWSER": "/nonexistent/browser"], stdin: Data())
+        #expect(r.stderr.contains("$BROWSER names /nonexistent/browser, which is not a program that can be run") && !r.stderr.contains("set $BROWSER"), "\(r.stderr)")
+        let held = try SilentServer()
+        let taken = try box.signin("login", "--port", "\(held.port)")
+        #expect(taken.status == 1 && taken.stderr.contains("another program of yours listens there") && !taken.stderr.contains("System error"), "\(taken.stderr)")
+    }
 }

@@ -220,4 +220,15 @@ import Testing
         #expect(interactive.status == 0, "\(interactive.stderr)")
         #expect(interactive.stdout.contains("ExecCredential"))
     }
+
+    @Test func kubectlCredentialHandsOutTheAccessTokenWhenAsked() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let access = try box.signin("token").stdout.trimmingCharacters(in: .newlines)
+        let info = #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}}"#
+        let r = try box.signin(["kubectl-credential", "--token", "access"], env: ["KUBERNETES_EXEC_INFO": info])
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stderr)")
+        #expect((obj["status"] as? [String: Any])?["token"] as? String == access)
+        #expect(try box.signin("kubectl-credential", "--token", "refresh").status == 2)
+    }
 }

@@ -190,4 +190,15 @@ import Testing
                                    env: box.environment.merging(["PATH": "\(dir):/usr/bin:/bin"]) { $1 })
         #expect(r.stdout == "alice@example.org bob@example.org\n", "\(r.stdout) \(r.stderr)")
     }
+
+    @Test func noToInitsOverwriteQuestionIsACancel() throws {
+        let dir = NSTemporaryDirectory() + "signin-init-no-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/c.json"
+        try Data(#"{"client_id": "x", "issuer": "http://127.0.0.1:9"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let t = try Terminal.run([Paths.signin, "init", "-c", config], steps: ["wait:Overwrite", "send:n"], env: ["HOME": dir, "PATH": "/usr/bin:/bin"])
+        #expect(t.exit == 4, "\(t)")
+        #expect(try String(contentsOfFile: config, encoding: .utf8).contains("http://127.0.0.1:9"), "the file was changed")
+    }
 }

@@ -31,7 +31,7 @@ import Testing
 
     var emails: [String] { Self.hostile.map { $0 + "@example.org" } }
 
-    /// Issue 41, item 5: `key move --to <TAB>` offers the key storages, in bash and fish.
+    /// `key move --to <TAB>` offers the key storages, in bash and fish.
     @Test func keyMoveToCompletesTheStorages() throws {
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()

@@ -124,4 +124,24 @@ import Testing
         let local = try box.signin("dpop-proof", "--method", "POST", "--url", p.issuer + "/token")
         #expect(local.status == 2 && local.stderr.contains("never given out"), "\(local.stderr)")
     }
+
+    /// a DPoP-bound access token never leaves as a bearer token: userinfo is asked with `Authorization: DPoP`
+    /// and a proof (so the profile is there after sign-in, not silently empty), and the bridges whose protocols can
+    /// carry only a bearer token refuse it, saying why (exit 2), while `token --json` says `DPoP`.
+    @Test func aDPoPBoundTokenGoesWithAProofOrIsRefusedNeverAsABearer() throws {
+        let p = try DPoPTests.offered.get()
+        let box = try p.sandbox(["id_token_without_profile": true], extra: ["git_hosts": ["git.example.org"], "docker_registries": ["registry.example.org"]])
+        let login = try box.signin("login")
+        #expect(login.status == 0 && login.stdout.contains("Alice Example <alice@example.org>"), "the profile came from userinfo, with a proof: \(login.stdout) \(login.stderr)")
+        #expect(try p.stats(box.clientID)["userinfo_ok"] as? Int == 1)
+        #expect(try box.signin("token", "--json").stdout.contains(#""token_type":"DPoP""#))
+        let kubectl = try box.signin("kubectl-credential", "--token", "access")
+        #expect(kubectl.status == 2 && kubectl.stderr.contains("can carry only a bearer token") && kubectl.stdout.isEmpty, "\(kubectl.stderr)")
+        let git = try box.signin(["git-credential", "get"], stdin: Data("protocol=https\nhost=git.example.org\n\n".utf8))
+        #expect(git.status == 2 && git.stderr.contains("DPoP") && !git.stdout.contains("password="), "\(git.stdout) \(git.stderr)")
+        let docker = try box.signin(["docker-credential", "get"], stdin: Data("registry.example.org\n".utf8))
+        #expect(docker.status == 2 && !docker.stdout.contains("Secret"), "\(docker.stdout) \(docker.stderr)")
+        // The ID token is no access token: kubectl gets it as ever.
+        #expect(try box.signin("kubectl-credential").status == 0)
+    }
 }

@@ -6,7 +6,7 @@ import SignInKitURLSession
 import FoundationNetworking
 #endif
 
-/// The fourth review's attacks (issue 29), each against the real binary (or the library), each failing on the code
+/// The fourth review's attacks, each against the real binary (or the library), each failing on the code
 /// it was found in: a forwarded session reaching other configurations, the bearer token following a redirect, an
 /// agent folder another user made, a session outliving a SIGKILLed `signin ssh`, impersonation dropped through the
 /// agent, a frozen or flooded agent, IAM tokens with control characters, a destination read as an option.

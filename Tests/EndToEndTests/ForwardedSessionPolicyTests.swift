@@ -53,4 +53,25 @@ import Testing
         #expect(log.contains("served access token for audience orders-api for alice@example.org"), "\(log)")
         #expect(log.contains("refused access token for Google Cloud for audience orders-api"), "\(log)")
     }
+
+    /// with `impersonate_service_account` in the laptop's configuration, `signin token` over a forwarded
+    /// session gives the same principal as on the laptop (the agent's token path applies the configured chain),
+    /// and `--impersonate-service-account` stays refused unless forwarded.
+    @Test func theConfiguredServiceAccountIsThePrincipalOverAForwardedSessionToo() throws {
+        let strict = try Shared.strict.get()
+        let sa = GoogleShape.serviceAccount
+        let box = try GoogleShape.sandbox(strict, settings: ["sa_allowed": [sa]], extra: ["impersonate_service_account": sa])
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
+        let here = try box.signin("token", "--json")
+        let hereToken = GoogleShape.json(here.stdout)["access_token"] as? String
+        #expect(GoogleShape.json(here.stdout)["sub"] as? String == sa && hereToken?.hasPrefix("sa-at-") == true, "\(here.stdout) \(here.stderr)")
+        let remote = try RemoteMachine(box)
+        let r = try box.signin(["ssh"] + remote.sshArguments + ["signin token --json; echo; signin exec -- sh -c 'printf \"exec=%s\\n\" \"$SIGNIN_ACCESS_TOKEN\"'"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let first = r.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(GoogleShape.json(first)["sub"] as? String == sa, "the same principal there: \(r.stdout)")
+        #expect(GoogleShape.json(first)["access_token"] as? String == hereToken, "\(r.stdout)")
+        #expect(r.stdout.contains("exec=\(hereToken ?? "-")"), "\(r.stdout)")
+    }
 }

@@ -10,7 +10,7 @@ import Testing
 
     static let withResources = Result { try Provider(script: "glewlwyd_provider.py", environment: ["GLEWLWYD_RESOURCES": "https://orders.example.test/,https://billing.example.test/api"]).finishingWithTheTestProcess() }
 
-    /// Issue 42: glewlwyd's resource indicators (RFC 8707). Both resources asked at sign-in; a refresh naming one
+    /// glewlwyd's resource indicators (RFC 8707). Both resources asked at sign-in; a refresh naming one
     /// answers a token whose `aud` is that resource (glewlwyd's access tokens are JWTs), kept for the next call; a
     /// resource glewlwyd does not serve is `invalid_target`: exit 7, nothing stored.
     @Test func glewlwydIssuesATokenForEachResourceAndRefusesAnother() throws {

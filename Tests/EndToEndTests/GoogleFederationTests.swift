@@ -107,4 +107,29 @@ import Testing
         #expect(((file["credential_source"] as? [String: Any])?["executable"] as? [String: Any])?["command"] as? String == "\(Paths.signin) google-executable-source")
         #expect(remote.homeFiles().filter { !$0.hasPrefix(".ssh") }.isEmpty, "\(remote.homeFiles())")
     }
+
+    /// the external_account file's command is read alike by Python (shlex) and Go (split on white space): a
+    /// configuration in the configuration folder is named (`--profile`), and a path that would need quotes is
+    /// refused with what to do, not written.
+    @Test func theExternalAccountCommandNeedsNoQuotes() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let audience = GoogleFederationTests.audience
+        let folder = box.root.appendingPathComponent("config/signin").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: box.configPath, toPath: folder + "/corp.json")
+        let named = try box.signin("google", "external-account", "--audience", audience, "-c", folder + "/corp.json")
+        #expect(named.status == 0, "\(named.stderr)")
+        let command = (((try? JSONSerialization.jsonObject(with: Data(named.stdout.utf8))) as? [String: Any])?["credential_source"] as? [String: Any])
+            .flatMap { ($0["executable"] as? [String: Any])?["command"] as? String }
+        #expect(command == "\(Paths.signin) google-executable-source --profile corp", "\(named.stdout)")
+
+        let spaced = box.root.appendingPathComponent("my configs").path
+        try FileManager.default.createDirectory(atPath: spaced, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: box.configPath, toPath: spaced + "/config.json")
+        let output = box.root.appendingPathComponent("ext.json").path
+        let refused = try box.signin("google", "external-account", "--audience", audience, "-c", spaced + "/config.json", "--output", output)
+        #expect(refused.status == 2 && refused.stderr.contains("split on white space") && refused.stderr.contains("my configs"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
 }

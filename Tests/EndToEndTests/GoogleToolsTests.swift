@@ -245,4 +245,36 @@ func metadataRequest(_ port: Int, _ path: String, headers: [String] = ["Metadata
         #expect(r.stderr.contains("application_default_credentials.json exists") && r.stderr.contains("gcloud auth application-default revoke"))
         #expect(r.stderr.contains("gcloud has its own account set (bob@example.org)"))
     }
+
+    @Test func gcloudWorksAsSoonAsTheProjectIsNamed() throws {
+        try GoogleShape.requireTool(GoogleShape.gcloud, "gcloud comes with the image")
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict, removing: ["project_id", "project_number"])
+        let token = try box.signin("token").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let first = try box.signin("exec", "--gce-metadata", "--", GoogleShape.gcloud, "auth", "print-access-token")
+        #expect(first.status != 0 && first.stderr.contains("add \"project_id\""), "\(first.stderr)")
+        var config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: box.configPath))) as! [String: Any]
+        config["project_id"] = "test-project"
+        config["project_number"] = "123456789"
+        try box.writeConfig(config)
+        let second = try box.signin("exec", "--gce-metadata", "--", GoogleShape.gcloud, "auth", "print-access-token")
+        #expect(second.status == 0 && second.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == token, "\(second.stderr)")
+        // A "False" gcloud wrote before (another run, another tool): said, and asked again.
+        let cache = box.environment["CLOUDSDK_CONFIG"]! + "/gce"
+        try Data("False".utf8).write(to: URL(fileURLWithPath: cache))
+        let third = try box.signin("exec", "--gce-metadata", "--", GoogleShape.gcloud, "auth", "print-access-token")
+        #expect(third.status == 0 && third.stderr.contains("gcloud had cached"), "\(third.stderr)")
+    }
+
+    @Test func anUnreachableResourceManagerSaysToSetTheProjectNumber() throws {
+        let strict = try Shared.strict.get()
+        let box = try GoogleShape.sandbox(strict, extra: ["resource_manager_endpoint": "http://127.0.0.1:9"], removing: ["project_number"])
+        let server = try RunningSignin(box, ["metadata-server", "--json"])
+        let line = try #require(server.readLine())
+        let port = try #require(GoogleShape.json(line)["port"] as? Int)
+        let r = try metadataRequest(port, "/computeMetadata/v1/project/numeric-project-id")
+        #expect(r.status == 502 && r.body.contains("set \\\"project_number\\\""), "\(r)")
+        _ = server.stop(SIGTERM)
+        #expect(server.stderr.contains("project_number"), "\(server.stderr)")
+    }
 }

@@ -168,4 +168,17 @@ func providerRedirect(_ authorizeURL: String) throws -> String {
         #expect(r.status == 5)
         #expect(r.stderr.contains("not allowed on the device flow"))
     }
+
+    @Test func theWaysToSignInWithoutABrowserStartWithAWayNotAnAlternative() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let info = #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":true}}"#
+        var env = box.environment.filter { $0.key != "BROWSER" }
+        env["KUBERNETES_EXEC_INFO"] = info
+        env["SSH_CONNECTION"] = "10.0.0.2 5555 10.0.0.1 22"
+        let r = try Subprocess.run("/usr/bin/timeout", ["3", Paths.signin, "kubectl-credential"], env: env)
+        let ways = r.stderr.components(separatedBy: "Any of these works:\n").dropFirst().first ?? ""
+        #expect(ways.hasPrefix("  - Tunnel the port"), "\(r.stderr)")
+        #expect(r.stderr.contains("Received the answer from the browser") == false)
+    }
 }

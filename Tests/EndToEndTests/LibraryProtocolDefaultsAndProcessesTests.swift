@@ -2,7 +2,7 @@ import Foundation
 import SignInKit  // the public API only, as an adopting program sees it
 import Testing
 
-/// What the third adopter (issue 41) tripped on, through the public API only.
+/// What the third adopter tripped on, through the public API only.
 @Suite struct LibraryProtocolDefaultsAndProcessesTests {
     func client(_ box: Sandbox, _ provider: Provider) -> SignInClient {
         var c = SignInConfiguration(clientID: box.clientID, issuer: provider.issuer)
@@ -10,7 +10,7 @@ import Testing
         return SignInClient(configuration: c, storeDirectory: box.storeDir, environment: box.environment)
     }
 
-    /// Item 8: AWS and Google federation are async and cancellable, and on the protocol: a task cancelled while
+    /// AWS and Google federation are async and cancellable, and on the protocol: a task cancelled while
     /// STS (here a server that never answers) has the request is `.canceled`, not a timeout a minute later; the
     /// same call through the real STS stand-in answers credentials; a stand-in for the client answers them too.
     @Test func awsAndFederationAreAsyncCancellableAndOnTheProtocol() async throws {
@@ -74,10 +74,10 @@ import Testing
         }
     }
 
-    /// Item 10: a long-running program asking for its token before every request pays no thread and no system call
+    /// a long-running program asking for its token before every request pays no thread and no system call
     /// while nothing changed: the system calls of 20 and of 2,000 cached `freshToken()` calls (the worker fixture,
     /// under strace) are the same in number, and no thread is started for them.
-    /// Issue 49 item 3: the same holds for a token for one API (`freshToken(resource:)`, the call an API client
+    /// The same holds for a token for one API (`freshToken(resource:)`, the call an API client
     /// makes before each request), after its first call read the store.
     @Test(arguments: [false, true])
     func aCachedFreshTokenStartsNoThreadAndOpensNoFile(forAnAPI: Bool) throws {
@@ -108,7 +108,7 @@ import Testing
         #expect(total < 40, "system calls for 1,980 more cached calls: \(total) (\(many.filter { few[$0.key] != $0.value }))")
     }
 
-    /// Item 10: what a long-running program keeps in memory follows the store: a refresh by another process is seen
+    /// what a long-running program keeps in memory follows the store: a refresh by another process is seen
     /// (a new token, without a refresh of its own), so is a sign-out by another process, and its own sign-out at once.
     @Test func aKeptTokenFollowsOtherProcessesAndItsOwnSignOut() async throws {
         let strict = try Shared.strict.get()
@@ -138,7 +138,7 @@ import Testing
         }
     }
 
-    /// Item 7: a user signed out by another process is `.noPreviousSignIn(.signedOutMeanwhile)` from `freshToken()`,
+    /// a user signed out by another process is `.noPreviousSignIn(.signedOutMeanwhile)` from `freshToken()`,
     /// the answer docs/library.md lists, not `.accountNotFound`.
     @Test func aSignOutByAnotherProcessIsSignedOutMeanwhile() async throws {
         let strict = try Shared.strict.get()
@@ -153,7 +153,7 @@ import Testing
         }
     }
 
-    /// Item 6: a DPoP-bound user's single header value is refused with a pointer to the two headers it needs;
+    /// a DPoP-bound user's single header value is refused with a pointer to the two headers it needs;
     /// `authorizationHeaders(method:url:)` gives them.
     @Test func aDPoPBoundUsersHeaderValueIsRefusedAndTheTwoHeadersAreGiven() async throws {
         let p = try DPoPTests.offered.get()
@@ -171,7 +171,7 @@ import Testing
         #expect(headers["Authorization"]?.hasPrefix("DPoP ") == true && headers["DPoP"] != nil, "\(headers.keys)")
     }
 
-    /// Item 9: generic code over the protocols compiles as the page writes it (this test compiling is the check;
+    /// generic code over the protocols compiles as the page writes it (this test compiling is the check;
     /// running it shows the defaults answer).
     @Test func genericCodeUsesTheDefaults() async throws {
         struct User: SignInUserProtocol {
@@ -190,7 +190,7 @@ import Testing
         #expect(issuer(client(box, strict)) == strict.issuer)
     }
 
-    /// Item 10: a configuration made in code can name its program (`appName`), whose store is its own.
+    /// a configuration made in code can name its program (`appName`), whose store is its own.
     @Test func aConfigurationMadeInCodeKeepsItsOwnStore() async throws {
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()

@@ -104,4 +104,41 @@ import Testing
             guard case .canceled = e else { Issue.record("wrong error \(e)"); return }
         }
     }
+
+    static func signInThenRefresh<C: SignInClientProtocol>(_ client: C) async throws(SignInError) -> String {
+        let user = try await client.signIn(options: SignInOptions(timeout: .seconds(60)))
+        let refreshed = try await user.refreshTokensIfNeeded(minimumValidity: .seconds(30))
+        let restored = try await client.restorePreviousSignIn(minimumValidity: .seconds(30))
+        return refreshed.userID + "," + restored.userID
+    }
+
+    @Test func theProtocolsCarryWhatREADMEPromisesAndAUserIsEquatable() async throws {
+        #expect(try await Self.signInThenRefresh(LibraryDiscoveryUpdatesAndRetryTests.MinimalClient()) == "42,42")
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let client = LibraryDiscoveryUpdatesAndRetryTests().client(box, strict)
+        #expect(try await Self.signInThenRefresh(client) == "alice,alice")
+        let a = try await client.restorePreviousSignIn()
+        let b = try await client.restorePreviousSignIn()
+        #expect(a == b, "the same stored sign-in read twice")
+        let c = try await client.restorePreviousSignIn(forceRefresh: true)
+        #expect(a != c, "a refresh changes the user")
+    }
+
+    @Test func disconnectSignsOutOnlyOnceTheProviderRevoked() async throws {
+        let strict = try Shared.strict.get()
+        let box = try Sandbox(issuer: strict.issuer)
+        let client = LibraryDiscoveryUpdatesAndRetryTests().client(box, strict)
+        _ = try await client.signIn()
+        try strict.control(box.clientID, ["revoke_fault": "503"])
+        let failure: SignInError? = await { () async -> SignInError? in
+            do throws(SignInError) { try await client.disconnect(); return nil } catch { return error }
+        }()
+        guard case .revocationFailed? = failure else { Issue.record("\(String(describing: failure))"); return }
+        #expect(client.currentUser != nil, "a failed revocation signed the user out")
+        try strict.control(box.clientID, ["revoke_fault": NSNull()])
+        try await client.disconnect()
+        #expect(client.currentUser == nil)
+        #expect(try strict.stats(box.clientID)["revocations"] as? Int ?? 0 >= 1)
+    }
 }

@@ -73,4 +73,26 @@ import Testing
         let good = try strict.sandbox()
         #expect(try good.signin("login").status == 0)
     }
+
+    /// with `redirect_host: "localhost"`, a port whose [::1] side another program holds is refused before
+    /// the browser opens, saying why (today: the browser goes to the other listener and signin times out).
+    @Test func aLocalhostRedirectWhoseIPv6SideIsHeldIsRefusedBeforeTheBrowserOpens() throws {
+        let strict = try Shared.strict.get()
+        let holder = try SilentServer(ipv6Only: true)
+        let box = try strict.sandbox(["only_localhost": true], extra: ["redirect_host": "localhost", "redirect_port": holder.port])
+        let start = Date()
+        let r = try box.signin("login", "--timeout", "15")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("Cannot listen on [::1]:\(holder.port)") && r.stderr.contains("localhost:\(holder.port)"), "\(r.stderr)")
+        #expect(r.stderr.contains("redirect_host"), "the message says what to change: \(r.stderr)")
+        #expect(Date().timeIntervalSince(start) < 10, "refused at once, not after the browser's timeout")
+        #expect(box.standinSteps().isEmpty, "no browser was opened")
+        #expect(!holder.hasPendingConnection, "nothing reached the other listener")
+        #expect(box.entryFile() == nil)
+
+        // With the port left to the system, a sign-in to localhost works (both sides are signin's).
+        let free = try strict.sandbox(["only_localhost": true], extra: ["redirect_host": "localhost"])
+        let ok = try free.signin("login", "--timeout", "60")
+        #expect(ok.status == 0, "\(ok.stderr)")
+    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Any MCP server from its address alone (issue 47), against software no one here wrote: the Model Context
+/// Any MCP server from its address alone, against software no one here wrote: the Model Context
 /// Protocol's own Python SDK (PyPI `mcp`), its authorization-server routes over an in-memory provider and its MCP
 /// server with `AuthSettings` (Tests/Providers/mcp_server.py), on one server and apart. A plain OAuth 2.0 server:
 /// no OpenID discovery, no JWKS, no ID token. The SDK's own MCP client (Tests/Providers/mcp_client.py) runs under

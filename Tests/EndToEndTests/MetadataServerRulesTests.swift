@@ -109,7 +109,7 @@ import Testing
         #expect(after.status == 200 && after.body.contains("access_token"), "\(after)")
         _ = server.stop(SIGTERM)
         #expect(server.stderr.contains("not signed in"), "\(server.stderr)")
-        // Issue 41, item 5: what the server says to do names the configuration it serves, so `signin login` acts on it.
+        // what the server says to do names the configuration it serves, so `signin login` acts on it.
         #expect(try box.signin("logout").status == 0)
         let named = try RunningSignin(box, ["metadata-server", "--json", "-c", box.configPath])
         _ = try #require(named.readLine())

@@ -64,4 +64,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: box.root.path + "/\(marker)/.local/share/signin"), "the store is under the working directory's \(marker)")
         #expect(!FileManager.default.fileExists(atPath: box.root.path + "/\(marker)-data"), "a relative XDG_DATA_HOME is ignored")
     }
+
+    /// `$SIGNIN_PROFILE` is not silently ignored while `$SIGNIN_CONFIG` is set.
+    @Test func aProfileIgnoredForSigninConfigIsSaid() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let r = try box.signin(["whoami"], env: ["SIGNIN_PROFILE": "work"])
+        #expect(r.status == 0 && r.stderr.contains("$SIGNIN_PROFILE (work) is ignored: $SIGNIN_CONFIG names the configuration"), "\(r.stderr)")
+        #expect(try box.signin("whoami").stderr.isEmpty)
+    }
 }

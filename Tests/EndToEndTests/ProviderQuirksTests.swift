@@ -46,4 +46,27 @@ import Testing
         let silent = try strict.sandbox(["deny": true, "deny_error": "consent_required"], extra: ["extra_authorization_parameters": ["prompt": "none"]])
         #expect(try silent.signin("login").status == 5, "with prompt=none it is the provider's answer to that")
     }
+
+    @Test func aProviderThatRegistersOnlyLocalhostSignsIn() throws {
+        let strict = try Shared.strict.get()
+        let refused = try strict.sandbox(["only_localhost": true])
+        // The provider refuses the redirect to 127.0.0.1 (the browser stays on its error page): no code comes.
+        #expect(try refused.signin("login", "--timeout", "3").status == 6, "127.0.0.1 is not registered there")
+        let box = try strict.sandbox(["only_localhost": true], extra: ["redirect_host": "localhost"])
+        let r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        let bad = try strict.sandbox(extra: ["redirect_host": "0.0.0.0"])
+        let badLogin = try bad.signin("login")
+        #expect(badLogin.status == 2 && badLogin.stderr.contains("redirect_host"), "\(badLogin.stderr)")
+    }
+
+    @Test func offlineAccessAsksForConsent() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(["offline_needs_consent": true], extra: ["scopes": ["openid", "email", "profile", "offline_access"]])
+        let r = try box.signin("login")
+        #expect(r.status == 0, "\(r.stderr)")
+        // A prompt the configuration chose is kept as it is.
+        let chosen = try strict.sandbox(["offline_needs_consent": true], extra: ["scopes": ["openid", "offline_access"], "extra_authorization_parameters": ["prompt": "login"]])
+        #expect(try chosen.signin("login", "--timeout", "3").status == 6, "the configuration's own prompt was replaced")
+    }
 }

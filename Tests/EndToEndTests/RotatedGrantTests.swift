@@ -45,4 +45,35 @@ import Testing
         #expect(r.status != 0 && r.stdout.isEmpty, "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains("refresh_token") && r.stderr.contains("not an access token"), "\(r.stderr)")
     }
+
+    /// Item 13 (b): the disk fills while a rotating refresh is on its way; the room its save needs was taken before the
+    /// request went out, so the rotated refresh token is saved and the next refresh works (before: ENOSPC after the
+    /// rotation, the grant lost, and a message saying the previous credentials were intact).
+    @Test func aRotatedRefreshTokenIsSavedWhenTheDiskFillsDuringTheRequest() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox(["rotate": true])
+        let data = box.root.appendingPathComponent("data").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let mounted = try Subprocess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", data])
+        try #require(mounted.status == 0, "a small tmpfs for the store (the tests run as root): \(mounted.stderr)")
+        defer { _ = try? Subprocess.run("/bin/umount", [data]) }
+        #expect(try box.signin("login").status == 0)
+        try strict.control(box.clientID, ["refresh_delay": 2.0])
+        let refresh = try ParallelRun(box, ["token", "--force-refresh"])
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 }, "the refresh reached the provider")
+        // The disk fills while the provider is answering.
+        let fill = try Subprocess.run("/bin/sh", ["-c", "cat /dev/zero > \"$0/fill\"; df -k \"$0\" | tail -1", data])
+        #expect(fill.stdout.contains(" 100% "), "the tmpfs is full: \(fill.stdout)")
+        let r = try refresh.wait()
+        #expect(r.status == 0, "the rotated token was saved into the room taken before the request: \(r.stderr)")
+        try strict.control(box.clientID, ["refresh_delay": 0])
+        // Full again: a refresh cannot take its room, so it is not sent (nothing spent), and says why.
+        _ = try Subprocess.run("/bin/sh", ["-c", "cat /dev/zero >> \"$0/fill\"", data])
+        let full = try box.signin("token", "--force-refresh")
+        #expect(full.status == 1 && full.stderr.contains("no room to save a refreshed sign-in") && full.stderr.contains("not sent"), "\(full.stderr)")
+        #expect(try strict.stats(box.clientID)["refreshes"] as? Int == 1, "no request went out without room for its answer")
+        unlink(data + "/fill")
+        let next = try box.signin("token", "--force-refresh")
+        #expect(next.status == 0, "the grant is alive: \(next.stderr)")
+    }
 }

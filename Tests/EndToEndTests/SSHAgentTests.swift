@@ -184,4 +184,40 @@ final class RemoteMachine: @unchecked Sendable {
         let gone = try box.signin(["token"], env: ["SIGNIN_AGENT_SOCK": socket])
         #expect(gone.status == 3 && gone.stderr.contains("it is gone") && gone.stderr.contains("connect again with `signin ssh`"), "\(gone.stderr)")
     }
+
+    @Test func theRemoteSideSaysWhatTheAgentOffers() throws {
+        let strict = try Shared.strict.get()
+        let box = try SSHAgentTests.laptop(strict)
+        let who = try box.signin("whoami").stdout.trimmingCharacters(in: .newlines)
+        let remote = try RemoteMachine(box)
+        let script = """
+            signin whoami; echo "w=$?"
+            signin status; echo "s=$?"
+            signin accounts; echo "a=$?"
+            signin login; echo "l=$?"
+            signin logout; echo "o=$?"
+            """
+        let r = try box.signin(["ssh", "--for", "1h"] + remote.sshArguments + [script])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == who && lines.contains("w=0"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("Through the agent forwarded with `signin ssh`") && r.stdout.contains("Accounts: alice@example.org") && lines.contains("s=0"), "\(r.stdout)")
+        #expect(lines.contains("* alice@example.org  (forwarded)") && lines.contains("a=0"), "\(r.stdout)")
+        #expect(lines.contains("l=2") && lines.contains("o=2"), "\(r.stdout)")
+        #expect(r.stderr.contains("Signing in and out happens on the machine the session came from"), "\(r.stderr)")
+        #expect(!r.stdout.contains("signin init") && !r.stderr.contains("signin init"), "\(r.stderr)")
+        #expect(remote.homeFiles().isEmpty, "signin wrote \(remote.homeFiles()) on the remote side")
+    }
+
+    @Test func sshTakesTheConfigurationFileLikeEveryCommand() throws {
+        let strict = try Shared.strict.get()
+        let box = try SSHAgentTests.laptop(strict)
+        let other = box.root.appendingPathComponent("other.json").path
+        try Data(contentsOf: URL(fileURLWithPath: box.configPath)).write(to: URL(fileURLWithPath: other))
+        #expect(try box.signin(["login", "-c", other], env: ["STANDIN_SUB": "bob", "SIGNIN_CONFIG": ""]).status == 0)
+        let remote = try RemoteMachine(box)
+        let r = try box.signin(["ssh", "-c", other] + remote.sshArguments + ["signin whoami"])
+        #expect(r.status == 0 && r.stdout.contains("bob@example.org"), "\(r.stdout) \(r.stderr)")
+        #expect(!r.stderr.contains("cipher"), "\(r.stderr)")
+        #expect(try box.signin("agent", "--list").stdout.contains("No forwarded sessions"))
+    }
 }

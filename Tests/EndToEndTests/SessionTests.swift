@@ -178,4 +178,17 @@ import Testing
         #expect(try box.signin("status").status == 3)
         #expect(try strict.stats(box.clientID)["revocations"] as? Int == 0)
     }
+
+    /// a provider's 429 says how long it asked to wait (exit 5, nothing changed).
+    @Test func aRateLimitedRefreshSaysRetryAfter() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let before = box.storeSnapshot()
+        try strict.control(box.clientID, ["token_fault": "429", "retry_after": 120])
+        let r = try box.signin("token", "--force-refresh")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(r.stderr.contains("\(strict.issuer)/token") && r.stderr.contains("wait 120 s (Retry-After)"), "\(r.stderr)")
+        #expect(box.storeSnapshot() == before)
+        try strict.control(box.clientID, ["token_fault": NSNull(), "retry_after": NSNull()])
+    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 49: SignInKit as the OAuth layer of a Swift MCP client (Examples/mcp-client on `APIAuthorizer`), against
+/// SignInKit as the OAuth layer of a Swift MCP client (Examples/mcp-client on `APIAuthorizer`), against
 /// the MCP Python SDK's server: silent restore of the `signin` command's sign-in, a refresh and one retry on a 401,
 /// a step-up on a 403 `insufficient_scope` when allowed and a typed error when not, and its own sign-in when allowed.
 @Suite struct SwiftMCPClientTests {

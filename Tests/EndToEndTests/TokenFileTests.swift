@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `signin exec --token-file` (issue 33, part 3): a token file kept fresh for as long as COMMAND runs.
+/// `signin exec --token-file`: a token file kept fresh for as long as COMMAND runs.
 @Suite struct TokenFileTests {
     @Test func theFileIsRenewedBeforeTheTokenExpiresAndRemovedAtTheEnd() throws {
         let strict = try Shared.strict.get()
@@ -37,5 +37,34 @@ import Testing
         #expect((try FileManager.default.contentsOfDirectory(atPath: box.environment["XDG_RUNTIME_DIR"]! + "/signin")).isEmpty)
         #expect(try box.signin("exec", "--file-env", "X", "--", "true").status == 2, "--file-env without --token-file")
         #expect(try box.signin("exec", "--token-file", "--env", "X", "--", "true").status == 2)
+    }
+
+    /// a token file whose signin was SIGKILLed (nobody renews it, and it holds a live token) is removed by the
+    /// next `--token-file` run; another run's file, whose signin still runs, is left alone.
+    @Test func aTokenFileOfAKilledSigninIsRemovedByTheNextRun() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        let folder = box.environment["XDG_RUNTIME_DIR"]! + "/signin"
+        // COMMAND prints the file and its own pid, then waits on its standard input (a pipe the test holds).
+        let killed = try RunningSignin(box, ["exec", "--token-file", "--", "/bin/sh", "-c", "echo \"$SIGNIN_TOKEN_FILE $$\"; exec sleep 600"])
+        let line = try #require(killed.readLine()).split(separator: " ")
+        let orphan = String(line[0])
+        let commandPID = try #require(pid_t(line[1]))
+        let alive = try RunningSignin(box, ["exec", "--token-file", "--", "/bin/sh", "-c", "echo \"$SIGNIN_TOKEN_FILE $$\"; exec sleep 600"])
+        let aliveLine = try #require(alive.readLine()).split(separator: " ")
+        let kept = String(aliveLine[0])
+        // signin first, so it cannot remove its file; then its COMMAND, which holds the pipe Process waits on.
+        kill(killed.process.processIdentifier, SIGKILL)
+        kill(commandPID, SIGKILL)
+        killed.process.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: orphan), "the killed signin could not remove its file")
+        let next = try box.signin("exec", "--token-file", "--", "/bin/true")
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: orphan), "the orphaned token file is still in \(folder)")
+        #expect(FileManager.default.fileExists(atPath: kept), "a running signin's file was removed")
+        kill(pid_t(aliveLine[1])!, SIGTERM)
+        alive.process.waitUntilExit()
+        #expect(!FileManager.default.fileExists(atPath: kept))
     }
 }

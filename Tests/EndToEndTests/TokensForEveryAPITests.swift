@@ -2,7 +2,7 @@ import Foundation
 import SignInKit
 import Testing
 
-/// Issue 42: an access token for one API. Resource indicators (RFC 8707) asked for at sign-in and got one at a time
+/// an access token for one API. Resource indicators (RFC 8707) asked for at sign-in and got one at a time
 /// with a refresh; token exchange (RFC 8693) at the provider's token endpoint; each kept per resource or audience;
 /// refusals with exit 7; the same through `exec`, `kubectl-credential`, the library and a forwarded agent.
 @Suite struct TokensForEveryAPITests {

@@ -7,7 +7,7 @@ import Testing
 @testable import SignInStorage
 
 /// The agent protocol's answers, typed: what one end encodes the other reads back the same, and each refusal is
-/// the error a remote command reports (issue 40, item 4).
+/// the error a remote command reports.
 @Suite struct AgentMessagesTests {
     func roundTrip(_ out: JSONValueOut) -> [String: JSONValue] {
         JSONValue.object(from: Data(out.text.utf8)) ?? [:]

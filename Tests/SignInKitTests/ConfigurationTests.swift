@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    /// Issue 41, item 5: a misspelt key is named with the one it is close to, as commands and options are.
+    /// a misspelt key is named with the one it is close to, as commands and options are.
     @Test func aMisspeltKeySaysWhatItMayMean() {
         do {
             _ = try SignInConfiguration.parse(Data(#"{"client_id": "c", "redirect_prot": 8080}"#.utf8), sourcePath: "c.json")
@@ -110,7 +110,7 @@ import Testing
         #expect(error("\u{ff}\u{fe}") != nil)
     }
 
-    /// Issue 48: each part of the file is read by its own section, the core naming none of them; a section the file
+    /// each part of the file is read by its own section, the core naming none of them; a section the file
     /// gives none of its keys is its defaults, and one it does is read and checked as before.
     @Test func eachSectionReadsItsOwnKeysAndTheCoreNoneOfThem() throws {
         let file = #"{"client_id": "x", "git_hosts": ["Git.Example.com"], "git_resources": {"git.example.com": "https://git.example.com/"}, "docker_registries": ["127.0.0.1:5000"], "git_username": "me", "aws_region": "eu-west-1", "key_storage": "file"}"#

@@ -6,9 +6,9 @@ import Testing
 @testable import SignInProtocol
 @testable import SignInStorage
 
-/// The fifth review's rules that need no process (issue 39).
+/// The fifth review's rules that need no process.
 @Suite struct RateLimitRulesTests {
-    /// Item 9: a forwarded session's refusal for asking too often is not "not signed in" (exit 3): it says so, and
+    /// a forwarded session's refusal for asking too often is not "not signed in" (exit 3): it says so, and
     /// how long to wait.
     @Test func aForwardedRequestRefusedForBeingTooFrequentIsRateLimitedNotSignedOut() {
         let client = AgentClient(socketPath: "/nonexistent")
@@ -23,7 +23,7 @@ import Testing
         guard case .noPreviousSignIn = other else { Issue.record("\(other)"); return }
     }
 
-    /// Item 18: `Retry-After` in seconds or as an HTTP date; a hostile value is capped, an unreadable one ignored.
+    /// `Retry-After` in seconds or as an HTTP date; a hostile value is capped, an unreadable one ignored.
     @Test func retryAfterIsReadInSecondsOrAsADate() {
         let now = Date(timeIntervalSince1970: 784_111_717)  // Sun, 06 Nov 1994 08:48:37 GMT
         #expect(OAuthError.retryAfterSeconds("120", now: now) == 120)
