@@ -27,6 +27,17 @@ import Testing
         #expect(try par.stats(plain.clientID)["par_requests"] == nil)
     }
 
+    /// A pushed request that carries `prompt` (`prompt=consent`, which `offline_access` brings) repeats it on the
+    /// browser's URL: idpyoidc 5 reads it there too, and ends in "consent in prompt" without it.
+    @Test func aPushedPromptIsRepeatedOnTheURL() throws {
+        let par = try Self.advertised.get()
+        let box = try par.sandbox(extra: ["scopes": ["openid", "email", "profile", "offline_access"]], secret: "strict-secret")
+        let r = try box.signin("login")
+        #expect(r.status == 0 && r.stdout.contains("Signed in as"), "\(r.stdout) \(r.stderr)")
+        let stats = try par.stats(box.clientID)
+        #expect(stats["authorize_url_keys"] as? [String] == ["client_id", "prompt", "redirect_uri", "request_uri", "response_type", "scope"], "\(stats)")
+    }
+
     @Test func aRequiringProviderAMissingEndpointAndARefusalAreClearErrors() throws {
         let required = try Self.required.get()
         let never = try required.sandbox(extra: ["pushed_authorization": "never"])

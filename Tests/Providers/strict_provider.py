@@ -608,8 +608,11 @@ class Handler(BaseHTTPRequestHandler):
             # As idpyoidc validates the URL before swapping in the pushed request: response_type must be there
             # (RFC 9101 5 lets a client repeat the OAuth parameters beside request_uri), and what is repeated must
             # be what was pushed; nothing else of the request may be on the URL.
-            if set(q) - {"client_id", "request_uri", "response_type", "scope", "redirect_uri"}:
-                return self.send(400, "with request_uri, only client_id, response_type, scope and redirect_uri may be in the URL", "text/plain")
+            if set(q) - {"client_id", "request_uri", "response_type", "scope", "redirect_uri", "prompt"}:
+                return self.send(400, "with request_uri, only client_id, response_type, scope, redirect_uri and prompt may be in the URL", "text/plain")
+            # idpyoidc 5 reads prompt from the URL too: a pushed prompt must be repeated there, the same.
+            if pushed["params"].get("prompt") and q.get("prompt") != pushed["params"].get("prompt"):
+                return self.send(400, "consent in prompt", "text/plain")
             if q.get("response_type") != "code":
                 return self.send(400, "response_type missing beside request_uri", "text/plain")
             # idpyoidc 5 checks redirect_uri too before it restores the pushed request (400 "Missing required

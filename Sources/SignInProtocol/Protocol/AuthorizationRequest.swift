@@ -54,9 +54,12 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         // RFC 9101 5: the OAuth 2.0 required parameters may be repeated beside request_uri (the server uses the
         // pushed ones); some servers (idpyoidc) check response_type and redirect_uri before swapping in the pushed
         // request. Never the state, the nonce or the PKCE challenge: those stay in the pushed request alone.
-        url = base + separator + FormEncoding.encode([("client_id", config.clientID), ("request_uri", requestURI),
-                                                      ("response_type", "code"), ("scope", scopes.joined(separator: " ")),
-                                                      ("redirect_uri", redirectURI)])
+        // idpyoidc 5 reads `prompt` from the URL as well (a pushed `prompt=consent` alone ends in "consent in
+        // prompt"), so a prompt that was pushed is repeated too.
+        var repeated = [("client_id", config.clientID), ("request_uri", requestURI), ("response_type", "code"),
+                        ("scope", scopes.joined(separator: " ")), ("redirect_uri", redirectURI)]
+        if let prompt = params.first(where: { $0.0 == "prompt" }) { repeated.append(prompt) }
+        url = base + separator + FormEncoding.encode(repeated)
     }
 
     /// Where to push the request, or nil not to.
