@@ -35,9 +35,12 @@ struct TokenTarget: OptionGroup, Equatable {
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (whom the token is for)") }
     }
 
-    /// `--resource URI` alone (`login`, which takes no `--audience`), checked.
+    /// `--resource URL` alone (`login`, which takes no `--audience`), checked.
+    /// `--resource URL` on `login`: a sign-in for that API.
+    static let loginResourceOption = OptionSpec("--resource", value: "URL", "Sign in for this API: one of the configuration's resources, else any API or MCP server from its address (a sign-in of its own)")
+
     static func resource(_ a: Arguments) throws(UsageError) -> String? {
-        let resource = a.value(resourceOption)
+        let resource = a.value(loginResourceOption)
         if let r = resource, !SignInConfiguration.isValidResource(r) { throw notAResource(r) }
         return resource
     }
