@@ -347,9 +347,8 @@ static void crash_frames(int fd, void **frames, int n) {
 }
 
 void signin_crash_prepare(const char *version, const char *state_dir) {
-    void *warm[2];
-    /* backtrace loads libgcc's unwinder on first use: now, not in the signal handler. */
-    (void)backtrace(warm, 2);
+    /* No backtrace() here to warm the unwinder: in the static half it walks the whole binary's unwind tables (tens
+     * of milliseconds, on every start of a cached `signin token`); the dynamic half has libgcc loaded already. */
     snprintf(crash_header, sizeof crash_header, "signin %s: internal error (signal ", version);
     if (state_dir && *state_dir && strlen(state_dir) < sizeof crash_dir) {
         snprintf(crash_dir, sizeof crash_dir, "%s", state_dir);

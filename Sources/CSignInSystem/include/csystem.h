@@ -145,8 +145,8 @@ int signin_tpm_sign(const char *tcti, const uint8_t *blob, size_t blob_len, cons
 void signin_tpm_free(void *p, size_t len);
 
 /*
- * The crash report: `signin_crash_prepare` (first thing in main) notes the version and the state folder, and warms
- * the unwinder; `signin_crash_report` (in a fatal signal's handler) writes the crashing thread's frames, as
+ * The crash report: `signin_crash_prepare` (first thing in main) notes the version and the state folder (nothing
+ * else: it is on every start); `signin_crash_report` (in a fatal signal's handler) writes the crashing thread's frames, as
  * module+offset and the symbol where the dynamic symbol table has one, to standard error and to STATE_DIR/crash.txt
  * (0600). No argument, register or memory is written.
  */
