@@ -119,6 +119,22 @@ import Testing
         #expect(requests.last?["method"] as? String == "DELETE", "the session ended: \(requests)")
     }
 
+    /// `notifications/cancelled` from the client ends that request's POST: no answer comes for it, the others are
+    /// answered, and the bridge does not wait for the abandoned one when its input closes.
+    @Test func aCancelledRequestIsAbandoned() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let input = Self.lines([Self.call(#""long""#, "slow", #"{"ms":4000}"#),
+                                #"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"the person gave up"}}"#,
+                                Self.call(#""after""#, "add", #"{"a":1,"b":2}"#)])
+        let r = try box.signin(["mcp", url], stdin: input)
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        let ids = Self.messages(r.stdout).compactMap { $0["id"] as? String }
+        #expect(ids.contains("after") && !ids.contains("long"), "\(r.stdout)")
+    }
+
     /// A 401 mid-session (the server forgot its access tokens): one refresh, the request again, no browser. A session
     /// the server ended (404): a new one (the client's initialize sent again), and the call goes on.
     @Test func aRefusedTokenIsRefreshedAndAnEndedSessionStartsAgain() throws {
