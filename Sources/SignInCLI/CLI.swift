@@ -127,6 +127,15 @@ public enum CLI {
             return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: .seconds(30), document: nil,
                                         known: APIAccess.knownConfiguration(for: resource, storeDirectory: store()))
         }
+        if loaded.isForAPIsOnly {
+            // No provider of its own: as with no configuration, but with its document and settings.
+            let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: path) : nil
+            guard let resource = command.apiResource ?? implicit else {
+                throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds client_id_metadata_document (for API sign-ins), and no API is signed in; `signin login --resource URL` signs one in")
+            }
+            return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument,
+                                        known: APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout))
+        }
         guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
         // An API the configuration does not list never gets the person's own client and grant, even when its
         // metadata names the configured provider (any server can name accounts.google.com): it is signed in to with

@@ -28,4 +28,24 @@ import Testing
         #expect(TokensForEveryAPITests.json(status.stdout)["client_id"] as? String == url, "\(status.stdout)")
         #expect(TokensForEveryAPITests.json(status.stdout)["client_kind"] as? String == "metadata-document", "\(status.stdout)")
     }
+
+    /// A configuration file holding only `client_id_metadata_document` is valid: API sign-ins use its document, and
+    /// with one of them plain commands answer for it.
+    @Test func aConfigurationWithOnlyAMetadataDocumentIsValid() throws {
+        let p = try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"client_id_metadata_document_supported": true}"#])
+        defer { p.stop() }
+        let box = try Sandbox(issuer: p.issuer)
+        let url = p.issuer + "/documents/only.json"
+        let printed = try box.signin(["client-metadata", "--url", url], env: ["SIGNIN_CONFIG": ""])
+        _ = try p.http("POST", "/_documents/only.json", body: Data(printed.stdout.utf8))
+        try box.writeConfig(["client_id_metadata_document": url])
+        let none = try box.signin("whoami")
+        #expect(none.status == 2 && none.stderr.contains("signin login --resource URL"), "\(none.stderr)")
+        let api = p.issuer + "/api/orders"
+        let login = try box.signin("login", "--resource", api, "--timeout", "30")
+        #expect(login.status == 0, "\(login.stdout) \(login.stderr)")
+        #expect(try p.stats("_api")["documents_used"] as? Int == 1 && (try p.stats("_api")["registrations"]) == nil)
+        let whoami = try box.signin("whoami")
+        #expect(whoami.status == 0 && whoami.stdout.contains("alice@example.org"), "\(whoami.stdout) \(whoami.stderr)")
+    }
 }

@@ -68,6 +68,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// server found from an API says `client_id_metadata_document_supported`, this URL is signin's `client_id` there,
     /// and nothing is registered.
     public var clientIDMetadataDocument: String?
+    /// A configuration for API sign-ins alone: a `client_id_metadata_document` and no `client_id` of its own (no
+    /// provider to sign in at but the ones APIs name).
+    public var isForAPIsOnly: Bool { clientID.isEmpty && clientIDMetadataDocument != nil }
     /// Whether the sign-in expects an ID token: `openid` is among the scopes. Without one, the person's identity
     /// comes from a userinfo endpoint when there is one, else the account is named by the server and the API.
     public var asksForIDToken: Bool { scopes.contains("openid") }
@@ -260,7 +263,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
         func string(_ key: String) throws(SignInError) -> String? { try fields.string(key) }
         func url(_ key: String) throws(SignInError) -> String? { try fields.url(key) }
-        guard let clientID = try string("client_id") else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
+        // A file with a client ID metadata document and no client of its own configures API sign-ins alone.
+        let forAPIsOnly = obj["client_id"] == nil && obj["client_id_metadata_document"] != nil
+        guard let clientID = try string("client_id") ?? (forAPIsOnly ? "" : nil) else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
         if clientID == placeholderClientID {
             throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here")
         }
