@@ -147,9 +147,12 @@ public enum CLI {
     /// With no configuration and no `--resource`: the one API signed in to from its address, which is then the
     /// current sign-in (nil: none, so the configuration is what is missing); several: which to name.
     static func onlyAPISignIn(_ store: String, file: String) throws(SignInError) -> String? {
-        let apis = (try? CredentialStore(directory: store).apiResources()) ?? []
+        let s = CredentialStore(directory: store)
+        let apis = (try? s.apiResources()) ?? []
         guard apis.count > 1 else { return apis.first }
-        throw .configInvalid(file: file, field: nil, reason: "there is no configuration file, and \(apis.count) APIs are signed in to from their address (\(apis.map(\.withoutControlCharacters).joined(separator: ", "))): name one with --resource URL (`signin accounts` lists them)")
+        // The one `signin use URL` chose, while it is still signed in.
+        if let chosen = try? s.currentAPI(), apis.contains(chosen) { return chosen }
+        throw .configInvalid(file: file, field: nil, reason: "there is no configuration file, and \(apis.count) APIs are signed in to from their address (\(apis.map(\.withoutControlCharacters).joined(separator: ", "))): name one with --resource URL, or choose one with `signin use URL` (`signin accounts` lists them)")
     }
 
     /// The error of a command that reads an API's sign-in (`token`, `whoami`, `status`, `exec`, `logout`) when

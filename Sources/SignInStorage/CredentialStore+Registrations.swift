@@ -81,11 +81,27 @@ extension CredentialStore {
         return out.sorted()
     }
 
+    /// The API chosen with `signin use URL` among several signed in to from their address, when one was.
+    package func currentAPI() throws(SignInError) -> String? {
+        try record(kind: "current-api", name: "current")?["resource"]?.string
+    }
+
+    /// Chooses the API plain commands answer for when no configuration names a provider (nil: none).
+    package func setCurrentAPI(_ resource: String?) throws(SignInError) {
+        guard let resource else {
+            guard let o = try open() else { return }
+            _ = try? Posix.removeFile(recordPath(o, kind: "current-api", name: "current").path)
+            return
+        }
+        try saveRecord(JSONValueOut.object(["resource": .string(resource)]).text, kind: "current-api", name: "current")
+    }
+
     /// Forgets what signin kept for the API at `resource` (its `.api` record and the client registered for it).
     package func removeAPIRecords(resource: String, issuer: String?) throws(SignInError) {
         guard let o = try open() else { return }
         var names = [o.names.configuration(issuer: resource, clientID: "api") + ".api"]
         if let issuer { names.append(o.names.configuration(issuer: ClientRegistration.recordName(issuer: issuer, resource: resource), clientID: "registration") + ".registration") }
         for name in names { _ = Posix.unlink(directory + "/" + name) }
+        if (try? currentAPI()) == resource { try? setCurrentAPI(nil) }
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// `signin use ACCOUNT`: make another account current.
 struct Use: SignInCommand {
     static let spec = CommandSpec(of: Self.self, summary: "Make ACCOUNT the current account",
-                                  details: "Makes ACCOUNT (an e-mail or sub) the current account of this configuration.", usageTail: " ACCOUNT")
+                                  details: "Makes ACCOUNT (an e-mail or sub) the current account of this configuration. ACCOUNT may be an API signed in to from its address (its URL): with no configured provider, plain commands then answer for it.", usageTail: " ACCOUNT")
 
     let account: String
 
@@ -17,6 +17,21 @@ struct Use: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         guard a.positional.count == 1 else { throw UsageError("`signin use` takes one ACCOUNT (an e-mail or sub); see `signin accounts`") }
         account = a.positional[0]
+    }
+
+    /// `use URL` for an API signed in to from its address: the API plain commands answer for with no provider configured.
+    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        guard SignInConfiguration.isValidResource(account), account.contains("://") else { return nil }
+        let store = CredentialStore(directory: CredentialStore.defaultDirectory(environment: env))
+        guard ((try? store.apiResources()) ?? []).contains(account) else { return nil }
+        do throws(SignInError) {
+            try store.setCurrentAPI(account)
+        } catch {
+            io.err("signin: \(error.description)")
+            return ExitCode(error)
+        }
+        io.out("Now using the API \(account.withoutControlCharacters)")
+        return .success
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
