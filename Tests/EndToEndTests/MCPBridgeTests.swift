@@ -18,8 +18,8 @@ import Testing
     }
 
     /// JSON-RPC lines for standard input: the client's initialize and `initialized`, then `more`.
-    static func lines(_ more: [String]) -> Data {
-        let initialize = #"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#
+    static func lines(_ more: [String], version: String = "2025-06-18") -> Data {
+        let initialize = #"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"\#(version)","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#
         return Data(([initialize, #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#] + more).map { $0 + "\n" }.joined().utf8)
     }
 
@@ -133,6 +133,22 @@ import Testing
         #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
         let ids = Self.messages(r.stdout).compactMap { $0["id"] as? String }
         #expect(ids.contains("after") && !ids.contains("long"), "\(r.stdout)")
+    }
+
+    /// A POST stream the server closes before its answer (allowed since 2025-11-25, once an event id was sent) is
+    /// resumed with GET and `Last-Event-ID`, and the answer reaches the client.
+    @Test func aStreamClosedBeforeItsAnswerIsResumed() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--resumable"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        // Servers close a POST's stream early only for 2025-11-25 and later.
+        let r = try box.signin(["mcp", url], stdin: Self.lines([Self.call(#""cut""#, "interrupted", #"{"ms":300}"#)], version: "2025-11-25"))
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        let answer = Self.messages(r.stdout).first { $0["id"] as? String == "cut" }
+        #expect((answer?["result"] as? [String: Any]) != nil, "the answer came after the stream was resumed: \(r.stdout) \(r.stderr)")
+        let requests = (try MCPServerTests.stats(p)["mcp_requests"] as? [[String: Any]]) ?? []
+        #expect(requests.contains { $0["method"] as? String == "GET" && $0["last_event_id"] is String }, "resumed with Last-Event-ID: \(requests)")
     }
 
     /// A 401 mid-session (the server forgot its access tokens): one refresh, the request again, no browser. A session

@@ -12,6 +12,8 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
   --mcp SCOPES       (with --split, repeatable) an MCP server requiring these comma-separated scopes
   --require-resource the token endpoint refuses a code exchange or a refresh without `resource` (RFC 8707 2.2)
   --sse              (without --split) the MCP server speaks the legacy HTTP+SSE transport (2024-11-05) at /sse
+  --resumable        (without --split) its streams are resumable (an event store, retry 100 ms): `interrupted(ms)`
+                     closes its call's stream before it answers
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
                      still takes it): a client registered from the list does not cover a step-up to it
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
@@ -201,6 +203,30 @@ async def require(request):
     return JSONResponse({"ok": True})
 
 
+class MemoryEventStore:
+    """The SDK's `EventStore` in memory (resumable streams, MCP 2025-11-25): every event kept with its stream, so a
+    client that reconnects with `Last-Event-ID` gets what came after."""
+
+    def __init__(self):
+        self.events = []  # (event id, stream id, message)
+
+    async def store_event(self, stream_id, message):
+        event_id = str(len(self.events) + 1)
+        self.events.append((event_id, stream_id, message))
+        return event_id
+
+    async def replay_events_after(self, last_event_id, send_callback):
+        from mcp.server.streamable_http import EventMessage
+        found = next((i for i, e in enumerate(self.events) if e[0] == last_event_id), None)
+        if found is None:
+            return None
+        stream = self.events[found][1]
+        for event_id, s, message in self.events[found + 1:]:
+            if s == stream and message is not None:
+                await send_callback(EventMessage(message, event_id))
+        return stream
+
+
 def add_tools(server, name):
     SERVERS.append(server)
 
@@ -240,6 +266,14 @@ def add_tools(server, name):
         return r.content.text
 
     @server.tool()
+    async def interrupted(ms: int, ctx: Context) -> int:
+        """Closes this call's stream at once (with --resumable, its priming event gave an id), then answers after ms
+        milliseconds: the client resumes the stream with Last-Event-ID to get the answer."""
+        await ctx.close_sse_stream()
+        await asyncio.sleep(ms / 1000)
+        return ms
+
+    @server.tool()
     async def later(ctx: Context) -> str:
         """Answers now; then, on the session's own stream, a log message and a sampling request."""
         session = ctx.session
@@ -269,7 +303,8 @@ def recording(app):
         if scope["type"] == "http" and scope["path"].startswith(("/mcp", "/sse", "/messages")):
             headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
             STATS["mcp_requests"].append({"method": scope["method"], "session": headers.get("mcp-session-id"),
-                                          "version": headers.get("mcp-protocol-version"), "accept": headers.get("accept")})
+                                          "version": headers.get("mcp-protocol-version"), "accept": headers.get("accept"),
+                                          "last_event_id": headers.get("last-event-id")})
         await app(scope, receive, send)
     return wrapped
 
@@ -301,6 +336,7 @@ async def main():
     mcps = [args[i + 1].split(",") for i, a in enumerate(args) if a == "--mcp"] or [["mcp"]]
     hidden = [args[i + 1] for i, a in enumerate(args) if a == "--unlisted"]
     legacy = "--sse" in args
+    resumable = "--resumable" in args
     provider = Provider()
     as_sock, as_port = bound()
     # With --split the SDK's routes take the issuer as a URL type that spells it with a trailing slash; the MCP
@@ -330,7 +366,8 @@ async def main():
                            auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=mcps[0], validate_token_resource=True,
                                              client_registration_options=registration, revocation_options=RevocationOptions(enabled=True)))
         add_tools(server, "mcp-1")
-        app = server.sse_app() if legacy else server.streamable_http_app()
+        app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100) if resumable
+                                               else server.streamable_http_app())
         app.router.routes.extend([stats, required, forgotten, restarted, ended])
         apps.append((as_sock, recording(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden))))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
