@@ -1,0 +1,58 @@
+import Foundation
+import Synchronization
+import SignInKit
+import SignInTransport
+import Testing
+
+/// A `signin` started now and collected later, to run several at once.
+final class ParallelRun: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<RunResult, Error> = .failure(HarnessError(description: "not run"))
+
+    init(_ box: Sandbox, _ args: [String], env: [String: String] = [:], stdin: Data? = nil) throws {
+        DispatchQueue.global().async {
+            self.result = Result { try box.signin(args, env: env, stdin: stdin) }
+            self.done.signal()
+        }
+    }
+
+    func wait() throws -> RunResult {
+        done.wait()
+        return try result.get()
+    }
+}
+
+/// Polls `condition` (another process's state, which has no event to wait on) until it holds or `seconds` pass.
+func waitFor(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// `waitFor` for async tests: polls without blocking a thread of the cooperative pool (blocking one could starve
+/// the very task being waited for).
+func eventually(seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// Lets a test wait until an event handler has fired.
+final class Waiter: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func signal() { semaphore.signal() }
+    func wait() async {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.semaphore.wait()
+                k.resume()
+            }
+        }
+    }
+}
