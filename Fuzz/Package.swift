@@ -11,6 +11,7 @@ let package = Package(
         .executableTarget(name: "FuzzCloud", dependencies: [.product(name: "SignInKit", package: "signin")]),
         .executableTarget(name: "FuzzAgent", dependencies: [.product(name: "SignInKit", package: "signin")]),
         .executableTarget(name: "FuzzStored", dependencies: [.product(name: "SignInKit", package: "signin")]),
+        .executableTarget(name: "FuzzMcp", dependencies: [.product(name: "SignInMCP", package: "signin")]),
     ],
     swiftLanguageModes: [.v6]
 )
