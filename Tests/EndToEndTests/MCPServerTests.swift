@@ -187,7 +187,8 @@ import Testing
         let url = try #require(p.readyWords.first)
         let box = try Self.machine(p)
         #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
-        let waiting = try ParallelRun(box, ["login", "--resource", url, "--timeout", "4"], env: ["STANDIN_MODE": "none"])
+        // Long enough to be still waiting under the sanitizers when the second one starts.
+        let waiting = try ParallelRun(box, ["login", "--resource", url, "--timeout", "12"], env: ["STANDIN_MODE": "none"])
         #expect(box.waitForStandinSteps(3).filter { $0["step"] as? String == "fds" }.count >= 2, "the first sign-in's browser opened")
         let second = try box.signin("login", "--resource", url, "--timeout", "30")
         #expect(second.status != 0 && second.stderr.contains("another sign-in to this API is most likely waiting") && !second.stderr.contains("--port"),
