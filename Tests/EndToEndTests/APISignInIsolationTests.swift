@@ -89,6 +89,10 @@ import Testing
         let remote = try RemoteMachine(box)
         let r = try box.signin(["ssh", "--resource", api] + remote.sshArguments + ["echo \"api=$(signin token --resource \(api))\""])
         #expect(r.stdout.contains("api=\(local)\n"), "\(r.stdout) \(r.stderr)")
+        // An unrestricted session asking for an API that is neither configured nor signed in: refused, not asked of
+        // the configured provider with the person's grant.
+        let open = try box.signin(["ssh"] + remote.sshArguments + ["signin token --resource https://unlisted.example.test/ >/dev/null; echo \"unlisted=$?\""])
+        #expect(open.stdout.contains("unlisted=3"), "\(open.stdout) \(open.stderr)")
         let unknown = try box.signin(["ssh", "--resource", "https://unknown.example.test/api"] + remote.sshArguments + ["true"])
         #expect(unknown.status != 0 && unknown.stderr.contains("neither one of the configuration's resources nor signed in to"), "\(unknown.stdout) \(unknown.stderr)")
     }

@@ -205,8 +205,14 @@ package final class TokenAgent: @unchecked Sendable {
     /// session names the API (`signin ssh --resource URL`). Otherwise the configuration's.
     private func answering(_ r: inout TokenRequest, profile: String?, sessionID: String?) throws(SignInError) -> SignInClient {
         let configured = Result { () throws(SignInError) -> SignInClient in try client(profile) }
-        guard let resource = r.resource, r.audience == nil, (try? configured.get())?.configuration.resources.contains(resource) != true,
-              let api = apiClient(resource, configured: try? configured.get()) else { return try configured.get() }
+        guard let resource = r.resource, r.audience == nil, (try? configured.get())?.configuration.resources.contains(resource) != true else {
+            return try configured.get()
+        }
+        // Neither one of the configuration's resources nor signed in to from its address: the person's grant never
+        // serves it (as `signin token --resource URL` here refuses it).
+        guard let api = apiClient(resource, configured: try? configured.get()) else {
+            throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
+        }
         if let sessionID, let s = sessions[sessionID], !s.resources.contains(resource) {
             throw .noPreviousSignIn(reason: .agentRefused(reason: "the API \(resource.withoutControlCharacters) is not forwarded to this machine (on the laptop: signin ssh --resource \(resource.withoutControlCharacters) ...)"))
         }
