@@ -13,7 +13,9 @@ import Testing
     /// that same provider is signed in to with a client registered for it (the server said before the browser), and
     /// its token is not the person's own.
     @Test func anAPINamingTheConfiguredProviderGetsAClientOfItsOwn() throws {
-        let strict = try Shared.strict.get()
+        // A provider of its own: its registrations are counted, and other tests register at the shared one meanwhile.
+        let strict = try Provider(script: "strict_provider.py")
+        defer { strict.stop() }
         let box = try strict.signedInSandbox()
         let api = Self.api(strict, "own-provider")
         let registrations = try strict.stats("_api")["registrations"] as? Int ?? 0
@@ -31,7 +33,9 @@ import Testing
     /// `whoami`, `status` and `token --resource URL` for an API never signed in: exit 3 with the command that signs
     /// in, and no request to any server (no metadata read, nothing registered); with a configuration and without.
     @Test(arguments: [true, false]) func readingAnAPINeverSignedInAsksNoServer(configured: Bool) throws {
-        let strict = try Shared.strict.get()
+        // A provider of its own: nothing else may read its API's metadata or register there meanwhile.
+        let strict = try Provider(script: "strict_provider.py")
+        defer { strict.stop() }
         let box = try configured ? strict.signedInSandbox() : strict.sandbox()
         if !configured { box.environment["SIGNIN_CONFIG"] = "" }
         let api = Self.api(strict, "never-\(configured)")
@@ -78,7 +82,9 @@ import Testing
     /// of that API's own sign-in (the one `token --resource` prints here), not one refreshed through the configured
     /// client; an API with no sign-in here is refused when the session is asked for.
     @Test func aForwardedAPITokenComesFromTheAPIsOwnSignIn() throws {
-        let strict = try Shared.strict.get()
+        // A provider of its own: the tests that count the shared one's registrations are not disturbed.
+        let strict = try Provider(script: "strict_provider.py")
+        defer { strict.stop() }
         let box = try strict.signedInSandbox()
         box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
         box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
