@@ -49,10 +49,10 @@ enum ExecCommand {
         return nil
     }
 
-    /// Says why `argv` could not be started (`errno`) and gives the shell's exit code for it.
-    static func cannotRun(_ argv: [String], errno e: Int32, _ io: IOStreams) -> ExitCode {
-        io.err("signin: cannot run \(argv[0].withoutControlCharacters): \(FileIO.errnoText(e))")
-        return ExitCode(rawValue: e == ENOENT ? 127 : 126)
+    /// Says why `argv` could not be started and gives the shell's exit code for it.
+    static func cannotRun(_ argv: [String], _ e: SystemError, _ io: IOStreams) -> ExitCode {
+        io.err("signin: cannot run \(argv[0].withoutControlCharacters): \(e)")
+        return ExitCode(rawValue: e.isMissing ? 127 : 126)
     }
 
     /// The exit code of a command that was not found.

@@ -23,14 +23,14 @@ enum ServerLife {
     /// or its signal (raised again on signin itself), is signin's. A command that cannot start: `cannotStart` runs
     /// and gets the errno, and its answer is the exit.
     static func running(_ command: [String], at path: String, environment: [String: String], closing: [Int32] = [],
-                        started: () -> Void = {}, ended: () -> Void, cannotStart: (Int32) throws(SignInError) -> ExitCode) throws(SignInError) -> ExitCode {
+                        started: () -> Void = {}, ended: () -> Void, cannotStart: (SystemError) throws(SignInError) -> ExitCode) throws(SignInError) -> ExitCode {
         ChildProcess.prepareSignalForwarding()
         let child: ChildProcess
         switch ChildProcess.spawn(path: path, argv: command, environment: environment, closing: closing) {
         case .success(let c): child = c
         case .failure(let f):
             ended()
-            return try cannotStart(f.errno)
+            return try cannotStart(f.error)
         }
         started()
         let status = child.waitForwardingSignals()

@@ -34,7 +34,7 @@ enum KernelKeyring {
         guard id < 0 else { return }
         let marker = directory + "/kernel-keyring-unavailable"
         if Posix.access(marker, F_OK) != 0 {
-            notice("the kernel keyring is not available here (\(FileIO.errnoText(Int32(truncatingIfNeeded: -id)))); the key will be unlocked on every use.")
+            notice("the kernel keyring is not available here (\(SystemError(code: Int32(truncatingIfNeeded: -id)))); the key will be unlocked on every use.")
             _ = try? FileIO.writeAtomically([], to: marker)
         }
     }

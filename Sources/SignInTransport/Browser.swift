@@ -61,7 +61,7 @@ package enum Browser {
         let child: ChildProcess
         switch ChildProcess.spawnQuiet(path: exe, argv: argv, environment: environment, newSession: false) {
         case .success(let started): child = started
-        case .failure(let f): return .unavailable(reason: "could not start \(argv[0]): \(FileIO.errnoText(f.errno))")
+        case .failure(let f): return .unavailable(reason: "could not start \(argv[0]): \(f.error)")
         }
         let name = argv[0]
         DispatchQueue.global(qos: .utility).async {

@@ -226,7 +226,7 @@ package final class LoopbackServer {
         case .failure(let e) where e.code == EADDRINUSE:
             throw .listenerUnavailable(address: "\(family == AF_INET ? "127.0.0.1" : "[::1]"):\(port)",
                                        reason: "\(LoopbackPeer.holderText(family: family, port: port)); choose another port (--port, or redirect_port for a sign-in)")
-        case .failure(let e): throw .system(reason: "cannot listen on loopback port \(port): \(FileIO.errnoText(e.code))")
+        case .failure(let e): throw .system(reason: "cannot listen on loopback port \(port): \(e)")
         }
     }
 

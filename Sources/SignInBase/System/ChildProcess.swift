@@ -17,6 +17,8 @@ package struct ChildProcess: Sendable {
     /// Why a child could not be started (`errno`).
     public struct SpawnFailure: Error {
         public let errno: Int32
+        /// The same, as the system layer hands errors on.
+        package var error: SystemError { SystemError(code: errno) }
     }
 
     /// Blocks the signals the wait passes on, in this thread and every thread started after: call it before

@@ -25,4 +25,9 @@ package enum ProcessHardening {
         defer { for p in argv { free(p) } }
         return signin_exec(path, &argv, searchPath ? 1 : 0)
     }
+
+    /// `replaceImage`, its failure as the system layer hands errors on (it returns only when exec failed).
+    package static func replacingImage(path: String, arguments: [String], searchPath: Bool) -> SystemError {
+        SystemError(code: replaceImage(path: path, arguments: arguments, searchPath: searchPath))
+    }
 }

@@ -159,7 +159,7 @@ struct SSHCommand: SignInCommand {
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
                 io.err("signin: the tokens forwarded to \(host) ended (--for \(seconds) s is up); the SSH session goes on without them.")
             }
-        }, ended: { endSession() }, cannotStart: { (e) throws(SignInError) -> ExitCode in throw .system(reason: "cannot run ssh: \(FileIO.errnoText(e))") })
+        }, ended: { endSession() }, cannotStart: { (e) throws(SignInError) -> ExitCode in throw .system(reason: "cannot run ssh: \(e)") })
     }
 
     /// What the remote shell runs: the socket moved into the remote user's runtime folder where there is one,
@@ -189,7 +189,7 @@ struct SSHCommand: SignInCommand {
         let me = DynamicSibling.frontPath ?? "signin"
         switch ChildProcess.spawnDetached(path: me, argv: [me, "agent"], environment: env) {
         case .success: break
-        case .failure(let f): throw .system(reason: "cannot start the agent: \(FileIO.errnoText(f.errno))")
+        case .failure(let f): throw .system(reason: "cannot start the agent: \(f.error)")
         }
         let deadline = MonotonicClock.now() + 10
         while MonotonicClock.now() < deadline {

@@ -111,7 +111,7 @@ package struct AgentClient: Sendable {
         if let failure = connected {
             let e = failure.code
             throw unavailable(e == ENOENT ? "it is gone (the SSH session or the agent ended)" : e == ECONNREFUSED ? "nothing answers on it (the SSH session or the agent ended)"
-                              : e == EACCES ? "it is not yours to use" : FileIO.errnoText(e))
+                              : e == EACCES ? "it is not yours to use" : failure.description)
         }
         guard let peer = PeerCredentials.of(fd) else { throw unavailable("who listens on it cannot be told (SO_PEERCRED failed)") }
         guard peer.uid == Posix.geteuid() else { throw unavailable("another user (uid \(peer.uid)) listens on it, not you: it is not your agent") }

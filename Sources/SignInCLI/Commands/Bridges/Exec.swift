@@ -137,8 +137,8 @@ struct Exec: SignInCommand {
         }
         // What signin changed for itself goes back to what COMMAND expects: an empty signal mask and default
         // dispositions (but what our own parent had us ignore), whichever thread signed in and whatever it held.
-        let e = ProcessHardening.replaceImage(path: argv[0], arguments: argv, searchPath: true)
+        let e = ProcessHardening.replacingImage(path: argv[0], arguments: argv, searchPath: true)
         Posix.unsetenv(name)
-        return ExecCommand.cannotRun(argv, errno: e, io)
+        return ExecCommand.cannotRun(argv, e, io)
     }
 }

@@ -68,7 +68,7 @@ final class TokenFileRun: @unchecked Sendable {
                 done.wait()
             }
             Posix.unlink(path)
-        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e, io) })
+        }, cannotStart: { e in ExecCommand.cannotRun(command, e, io) })
     }
 
     /// Replaces the file with a token valid for `minimumValidity` more.

@@ -50,7 +50,7 @@ struct GCEMetadataRun {
             // A "no" gcloud cached during this run (no project named yet) must not outlive it: the next run, with a
             // project, would not even ask.
             _ = Self.expireNotOnGCE(gceCache)
-        }, cannotStart: { e in ExecCommand.cannotRun(command, errno: e, io) })
+        }, cannotStart: { e in ExecCommand.cannotRun(command, e, io) })
     }
 
     /// What, in the documented order of gcloud and google-auth, comes before a metadata server.
