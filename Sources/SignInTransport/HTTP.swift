@@ -101,18 +101,7 @@ package struct HTTPClient: Sendable {
         errbuf.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errbuf.deallocate() }
 
-        _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
-        // A request to this machine never goes through a proxy (`http_proxy`, `ALL_PROXY`...): it is plain http, so a
-        // proxy would see the refresh token and the client secret in clear. Anything else follows the environment
-        // as libcurl reads it (`https_proxy`, `no_proxy`), which people behind a corporate proxy need (docs/security.md).
-        if let host = URL(string: url)?.host, EndpointURL.isLoopback(host: host) { _ = signin_curl_setopt_string(h, CURLOPT_PROXY, "") }
-        _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
-        _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
-        _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
-        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
-        if let caFile { _ = signin_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
-        _ = signin_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT, connectTimeout)
+        Self.setTransferOptions(h, url: url, caFile: caFile, connectTimeout: connectTimeout)
         _ = signin_curl_setopt_long(h, CURLOPT_TIMEOUT, totalTimeout)
         _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)
         _ = signin_curl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errbuf)
@@ -157,13 +146,37 @@ package struct HTTPClient: Sendable {
         }
         var status = 0
         _ = signin_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, body: sink.data, headers: Self.headerFields(sink.headerLines))
+    }
+}
+
+extension HTTPClient {
+    /// The options every transfer here takes (`HTTPClient`'s and `HTTPStreams`'): the URL, no proxy to this machine,
+    /// http and https only, no signals, no redirects followed, TLS verified (against `caFile` when given), and the
+    /// connect timeout.
+    package static func setTransferOptions(_ h: UnsafeMutableRawPointer, url: String, caFile: String?, connectTimeout: Int) {
+        _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
+        // A request to this machine never goes through a proxy (`http_proxy`, `ALL_PROXY`...): it is plain http, so a
+        // proxy would see the refresh token and the client secret in clear. Anything else follows the environment
+        // as libcurl reads it (`https_proxy`, `no_proxy`), which people behind a corporate proxy need (docs/security.md).
+        if let host = URL(string: url)?.host, EndpointURL.isLoopback(host: host) { _ = signin_curl_setopt_string(h, CURLOPT_PROXY, "") }
+        _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
+        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { _ = signin_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
+        _ = signin_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT, connectTimeout)
+    }
+
+    /// A response's header lines as fields: names lower-cased, the last of a repeated header.
+    package static func headerFields(_ lines: [String]) -> [String: String] {
         var headers: [String: String] = [:]
-        for line in sink.headerLines {
+        for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingWhitespace
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingWhitespace
         }
-        return HTTPResponse(status: status, body: sink.data, headers: headers)
+        return headers
     }
 }
 

@@ -111,17 +111,9 @@ package final class HTTPStreams: @unchecked Sendable {
             if reusable { idle.withLock { if $0.count < keptHandles { $0.append(handle) } } }
         }
         let ctx = handle.retained.toOpaque()
-        _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
-        if let host = URL(string: url)?.host, EndpointURL.isLoopback(host: host) { _ = signin_curl_setopt_string(h, CURLOPT_PROXY, "") }
-        _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
-        _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
-        _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
-        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = signin_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        HTTPClient.setTransferOptions(h, url: url, caFile: settings.caFile, connectTimeout: settings.connectTimeout)
         _ = signin_curl_setopt_long(h, CURLOPT_TCP_KEEPALIVE, 1)
         _ = signin_curl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
-        if let caFile = settings.caFile { _ = signin_curl_setopt_string(h, CURLOPT_CAINFO, caFile) }
-        _ = signin_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT, settings.connectTimeout)
         _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)
         _ = signin_curl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errbuf)
         _ = signin_curl_setopt_string(h, CURLOPT_CUSTOMREQUEST, method)
@@ -174,10 +166,7 @@ package final class HTTPStreams: @unchecked Sendable {
             } else if line == "\r\n" || line == "\n" {
                 Posix.acknowledgeNow(c.socket)
                 guard var head = c.head, head.status >= 200 else { return count }
-                for l in c.headerLines {
-                    guard let colon = l.firstIndex(of: ":") else { continue }
-                    head.headers[l[..<colon].lowercased()] = l[l.index(after: colon)...].trimmingWhitespace
-                }
+                head.headers = HTTPClient.headerFields(c.headerLines)
                 c.head = head
                 if c.onHead?(head) == .enough {
                     c.stopped = true
