@@ -216,15 +216,13 @@ public actor APIAuthorizer {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
                         if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u) }
                     }
-                    let configuration: SignInConfiguration
-                    do throws(SignInError) {
-                        configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
-                                                                    registeringAgain: forgotten)
-                    } catch .providerError(let endpoint, "authorization_server_changed", let detail) {
-                        // The program allows sign-ins: the move is said (a notice the program shows), then followed.
-                        onEvent(.notice(detail ?? "the API names another authorization server (\(endpoint))"))
-                        configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
+                    // The program allows sign-ins: an API that moved to another server is followed, and the move said (a
+                    // notice the program shows), with the API's metadata read once.
+                    let pinned = (try? CredentialStore(directory: store).apiMetadata(resource: resource))??.authorizationServers.first
+                    let configuration = try APIAccess.configuration(for: resource, storeDirectory: store, challenge: challenge, addingScopes: addingScopes,
                                                                     registeringAgain: forgotten, allowingServerChange: true)
+                    if let pinned, !Issuer.same(pinned, configuration.issuer) {
+                        onEvent(.notice("\(resource.withoutControlCharacters) now names \(configuration.issuer.withoutControlCharacters) as its authorization server (it named \(pinned.withoutControlCharacters) before); signing in there"))
                     }
                     let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
                     return (client, try client.signInBlocking(additionalScopes: [], options: options, canceller: canceller, emit: onEvent))
