@@ -158,12 +158,7 @@ package enum Discovery {
     /// The metadata URLs of a discovered server, in the order `discoveredServer` tries them.
     package static func discoveryURLs(issuer: String) -> [String] {
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
-        let hasPath = EndpointURL.wellKnown("x", insertedInto: trimmed).map { !$0.hasSuffix("/.well-known/x") } ?? false
-        var urls: [String] = []
-        if let inserted = EndpointURL.wellKnown("oauth-authorization-server", insertedInto: trimmed) { urls.append(inserted) }
-        if hasPath, let inserted = EndpointURL.wellKnown("openid-configuration", insertedInto: trimmed) { urls.append(inserted) }
-        urls.append(trimmed + "/.well-known/openid-configuration")
-        return urls
+        return (EndpointURL.wellKnown("oauth-authorization-server", insertedInto: trimmed).map { [$0] } ?? []) + openIDDocumentURLs(issuer: issuer)
     }
 
     /// The OpenID discovery URLs of `issuer`: with its path inserted (an issuer with a path), then appended.
