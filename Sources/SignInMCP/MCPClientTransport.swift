@@ -598,12 +598,9 @@ public final class MCPClientTransport: Sendable {
     /// `reference` (an `endpoint` event's address: absolute, or a path) resolved against the stream's URL.
     static func resolve(_ reference: String, against base: String) -> String {
         if reference.hasPrefix("http://") || reference.hasPrefix("https://") { return reference }
-        guard let schemeEnd = base.range(of: "://") else { return reference }
-        let afterScheme = base[schemeEnd.upperBound...]
-        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
-        let origin = String(base[..<authorityEnd])
+        guard let origin = EndpointURL.origin(of: base) else { return reference }
         if reference.hasPrefix("/") { return origin + reference }
-        let path = base[authorityEnd...].split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
+        let path = base.dropFirst(origin.count).split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         let folder = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
         return origin + (folder.isEmpty ? "/" : folder) + reference
     }

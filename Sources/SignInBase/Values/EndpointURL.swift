@@ -19,6 +19,17 @@ package enum EndpointURL {
         return "\(scheme)://\(h)\(port)/.well-known/\(name)\(path)"
     }
 
+    /// `scheme://authority` of an absolute URL as it is spelled (the part before its path, query or fragment), or nil.
+    package static func origin(of url: String) -> String? {
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes.count > colon + 3,
+              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return nil }
+        let start = colon + 3
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        return end > start ? String(decoding: bytes[..<end], as: UTF8.self) : nil
+    }
+
     package static func problem(_ url: String) -> String? {
         if url.unicodeScalars.contains(where: { $0.isControl }) { return "contains control characters" }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host, !host.isEmpty,
