@@ -53,14 +53,11 @@ import Testing
     /// Two APIs behind one server signed in through one client ID metadata document (one client ID for both): each
     /// keeps its own grant; signing one out leaves the other, and each token is its own API's.
     @Test func twoAPIsOfOneMetadataDocumentKeepTheirGrantsApart() throws {
-        let p = try Provider(script: "strict_provider.py", environment: ["STRICT_DISCOVERY": #"{"client_id_metadata_document_supported": true}"#])
+        let p = try ClientIDMetadataDocumentTests.documentProvider()
         defer { p.stop() }
         let box = try Sandbox(issuer: p.issuer)
         box.environment["SIGNIN_CONFIG"] = ""
-        let url = p.issuer + "/documents/signin.json"
-        let printed = try box.signin("client-metadata", "--url", url)
-        _ = try p.http("POST", "/_documents/signin.json", body: Data(printed.stdout.utf8))
-        box.environment["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"] = url
+        box.environment["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"] = try ClientIDMetadataDocumentTests.host("signin.json", at: p, box).url
         let (orders, billing) = (Self.api(p, "orders"), Self.api(p, "billing"))
         for api in [orders, billing] {
             let login = try box.signin("login", "--resource", api, "--timeout", "30")
