@@ -116,25 +116,28 @@ public enum CLI {
     static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand,
                               io: IOStreams = .standard) throws(SignInError) -> SignInConfiguration {
         let store = { CredentialStore.defaultDirectory(environment: env) }
+        // With no provider of the file's (none at all, or only a client ID metadata document): the API named, else
+        // the one API signed in to from its address (nil: none).
+        func apiOnly(_ file: String, httpTimeout: Duration, document: String?) throws(SignInError) -> SignInConfiguration? {
+            let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: file) : nil
+            guard let resource = command.apiResource ?? implicit else { return nil }
+            return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: httpTimeout, document: document,
+                                        known: APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: httpTimeout))
+        }
         let loaded: SignInConfiguration
         do throws(SignInError) {
             loaded = try SignInConfiguration.load(path: path)
         } catch .configNotFound(let file) {
             let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
-            guard !named else { throw .configNotFound(file: file) }
-            let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: file) : nil
-            guard let resource = command.apiResource ?? implicit else { throw .configNotFound(file: file) }
-            return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: .seconds(30), document: nil,
-                                        known: APIAccess.knownConfiguration(for: resource, storeDirectory: store()))
+            guard !named, let api = try apiOnly(file, httpTimeout: .seconds(30), document: nil) else { throw .configNotFound(file: file) }
+            return api
         }
         if loaded.isForAPIsOnly {
             // No provider of its own: as with no configuration, but with its document and settings.
-            let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: path) : nil
-            guard let resource = command.apiResource ?? implicit else {
+            guard let api = try apiOnly(path, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument) else {
                 throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds client_id_metadata_document (for API sign-ins), and no API is signed in; `signin login --resource URL` signs one in")
             }
-            return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument,
-                                        known: APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout))
+            return api
         }
         guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
         // An API the configuration does not list never gets the person's own client and grant, even when its

@@ -19,6 +19,16 @@ func printProfile(_ user: SignInUser, _ c: Context, verb: String?) {
 }
 
 /// `spec`'s command takes no word but the ones it declares.
+/// The scopes `option` gives (again for more; each value may hold several, space-separated), each checked to be one
+/// (RFC 6749 3.3): `login --scope` and `mcp --scope`.
+func scopes(_ a: Arguments, _ option: OptionSpec) throws(UsageError) -> [String] {
+    let scopes = a.all(option).flatMap { $0.split(separator: " ").map(String.init) }
+    if let bad = scopes.first(where: { $0.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "\\" || ($0.asciiValue ?? 0x21) < 0x21 }) }) {
+        throw UsageError("\(option.long) \"\(bad.withoutControlCharacters)\" is not a scope (RFC 6749 3.3: no spaces, quotes or backslashes)")
+    }
+    return scopes
+}
+
 func noPositional(_ a: Arguments, _ spec: CommandSpec) throws(UsageError) {
     if let extra = a.positional.first { throw UsageError("`signin \(spec.name)` takes no argument \"\(extra)\"") }
 }

@@ -31,8 +31,9 @@ struct ClientMetadata: SignInCommand {
     static func problem(_ url: String) -> String? {
         if let p = EndpointURL.problem(url) { return "must be an https URL (where the document will be hosted): \(p)" }
         if url.contains("#") { return "must have no fragment (the document's client_id is the URL itself)" }
-        guard let schemeEnd = url.range(of: "://"), let slash = url[schemeEnd.upperBound...].firstIndex(of: "/"),
-              url.index(after: slash) < url.endIndex else { return "must have a path (https://example.org/signin/client.json)" }
+        guard let origin = EndpointURL.origin(of: url), url.dropFirst(origin.count).count > 1 else {
+            return "must have a path (https://example.org/signin/client.json)"
+        }
         return nil
     }
 

@@ -58,10 +58,7 @@ struct Login: SignInCommand {
         timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
         loginHint = a.value(Self.loginHintOption)
         resource = try TokenTarget.resource(a)
-        addedScopes = a.all(Self.scopeOption).flatMap { $0.split(separator: " ").map(String.init) }
-        if let bad = addedScopes.first(where: { $0.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "\\" || ($0.asciiValue ?? 0x21) < 0x21 }) }) {
-            throw UsageError("--scope \"\(bad.withoutControlCharacters)\" is not a scope (RFC 6749 3.3: no spaces, quotes or backslashes)")
-        }
+        addedScopes = try scopes(a, Self.scopeOption)
         try noPositional(a, Self.spec)
     }
 

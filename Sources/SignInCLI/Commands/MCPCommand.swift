@@ -45,7 +45,7 @@ struct MCPCommand: SignInCommand {
     let timeout: Int
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        scopes = a.all(Self.scopeOption).flatMap { $0.split(separator: " ").map(String.init) }
+        scopes = try SignInCLI.scopes(a, Self.scopeOption)
         headers = a.all(Self.headerOption)
         let kind = a.value(Self.transportOption) ?? "auto"
         device = a.has(Self.deviceOption)

@@ -15,6 +15,7 @@ import Testing
         #expect(throws: UsageError.self) { _ = try parse(["mcp", "http://evil.example/mcp"]) }
         #expect(throws: UsageError.self) { _ = try parse(["mcp", "https://mcp.example/mcp#x"]) }
         #expect(throws: UsageError.self) { _ = try parse(["mcp", "https://mcp.example/mcp", "--transport", "websocket"]) }
+        #expect(throws: UsageError.self) { _ = try parse(["mcp", "https://mcp.example/mcp", "--scope", "bad\"quote"]) }
         #expect(throws: UsageError.self) { _ = try parse(["mcp", "https://mcp.example/mcp", "--header", "no colon"]) }
         #expect(throws: UsageError.self) { _ = try parse(["mcp", "https://mcp.example/mcp", "--header", "X: a\r\nInjected: b"]) }
     }
