@@ -39,10 +39,12 @@ package enum CrashGuard {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
-    /// `$XDG_STATE_HOME/signin`, else `~/.local/state/signin` (nil without a home).
+    /// The state folder (`ProcessEnvironment.stateDirectory`), read with getenv: this runs on every start, so it
+    /// neither builds the environment's dictionary nor asks the user database; nil without an absolute home.
     static func defaultStateDirectory() -> String? {
-        if let x = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), x.hasPrefix("/") { return x + "/signin" }
-        guard let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") else { return nil }
-        return home + "/.local/state/signin"
+        let xdg = getenv("XDG_STATE_HOME").map { String(cString: $0) }
+        let home = getenv("HOME").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil }
+        guard xdg?.hasPrefix("/") == true || home != nil else { return nil }
+        return ProcessEnvironment.stateDirectory(xdgStateHome: xdg, home: home ?? "/")
     }
 }

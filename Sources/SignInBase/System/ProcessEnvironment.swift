@@ -40,6 +40,14 @@ package enum ProcessEnvironment {
         return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// signin's state folder (the agent's log, the crash report): `$XDG_STATE_HOME/signin` when that is absolute (a
+    /// relative one is ignored, as the XDG specification says), else `HOME/.local/state/signin` (`home` asked only
+    /// then: it may ask the user database).
+    package static func stateDirectory(xdgStateHome: String?, home: @autoclosure () -> String) -> String {
+        if let x = xdgStateHome, x.hasPrefix("/") { return x + "/signin" }
+        return home() + "/.local/state/signin"
+    }
+
     public static func home(_ environment: [String: String]) -> String {
         if let h = environment["HOME"], !h.isEmpty { return absolute(h) }
         // The user database goes through NSS, which a static executable cannot load.

@@ -203,8 +203,7 @@ public enum AgentProtocol {
     /// The agent's log of what it served for forwarded sessions: `$XDG_STATE_HOME/signin/agent.log`
     /// (default `~/.local/state/signin/agent.log`), kept under `logLimit` bytes (the older half in `agent.log.1`).
     public static func logPath(environment: [String: String]) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/signin/agent.log" }
-        return ProcessEnvironment.home(environment) + "/.local/state/signin/agent.log"
+        ProcessEnvironment.stateDirectory(xdgStateHome: environment["XDG_STATE_HOME"], home: ProcessEnvironment.home(environment)) + "/agent.log"
     }
 
     /// The most `agent.log` grows to before it is moved to `agent.log.1` (which it replaces).
