@@ -291,10 +291,11 @@ public final class MCPClientTransport: Sendable {
         for _ in 0..<5 {
             try? await Task.sleep(for: .milliseconds(wait))
             guard !Task.isCancelled else { return }
-            let (session, version) = state.withLock { ($0.sessionID, $0.protocolVersion) }
-            guard let auth = try? await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:] else { break }
-            let headers = requestHeaders(session: session, version: version) + ["Accept: text/event-stream", "Last-Event-ID: \(last)"] + Self.lines(auth)
-            guard let result = try? await exchange("GET", url, headers: headers, body: nil, answering: id, handOn: true) else { continue }
+            let result: Exchange
+            do throws(SignInError) {
+                guard let opened = try await sessionStream(after: last, answering: id) else { break }
+                result = opened
+            } catch { continue }
             if result.answered || result.head.status != 200 { if result.answered { return } else { break } }
             if let l = result.lastEventID { last = l }
             wait = result.retry ?? wait
@@ -348,14 +349,11 @@ public final class MCPClientTransport: Sendable {
     private func listenLoop() async {
         var last: String?, wait = 1000, authorized = false, failures = 0
         while !Task.isCancelled {
-            let (session, version, closed) = state.withLock { ($0.sessionID, $0.protocolVersion, $0.closed) }
-            if closed { return }
-            guard let auth = try? await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:] else { return }
-            var headers = requestHeaders(session: session, version: version) + ["Accept: text/event-stream"] + Self.lines(auth)
-            if let last { headers.append("Last-Event-ID: \(last)") }
+            if state.withLock({ $0.closed }) { return }
             let result: Exchange
             do throws(SignInError) {
-                result = try await exchange("GET", url, headers: headers, body: nil, answering: nil, handOn: true)
+                guard let opened = try await sessionStream(after: last, answering: nil) else { return }
+                result = opened
             } catch {
                 if case .canceled = error { return }
                 failures += 1
@@ -378,6 +376,16 @@ public final class MCPClientTransport: Sendable {
             wait = result.retry ?? wait
             try? await Task.sleep(for: .milliseconds(wait))
         }
+    }
+
+    /// The session's GET stream, read on from `lastEventID` when given, its messages handed on; nil when no headers
+    /// could be had for it (the sign-in is gone).
+    private func sessionStream(after lastEventID: String?, answering: JSONRPCMessage.ID?) async throws(SignInError) -> Exchange? {
+        let (session, version) = state.withLock { ($0.sessionID, $0.protocolVersion) }
+        guard let auth = try? await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:] else { return nil }
+        var headers = requestHeaders(session: session, version: version) + ["Accept: text/event-stream"] + Self.lines(auth)
+        if let lastEventID { headers.append("Last-Event-ID: \(lastEventID)") }
+        return try await exchange("GET", url, headers: headers, body: nil, answering: answering, handOn: true)
     }
 
     // MARK: HTTP+SSE (2024-11-05)
