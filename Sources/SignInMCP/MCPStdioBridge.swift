@@ -129,6 +129,8 @@ struct LineReader {
     private var start = 0
     private var skipping = 0
     private var eof = false
+    /// What each read fills, made once.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     init(fd: Int32, limit: Int) {
         self.fd = fd
@@ -163,7 +165,6 @@ struct LineReader {
                 defer { buffer = []; skipping = 0 }
                 return skipping > 0 ? .tooLong(skipping + buffer.count) : .line(buffer)
             }
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
             let n = chunk.withUnsafeMutableBytes { Posix.read(fd, $0.baseAddress, $0.count) }
             if n <= 0 { eof = true; continue }
             buffer.append(contentsOf: chunk[0..<n])
