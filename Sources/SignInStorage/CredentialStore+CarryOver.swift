@@ -47,7 +47,7 @@ extension CredentialStore {
             Failpoint.hit("migrate-after-entry")
             if try readPointer(configuration: c) == nil { try setCurrent(issuer: issuer, clientID: clientID, subject: subject) }
             Failpoint.hit("migrate-after-pointer")
-            do throws(SystemError) { try Posix.removeFile(v1) } catch { throw .storeUnwritable(path: v1, reason: error.description) }
+            try removeStoreFile(v1)
         }
     }
 }

@@ -54,7 +54,7 @@ extension CredentialStore {
         guard let subject else {
             guard try checkDirectory(create: false), let o = try open() else { return }
             let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
-            do throws(SystemError) { try Posix.removeFile(path) } catch { throw .storeUnwritable(path: path, reason: error.description) }
+            try removeStoreFile(path)
             return
         }
         try checkDirectory(create: true)

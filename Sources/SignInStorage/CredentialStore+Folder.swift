@@ -48,3 +48,10 @@ extension CredentialStore {
         }
     }
 }
+
+/// Removes a file of the store; one that is not there is no error, any other failure is the store's (unwritable).
+/// True when it removed one.
+@discardableResult
+func removeStoreFile(_ path: String) throws(SignInError) -> Bool {
+    do throws(SystemError) { return try Posix.removeFile(path) } catch { throw .storeUnwritable(path: path, reason: error.description) }
+}

@@ -126,11 +126,7 @@ extension CredentialStore {
 
     func remove(path: String) throws(SignInError) -> Bool {
         kernelEntries.remove(PathName(path: path).lastComponent)
-        do throws(SystemError) {
-            guard try Posix.removeFile(path) else { return false }
-        } catch {
-            throw .storeUnwritable(path: path, reason: error.description)
-        }
+        guard try removeStoreFile(path) else { return false }
         Posix.unlink(path + ".lock")
         return true
     }

@@ -98,7 +98,7 @@ extension StoreKey {
             if let retired = journal.retired { forget(retired) }
         }
         Directory.sync(directory)
-        do throws(SystemError) { try Posix.removeFile(journalPath) } catch { throw .storeUnwritable(path: journalPath, reason: error.description) }
+        try removeStoreFile(journalPath)
         Directory.sync(directory)
     }
 }
