@@ -86,13 +86,14 @@ import Testing
         #expect((stats["refreshes"] as? Int ?? 0) - before == 2)
         #expect(stats["refreshes_by_sub"] as? [String: Int] == ["alice": 1, "bob": 1], "\(stats)")
 
-        // While Alice's refresh is in flight (the provider answers after 2 s), Bob's starts and reaches the
-        // provider too: his lock is his own.
-        try strict.control(box.clientID, ["refresh_delay": 2.0])
+        // While Alice's refresh is held at the provider, Bob's starts and reaches the provider too: his lock is
+        // his own. The hold is lifted only once both are in flight, so a slow machine cannot end Alice's first.
+        try strict.control(box.clientID, ["refresh_delay": 0, "refresh_hold": true])
         let alice = try ParallelRun(box, ["token", "--force-refresh", "--account", "alice"])
         #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 1 }, "Alice's refresh reached the provider")
         let bob = try ParallelRun(box, ["token", "--force-refresh", "--account", "bob"])
         #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 2 }, "Bob's refresh did not wait for Alice's")
+        try strict.control(box.clientID, ["refresh_hold": false])
         #expect(try alice.wait().status == 0)
         #expect(try bob.wait().status == 0)
     }

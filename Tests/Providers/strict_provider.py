@@ -793,6 +793,10 @@ class Handler(BaseHTTPRequestHandler):
         if grant == "refresh_token" and refreshed is not None:
             # Rotated already (the old refresh token is spent); the answer may be slow to arrive.
             time.sleep(float(cl.c("refresh_delay", 0)))
+            # refresh_hold: the answer waits until a test lifts the hold (bounded, so a failing test cannot hang).
+            held_until = time.monotonic() + 30
+            while cl.c("refresh_hold", False) and time.monotonic() < held_until:
+                time.sleep(0.01)
             with LOCK:
                 cl.stats["refreshes_in_flight"] -= 1
             return self.send(200, refreshed)
