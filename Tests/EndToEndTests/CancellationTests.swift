@@ -24,7 +24,8 @@ import Testing
     /// so on the pool the work could start, or the cancel come, a minute late, and this test would measure the
     /// pool, not SignInKit.
     func cancelInFlight<T: Sendable>(_ work: @escaping @Sendable () async throws(SignInError) -> T, box: Sandbox,
-                                     inFlight: @escaping @Sendable () -> Bool) async -> (SignInError?, TimeInterval) {
+                                     inFlight: @escaping @Sendable () -> Bool,
+                                     afterCancel: @escaping @Sendable () -> Void = {}) async -> (SignInError?, TimeInterval) {
         let executor = OwnThreadExecutor()
         let (reached, error, elapsed) = await Task(executorPreference: executor) { () async -> (Bool, SignInError?, TimeInterval) in
             let timing = CancelTiming()
@@ -35,6 +36,7 @@ import Testing
             let reached = await eventually(seconds: 120, inFlight)
             timing.canceled()
             task.cancel()
+            afterCancel()
             if case .failure(let error) = await task.result { return (reached, error as? SignInError, timing.elapsed) }
             return (reached, nil, timing.elapsed)
         }.value
@@ -75,12 +77,13 @@ import Testing
         let strict = try Shared.strict.get()
         let box = try strict.signedInSandbox(["rotate": true])
         let c = client(box, issuer: strict.issuer)
-        try strict.control(box.clientID, ["refresh_delay": 3.0])
+        // The answer is held at the provider until the cancel has been made, however slow the machine.
+        try strict.control(box.clientID, ["refresh_hold": true])
         let outcome = await cancelInFlight({ () async throws(SignInError) -> SignInUser in try await c.restorePreviousSignIn(forceRefresh: true) }, box: box,
-                                           inFlight: { (try? strict.stats(box.clientID)["refreshes"] as? Int) == 1 })
+                                           inFlight: { (try? strict.stats(box.clientID)["refreshes"] as? Int) == 1 },
+                                           afterCancel: { _ = try? strict.control(box.clientID, ["refresh_hold": false]) })
         guard case .canceled(let reason)? = outcome.0 else { Issue.record("refresh: \(String(describing: outcome.0))"); return }
         #expect(reason.contains("saved"), "\(reason)")
-        try strict.control(box.clientID, ["refresh_delay": 0])
         let next = try box.signin("token", "--force-refresh")
         #expect(next.status == 0, "the rotated refresh token was kept: \(next.stderr)")
     }

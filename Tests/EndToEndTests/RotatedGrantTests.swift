@@ -58,15 +58,15 @@ import Testing
         try #require(mounted.status == 0, "a small tmpfs for the store (the tests run as root): \(mounted.stderr)")
         defer { _ = try? Subprocess.run("/bin/umount", [data]) }
         #expect(try box.signin("login").status == 0)
-        try strict.control(box.clientID, ["refresh_delay": 2.0])
+        try strict.control(box.clientID, ["refresh_hold": true])
         let refresh = try ParallelRun(box, ["token", "--force-refresh"])
         #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 }, "the refresh reached the provider")
         // The disk fills while the provider is answering.
         let fill = try Subprocess.run("/bin/sh", ["-c", "cat /dev/zero > \"$0/fill\"; df -k \"$0\" | tail -1", data])
         #expect(fill.stdout.contains(" 100% "), "the tmpfs is full: \(fill.stdout)")
+        try strict.control(box.clientID, ["refresh_hold": false])
         let r = try refresh.wait()
         #expect(r.status == 0, "the rotated token was saved into the room taken before the request: \(r.stderr)")
-        try strict.control(box.clientID, ["refresh_delay": 0])
         // Full again: a refresh cannot take its room, so it is not sent (nothing spent), and says why.
         _ = try Subprocess.run("/bin/sh", ["-c", "cat /dev/zero >> \"$0/fill\"", data])
         let full = try box.signin("token", "--force-refresh")

@@ -4,10 +4,10 @@ import Testing
 /// A signal at the worst moment (a rotating refresh in flight) waits for the save, then acts.
 @Suite struct SignalHoldingTests {
     /// Runs signin with `args` in `box`, sends `sig` once the provider has its refresh request (it has rotated;
-    /// its answer comes a second later), and checks that the signal ended signin only after the save: the rotated
+    /// its answer is held until the signal is sent), and checks that the signal ended signin only after the save: the rotated
     /// refresh token was kept, so the next refresh works.
     func signalDuringRefresh(_ strict: Provider, _ box: Sandbox, _ args: [String], _ sig: Int32) throws {
-        try strict.control(box.clientID, ["refresh_delay": 1.0])
+        try strict.control(box.clientID, ["refresh_hold": true])
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Paths.signin)
         p.arguments = args
@@ -17,10 +17,10 @@ import Testing
         try p.run()
         #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 }, "the refresh reached the provider")
         kill(p.processIdentifier, sig)
+        try strict.control(box.clientID, ["refresh_hold": false])
         p.waitUntilExit()
         #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == sig,
                 "the signal still ends it, after the save, and is not ignored: \(p.terminationReason.rawValue) \(p.terminationStatus)")
-        try strict.control(box.clientID, ["refresh_delay": 0])
         let next = try box.signin("token", "--force-refresh")
         #expect(next.status == 0, "the rotated refresh token was kept: \(next.stderr)")
     }
@@ -45,7 +45,7 @@ import Testing
     @Test func anAsyncLibraryProgramActsOnAHeldSignalAfterTheSave() throws {
         let strict = try Shared.strict.get()
         let box = try strict.signedInSandbox(["rotate": true])
-        try strict.control(box.clientID, ["refresh_delay": 2.0])
+        try strict.control(box.clientID, ["refresh_hold": true])
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Paths.built("signin-test-worker"))
         p.environment = box.environment.merging(["WORKER_CLIENT_ID": box.clientID, "WORKER_ISSUER": strict.issuer, "WORKER_STORE": box.storeDir]) { $1 }
@@ -55,11 +55,11 @@ import Testing
         try p.run()
         #expect(waitFor { (try? strict.stats(box.clientID)["refreshes"] as? Int ?? 0) == 1 }, "the refresh reached the provider")
         kill(p.processIdentifier, SIGINT)
+        try strict.control(box.clientID, ["refresh_hold": false])
         p.waitUntilExit()
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGINT,
                 "SIGINT acted on after the save: \(p.terminationReason.rawValue) \(p.terminationStatus) \(printed)")
-        try strict.control(box.clientID, ["refresh_delay": 0])
         let next = try box.signin("token", "--force-refresh")
         #expect(next.status == 0, "the rotated refresh token was kept: \(next.stderr)")
     }

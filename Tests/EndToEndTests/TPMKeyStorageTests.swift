@@ -92,13 +92,13 @@ import Testing
         let r = try session(box, """
             tpm_start "$T/a"
             $S login >/dev/null 2>&1; echo "@login=$?"
-            curl -s -X POST -H 'Content-Type: application/json' -d '{"refresh_delay": 2}' "\(strict.issuer)/_control/\(box.clientID)" >/dev/null
+            curl -s -X POST -H 'Content-Type: application/json' -d '{"refresh_hold": true}' "\(strict.issuer)/_control/\(box.clientID)" >/dev/null
             $S token --force-refresh </dev/null >/dev/null 2>"$T/err" & pid=$!
             # Until the provider has the request (a condition polled, as tpm_start polls its socket).
             for i in $(seq 400); do curl -s "\(stats)" | grep -q '"refreshes": 1' && break; sleep 0.05; done; echo "@seen=$i"
             tpm_stop "$T/a"
+            curl -s -X POST -H 'Content-Type: application/json' -d '{"refresh_hold": false}' "\(strict.issuer)/_control/\(box.clientID)" >/dev/null
             wait $pid; echo "@refresh=$?"
-            curl -s -X POST -H 'Content-Type: application/json' -d '{"refresh_delay": 0}' "\(strict.issuer)/_control/\(box.clientID)" >/dev/null
             tpm_start "$T/a"
             $S token --force-refresh </dev/null >/dev/null 2>"$T/err2"; echo "@next=$?"
             tpm_stop "$T/a"
