@@ -40,6 +40,13 @@ public struct DerivedTokenKey: Hashable, Sendable, CustomStringConvertible {
         DerivedTokenKey(.exchange, [audience ?? "", resource ?? ""])
     }
 
+    /// The key of the person's token for one API: exchanged when an `audience` is named, else for `resource` alone;
+    /// nil when neither is (the person's own token).
+    public static func target(audience: String?, resource: String?) -> DerivedTokenKey? {
+        if audience != nil { return .exchange(audience: audience, resource: resource) }
+        return resource.map { .resource($0) }
+    }
+
     /// The form an entry keeps.
     public var encoded: String { kind.name + "|" + parts.joined(separator: kind.separator) }
 
@@ -54,9 +61,9 @@ extension StoredCredentials {
     }
 
     /// Keeps `token` for `key` in place of the one it replaces, dropping expired ones and keeping the newest 32.
-    package mutating func keep(_ key: DerivedTokenKey, value: String, expiry: Date, unrestricted: Bool? = nil) {
+    package mutating func keep(_ key: DerivedTokenKey, value: String, expiry: Date, unrestricted: Bool? = nil, now: Date = Date()) {
         let encoded = key.encoded
-        var kept = (derivedTokens ?? []).filter { $0.key != encoded && $0.expiry > Date() }
+        var kept = (derivedTokens ?? []).filter { $0.key != encoded && $0.expiry > now }
         kept.append(DerivedToken(key: encoded, value: value, expiry: expiry, unrestricted: unrestricted))
         derivedTokens = Array(kept.suffix(32))
     }

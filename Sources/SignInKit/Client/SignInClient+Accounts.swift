@@ -72,28 +72,17 @@ extension SignInClient {
     /// The credentials `account` names (e-mail, case-insensitive, or `sub`), else the current account's: the entry
     /// itself, secrets and all, for a provider family (`PersonGrant`); a program wants `restore` or `token`.
     public func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
-        guard let account else { return try storage.currentCredentials(for: identity) }
-        return try resolve(account)
+        try tokenUseCase.credentials(account: account)
     }
 
     /// The one stored account `account` names; an error listing what is stored when it names none or several.
     func resolve(_ account: String) throws(SignInError) -> StoredCredentials {
-        let all = try allCredentials()
-        // One account by its `sub` and another by its e-mail is two accounts: ambiguous, never a silent choice.
-        let matches = all.filter { $0.profile.userID == account || $0.profile.email?.lowercased() == account.lowercased() }
-        let known = all.map { $0.profile.displayName + " (sub \($0.profile.userID))" }
-        guard matches.count == 1 else {
-            if matches.isEmpty { throw .accountNotFound(account: account, known: known) }
-            throw .ambiguousAccount(account: account, matches: matches.map { $0.profile.displayName + " (sub \($0.profile.userID))" })
-        }
-        return matches[0]
+        try tokenUseCase.resolve(account)
     }
 
     /// Why there is no account to use: nothing stored, or accounts stored but none current.
     public func noAccount() -> SignInError {
-        let others = (try? allCredentials()) ?? []
-        if others.isEmpty { return .noPreviousSignIn(reason: .nothingStored(issuer: issuer)) }
-        return .noPreviousSignIn(reason: .noCurrentAccount(stored: others.map { $0.profile.email ?? $0.profile.userID }))
+        tokenUseCase.noAccount()
     }
 
     /// Makes the next `restore` refresh before handing out an access token: for a caller told by an API that the

@@ -206,10 +206,6 @@ extension SignInClient {
     }
 
     func verifyIDToken(_ raw: String, endpoints: ProviderEndpoints, nonce: String?, prefetched: JWKS? = nil) throws(SignInError) -> IDToken {
-        let http = HTTPClient(configuration: configuration)
-        let jwks: JWKS
-        if let prefetched { jwks = prefetched } else { jwks = try JWKS.fetch(endpoints.jwks, http: http) }
-        let expect = IDToken.Expectations(issuer: issuer, clientID: clientID, nonce: nonce, hostedDomain: configuration.hostedDomain)
-        return try IDToken.verify(raw, jwks: jwks, refetch: { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }, expect: expect)
+        try ProviderTokenEndpoint(configuration: configuration).verify(raw, endpoints: endpoints, nonce: nonce, prefetched: prefetched)
     }
 }

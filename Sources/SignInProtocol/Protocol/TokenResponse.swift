@@ -14,6 +14,18 @@ package struct TokenResponse: Sendable, CustomStringConvertible {
     /// A token exchange's `issued_token_type` (RFC 8693 2.2.1), when the answer says one.
     package var issuedTokenType: String?
 
+    /// An answer as a stand-in token endpoint gives it (the real ones are parsed: `parse(_:endpoint:proofSent:)`).
+    package init(accessToken: String, expiresIn: Int? = nil, refreshToken: String? = nil, idToken: String? = nil, scope: [String]? = nil,
+                 tokenType: String = "Bearer", issuedTokenType: String? = nil) {
+        self.accessToken = accessToken
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.scope = scope
+        self.tokenType = tokenType
+        self.issuedTokenType = issuedTokenType
+    }
+
     /// What a token may be made of, wherever it comes from (the token endpoint, the IAM API): visible ASCII only,
     /// so no token can carry a line break into a header or an escape into a terminal.
     package static func isTokenText(_ token: String) -> Bool { token.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
