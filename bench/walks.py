@@ -1,8 +1,9 @@
 """The walks of issues 30 and 40, counted by a tool instead of by hand. For each path, from callgrind (with the debug
 build's DWARF 4 line tables and its conditional jumps):
 
-  - files: the source files of Sources/ (Swift and C) in which a function ran, accessors and the compiler's helpers
-    left out;
+  - files: the source files of Sources/ (Swift and C) in which a function ran: initialisers, accessors and the
+    top-level code of main.swift included (a reader opens them too), the compiler's own helpers (outlined copies,
+    value witnesses) and the standard library's specializations left out;
   - deciding: the files in which a conditional branch ran on a line that states a condition (if, guard, switch,
     case, while, ?:, ??, &&, ||, where, catch);
   - folder changes: the distinct calls from one folder of Sources/ into another;
@@ -17,8 +18,9 @@ for:
   - `signin token` through `signin agent`: the client process, and the agent (start, one request, stop);
   - each server's request alone (accept, read, the handler, the reply), as the issue walked it.
 
-Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT. Prints one line per path, the files with --list, and with --lines
-also the lines on which each deciding file decided.
+Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT. Prints one line per path, the files with --list (the deciding ones
+in reading order: depth first along the calls from main.swift, each file where it is first reached), and with
+--lines also the lines on which each deciding file decided.
 """
 import json
 import os
@@ -41,9 +43,11 @@ PY = os.path.join(ROOT, ".venv", "bin", "python")
 STANDIN = f"{PY} {os.path.join(ROOT, 'Tests', 'Providers', 'browser_standin.py')}"
 
 
-ACCESSOR = ("vg", "vs", "vM", "vr", "vx", "vw", "vW", "fC", "fc", "fD", "fd", "fE", "fe", "Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs")
+# The compiler's own helpers: outlined copies and destroys, value witnesses, lazy witness-table accessors. A type's
+# initialisers and accessors are not among them: they are code a reader opens, and a branch in one is a decision.
+HELPER = ("Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs", "wcp", "wca", "wta", "wxx", "wtk", "wet", "wst", "wug", "wup", "wui")
 # What states a condition on a source line: a conditional branch that ran there is a decision that line makes.
-CONDITION = (" if ", "guard ", "switch ", "case ", "while ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (", "? ")
+CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", " for ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (", "? ")
 
 
 def source_file(path):
@@ -55,10 +59,9 @@ def source_file(path):
 
 
 def is_accessor(symbol):
-    """The compiler's helpers and a type's accessors (getters, setters, initialisers, outlined copies): code that moves
-    a value, not code a reader follows for a decision."""
+    """The compiler's own helpers (outlined copies, value witnesses): code no source line of the project states."""
     name = symbol.split("(")[0].strip()
-    return name.endswith(ACCESSOR) or "getter" in symbol or "setter" in symbol or "modify" in symbol
+    return name.endswith(HELPER) or "outlined" in symbol or "value witness" in symbol
 
 
 def owns(path, symbol):
@@ -68,6 +71,8 @@ def owns(path, symbol):
     if path.endswith(".c"):
         return True
     module = path.split("/")[0]
+    if path.endswith("/main.swift") and symbol.split("(")[0].strip() == "main":
+        return True  # the top-level code of an executable's main.swift
     return symbol.startswith(f"$s{len(module)}{module}")
 
 
@@ -79,7 +84,7 @@ def is_callback(symbol):
 def parse(out):
     """Reads callgrind's raw output (uncompressed): the files each function ran in, the lines of conditional jumps
     that ran, and the calls from one file to another."""
-    ran, decided, edges = {}, {}, set()
+    ran, decided, edges = {}, {}, {}
     fl = fi = fn = None
     cfile = cfn = None
     pending_jump = False
@@ -122,7 +127,7 @@ def parse(out):
                     callee, callee_fn = source_file(pending_call[0] or ""), pending_call[1] or ""
                     if (here and callee and here != callee and fn and owns(here, fn) and not is_accessor(fn)
                             and owns(callee, callee_fn) and not is_accessor(callee_fn) and not is_callback(callee_fn)):
-                        edges.add((here, callee))
+                        edges.setdefault((here, callee), len(edges))
                     pending_call = None
                     cfile = cfn = None
                     continue
@@ -149,12 +154,30 @@ def measure(out):
     """Files run, files holding a decision that ran, folder changes (distinct calls from one folder into another),
     and calls from the library up into the CLI."""
     ran, decided, edges = parse(out)
+    # Reading order: depth first from the entry point along the calls, in the order callgrind lists them.
+    callees = {}
+    for (a, b), _ in sorted(edges.items(), key=lambda kv: kv[1]):
+        callees.setdefault(a, []).append(b)
+    order, seen = [], set()
+    roots = [f for f in ran if f.endswith("main.swift")] + sorted(ran)
+    for root in roots:
+        stack = [root]
+        while stack:
+            f = stack.pop()
+            if f in seen:
+                continue
+            seen.add(f)
+            order.append(f)
+            stack.extend(reversed([c for c in callees.get(f, []) if c not in seen]))
+    in_order = [f for f in order if f in decided]
     folder = lambda f: os.path.dirname(f)
     changes = {(folder(a), folder(b)) for a, b in edges if folder(a) != folder(b)}
     library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInGrant/", "SignInGoogle/", "SignInAWS/", "SignInKit/")
     upward = {(a, b) for a, b in edges if a.startswith(library) and b.startswith("SignInCLI/")}
     downward = {(a, b) for a, b in edges if a.startswith("SignInCLI/") and b.startswith(library)}
-    return {"files": sorted(ran), "deciding": sorted(decided), "lines": {f: sorted(n) for f, n in decided.items()}, "folder changes": sorted(changes), "upward": sorted(upward),
+    # Folder changes in reading order: each time the next deciding file is in another folder than the last.
+    reading_changes = sum(1 for a, b in zip(in_order, in_order[1:]) if folder(a) != folder(b))
+    return {"files": sorted(ran), "deciding": in_order, "reading changes": reading_changes, "lines": {f: sorted(n) for f, n in decided.items()}, "folder changes": sorted(changes), "upward": sorted(upward),
             "crossings": sorted(downward)}
 
 
@@ -218,16 +241,17 @@ def main():
         p.send_signal(signal.SIGTERM)
     walks["agent: the agent (one request)"] = grind("agent", ["agent"], env, one_agent_request)
     walks["agent: the request alone"] = grind("agent-request", ["agent"], env, one_agent_request, only=["*TokenAgentC3run*HTTPRequestHead*fU0_"])
-    walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "upward": [], "crossings": []})
+    walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "reading changes": 0, "upward": [], "crossings": []})
     # Nothing left behind: each store's unlocked key and decrypted entries leave the kernel keyring.
     for e in (env, penv):
         subprocess.run([SIGNIN, "lock"], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stop()
-    print(" files  deciding  folder changes  CLI->library  library->CLI  path")
+    print(" files  deciding  folder changes  reading changes  CLI->library  library->CLI  path")
     for name, m in walks.items():
-        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(m['folder changes']):14d}  {len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
+        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(m['folder changes']):14d}  {m.get('reading changes', 0):15d}  "
+              f"{len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
         if LIST:
-            print("      deciding: " + ", ".join(m["deciding"]))
+            print("      deciding, in reading order: " + ", ".join(m["deciding"]))
             if LINES:
                 for f, ns in sorted(m.get("lines", {}).items()):
                     print(f"        {f}: " + ", ".join(str(n) for n in ns))
