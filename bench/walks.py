@@ -71,7 +71,7 @@ def owns(path, symbol):
     if path.endswith(".c"):
         return True
     module = path.split("/")[0]
-    if path.endswith("/main.swift") and symbol.split("(")[0].strip() == "main":
+    if path.endswith("/main.swift") and symbol.split("(")[0].strip() in ("main", module + "_main"):
         return True  # the top-level code of an executable's main.swift
     return symbol.startswith(f"$s{len(module)}{module}")
 

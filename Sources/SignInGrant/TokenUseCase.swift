@@ -29,11 +29,15 @@ import FoundationEssentials
 ///    for, never one for the provider's own endpoints; else `Bearer`).
 ///
 /// The files that decide on a cached `signin token` (configuration with `client_id` and `issuer`, the entry in the
-/// kernel keyring), in reading order: `signin/main.swift`, SignInCLI's `CLI.swift` (argv, the command, the
-/// configuration), `Commands/Token.swift` (its options), `TokenSource.swift` (this machine or a forwarded agent),
-/// this file, and the store's reader: `CredentialStore+Reading.swift` (folder, current account, names, key),
-/// `KernelEntries.swift` (the kernel-held copy), `StoredCredentials.swift` (the entry's fields). `bench/walks`
-/// lists them with the line of each decision.
+/// kernel keyring), in reading order, beside the system layer and the values (`FileIO`, `SystemCall`,
+/// `ProcessEnvironment`, `CrashGuard`, `JSONValue`, `EndpointURL`, the C shims): `signin/main.swift`; SignInCLI's
+/// `CLI.swift` (argv, the command, the configuration's path), `CommandSpec.swift` (the options), `ForwardedAgent.swift`
+/// (an agent over SSH, or not); the configuration (`ConfigurationLocation`, `SignInConfiguration`,
+/// `ConfigurationSection`); `SignInClient.swift` (the store for this configuration); the store's reader
+/// (`CredentialStore+Reading.swift`: folder, key, current account, the kernel's copy or the file), `StoreKey.swift`
+/// and `KeyStorage.swift` (where the key is), `StoredCredentials.swift` (the entry's codec); the request
+/// (`TokenTarget.swift`, `TokenRequest.swift`); this file. `bench/walks --lines` lists them with the line of each
+/// decision.
 package struct TokenUseCase: PersonGrant {
     package let configuration: SignInConfiguration
     package let store: any CredentialStorage

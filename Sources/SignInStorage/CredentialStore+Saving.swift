@@ -103,10 +103,7 @@ extension CredentialStore {
     }
 
     static func plaintext(_ creds: StoredCredentials) throws(SignInError) -> [UInt8] {
-        let enc = JSONEncoder()
-        enc.dateEncodingStrategy = .secondsSince1970
-        guard let plain = try? enc.encode(creds) else { throw .system(reason: "could not encode credentials") }
-        return Array(plain)
+        try creds.entryPlaintext()
     }
 
     static func sealed(_ creds: StoredCredentials, _ o: Opened, configuration c: String, account a: String) throws(SignInError) -> [UInt8] {
@@ -129,5 +126,24 @@ extension CredentialStore {
         guard try removeStoreFile(path) else { return false }
         Posix.unlink(path + ".lock")
         return true
+    }
+}
+
+extension CredentialStore {
+    /// Makes `subject` the current account of this configuration, or none (nil). The caller holds the
+    /// configuration lock.
+    func setCurrent(issuer: String, clientID: String, subject: String?) throws(SignInError) {
+        guard let subject else {
+            guard try checkDirectory(create: false), let o = try open() else { return }
+            let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
+            try removeStoreFile(path)
+            return
+        }
+        try checkDirectory(create: true)
+        guard let o = try open() else { throw .noPreviousSignIn(reason: .noStore(path: directory)) }
+        let path = pointerPath(configuration: o.names.configuration(issuer: issuer, clientID: clientID))
+        do { try FileIO.writeAtomically(Array((o.names.account(issuer: issuer, clientID: clientID, subject: subject) + "\n").utf8), to: path) } catch {
+            throw .storeUnwritable(path: path, reason: error.reason)
+        }
     }
 }

@@ -114,10 +114,75 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
     }
 }
 
+// The one codec of an entry's plaintext (what an entry file holds encrypted, and the kernel holds decrypted beside an
+// unlocked key): written by `entryJSON` and read by `init?(json:)`, both here. Its members and their names are
+// `StoredCredentials`' `Codable` ones (dates as seconds since 1970, no member for nil), so an entry written by an
+// earlier signin with `JSONEncoder` reads unchanged, and a program's own storage may keep the same form through
+// `Codable`. Both sides are written by hand: the cached path decodes an entry on every `signin token`, and
+// Foundation's generic coding cost more than the rest of it.
+
 extension StoredCredentials {
-    /// Reads what `JSONEncoder` wrote (dates as seconds since 1970) with signin's own parser: the cached path
-    /// decodes an entry on every `signin token`, and Foundation's generic decoding cost more than the rest of it.
-    /// Nil when a required member is missing or any member has the wrong type, as the decoder would refuse it.
+    /// The entry's plaintext: JSON, keys sorted.
+    package func entryPlaintext() throws(SignInError) -> [UInt8] {
+        guard let json = entryJSON else { throw .system(reason: "could not encode credentials (a date that is not a finite number)") }
+        return Array(JSONValueOut.object(json).text.utf8)
+    }
+
+    /// The entry's members, as `init?(json:)` reads them; nil when a date is not a finite number.
+    package var entryJSON: [String: JSONValueOut]? {
+        var ok = true
+        func date(_ d: Date) -> JSONValueOut {
+            let seconds = d.timeIntervalSince1970
+            guard seconds.isFinite else { ok = false; return .null }
+            return .raw("\(seconds)")
+        }
+        var o: [String: JSONValueOut] = [:]
+        func put(_ key: String, _ value: JSONValueOut?) { if let value { o[key] = value } }
+        put("issuer", .string(issuer))
+        put("clientID", .string(clientID))
+        put("refreshToken", refreshToken.map { .string($0) })
+        put("accessToken", accessToken.map { .string($0) })
+        put("accessTokenExpiry", accessTokenExpiry.map(date))
+        put("idToken", idToken.map { .string($0) })
+        put("idTokenExpiry", idTokenExpiry.map(date))
+        var p: [String: JSONValueOut] = ["userID": .string(profile.userID)]
+        p["name"] = profile.name.map { .string($0) }
+        p["givenName"] = profile.givenName.map { .string($0) }
+        p["familyName"] = profile.familyName.map { .string($0) }
+        p["email"] = profile.email.map { .string($0) }
+        p["emailVerified"] = profile.emailVerified.map { .bool($0) }
+        p["pictureURL"] = profile.picture.map { .string($0) }
+        p["hostedDomain"] = profile.hostedDomain.map { .string($0) }
+        put("profile", .object(p))
+        put("grantedScopes", .strings(grantedScopes))
+        var e: [String: JSONValueOut] = ["issuer": .string(endpoints.issuer), "authorization": .string(endpoints.authorization),
+                                         "token": .string(endpoints.token), "jwks": .string(endpoints.jwks)]
+        e["revocation"] = endpoints.revocation.map { .string($0) }
+        e["userinfo"] = endpoints.userinfo.map { .string($0) }
+        e["deviceAuthorization"] = endpoints.deviceAuthorization.map { .string($0) }
+        e["issuerParameterSupported"] = endpoints.issuerParameterSupported.map { .bool($0) }
+        e["tokenEndpointAuthMethods"] = endpoints.tokenEndpointAuthMethods.map { .strings($0) }
+        e["grantTypesSupported"] = endpoints.grantTypesSupported.map { .strings($0) }
+        put("endpoints", .object(e))
+        put("savedAt", date(savedAt))
+        put("grantEndedAt", grantEndedAt.map(date))
+        put("serviceAccountTokens", derivedTokens.map { tokens in
+            .array(tokens.map { t in
+                var item: [String: JSONValueOut] = ["key": .string(t.key), "value": .string(t.value), "expiry": date(t.expiry)]
+                item["unrestricted"] = t.unrestricted.map { .bool($0) }
+                return .object(item)
+            })
+        })
+        put("accessTokenRejectedAt", accessTokenRejectedAt.map(date))
+        put("dpopKey", dpopKey.map { .string($0) })
+        put("accessTokenType", accessTokenType.map { .string($0) })
+        put("accessTokenLifetime", accessTokenLifetime.flatMap { $0.isFinite ? .raw("\($0)") : nil })
+        put("identitySource", identitySource.map { .string($0) })
+        return ok ? o : nil
+    }
+
+    /// Reads an entry's plaintext (`entryJSON`, or `JSONEncoder`'s form from an earlier signin or a program's own
+    /// storage). Nil when a required member is missing or any member has the wrong type, as the decoder would refuse it.
     package init?(json o: [String: JSONValue]) {
         func string(_ v: JSONValue?) -> String?? {
             switch v {

@@ -110,9 +110,23 @@ import Testing
         sparse.profile = SignInProfile(userID: "bob")
         let enc = JSONEncoder()
         enc.dateEncodingStrategy = .secondsSince1970
+        full.derivedTokens = [StoredCredentials.DerivedToken(key: "resource|https://api.example/", value: "t", expiry: Date(timeIntervalSince1970: 1_900_000_000.125), unrestricted: true)]
+        full.accessTokenLifetime = 3599.5
+        full.dpopKey = "key"
+        full.accessTokenType = "DPoP"
+        full.identitySource = "userinfo"
+        full.endpoints.tokenEndpointAuthMethods = ["client_secret_post"]
+        full.endpoints.grantTypesSupported = ["authorization_code", "refresh_token"]
+        let dec = JSONDecoder()
+        dec.dateDecodingStrategy = .secondsSince1970
         for c in [full, sparse] {
+            // The store's one codec reads what it writes, what an earlier signin wrote with JSONEncoder, and writes
+            // what a program's own Codable storage reads.
             let json = try #require(JSONValue.object(from: try enc.encode(c)))
             #expect(StoredCredentials(json: json) == c)
+            let written = try c.entryPlaintext()
+            #expect(StoredCredentials(json: try #require(JSONValue.object(from: Data(written)))) == c)
+            #expect(try dec.decode(StoredCredentials.self, from: Data(written)) == c)
         }
         var wrong = try #require(JSONValue.object(from: try enc.encode(full)))
         wrong["grantedScopes"] = .string("openid")
