@@ -34,6 +34,25 @@ public struct GoogleCloudFamily: TokenFamily {
         [Self.stsEndpointSetting: configuration.googleSTSEndpoint, Self.iamCredentialsEndpointSetting: configuration.iamCredentialsEndpoint]
     }
 
+    /// The agent's query key of a token for Google Cloud's APIs (`TokenRequest.forGoogleCloud`): `1`, which the
+    /// agent's configuration may federate.
+    public static let agentQueryKey = "google_cloud"
+
+    public var agentQueryKeys: [String] { [Self.agentQueryKey] }
+
+    public func agentQuery(_ request: TokenRequest) -> [(String, String)] {
+        request.forGoogleCloud ? [(Self.agentQueryKey, "1")] : []
+    }
+
+    public func readAgentQuery(_ query: [String: String], into request: inout TokenRequest) -> String? {
+        switch query[Self.agentQueryKey] {
+        case nil, "", "0": request.forGoogleCloud = false
+        case "1": request.forGoogleCloud = true
+        default: return "\(Self.agentQueryKey) must be 1 or 0"
+        }
+        return nil
+    }
+
     package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? {
         request.forGoogleCloud ? ProviderRules.google : nil
     }

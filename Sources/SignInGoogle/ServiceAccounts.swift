@@ -1,15 +1,12 @@
 import SignInBase
 import SignInTransport
+import SignInGrant
 
 /// What signin checks of Google Cloud names before they go into a URL: a service account's e-mail and a project ID.
 public enum ServiceAccounts {
     /// `NAME@DOMAIN` with letters, digits, `-`, `_` and `.` only, and a dot in the domain
     /// (`deployer@my-project.iam.gserviceaccount.com`).
-    public static func isEmail(_ s: String) -> Bool {
-        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), s.count <= 254 else { return false }
-        return s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.@".contains($0)) }
-    }
+    public static func isEmail(_ s: String) -> Bool { TokenRequest.isServiceAccountName(s) }
 
     /// A Google Cloud project ID: 6 to 30 lowercase letters, digits and hyphens, starting with a letter
     /// (older projects may also hold a domain prefix, `example.com:project`).

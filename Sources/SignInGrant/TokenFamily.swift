@@ -4,7 +4,8 @@ import SignInProtocol
 /// A provider family plugged into the one token path (`SignInClient.token(_:)`): it answers the requests it derives
 /// from the person's grant (Google's service accounts and federation, say) and says what the configuration names
 /// for it. The client asks each registered family (SignInKit's `TokenFamilies`) in turn and answers the rest itself;
-/// a new family is one target and one line there. (Package-wide: a family is a room of this package.)
+/// what a new family takes is listed there, and whatever it adds to a request crosses the agent through its own
+/// `agentQuery` and `readAgentQuery`. (Package-wide: a family is a room of this package.)
 package protocol TokenFamily: Sendable {
     /// The configuration section this family reads, if any.
     var configurationSection: (any ConfigurationSection.Type)? { get }
@@ -28,4 +29,22 @@ package protocol TokenFamily: Sendable {
     /// names a service account or carries a family's parameters (`TokenRequest.familyParameters`).
     func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken?
 
+    /// The keys this family adds to a token request's query on the agent's wire (`agentQuery`), which the agent
+    /// accepts besides its own.
+    var agentQueryKeys: [String] { get }
+
+    /// This family's part of `request` (`TokenRequest.familyParameters`) as query items for the agent's wire; empty
+    /// when the request carries none of it.
+    func agentQuery(_ request: TokenRequest) -> [(String, String)]
+
+    /// Reads this family's part of a request from the agent's query into `request`; a message naming the key at
+    /// fault when it is wrong, else nil.
+    func readAgentQuery(_ query: [String: String], into request: inout TokenRequest) -> String?
+}
+
+extension TokenFamily {
+    /// A family whose requests carry nothing of their own across the agent.
+    package var agentQueryKeys: [String] { [] }
+    package func agentQuery(_ request: TokenRequest) -> [(String, String)] { [] }
+    package func readAgentQuery(_ query: [String: String], into request: inout TokenRequest) -> String? { nil }
 }

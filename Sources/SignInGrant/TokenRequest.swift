@@ -74,6 +74,15 @@ public struct TokenRequest: Sendable, Equatable {
         case serviceAccount(chain: [String])
     }
 
+    /// Whether `s` can name a service account of a chain (`Principal.serviceAccount`): `NAME@DOMAIN` with letters,
+    /// digits, `-`, `_` and `.` only, and a dot in the domain (`deployer@my-project.iam.gserviceaccount.com`). The
+    /// agent checks every chain it is sent with this rule, whichever family answers it.
+    package static func isServiceAccountName(_ s: String) -> Bool {
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), s.count <= 254 else { return false }
+        return s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.@".contains($0)) }
+    }
+
     /// One request a DPoP proof is for: its HTTP method and URL.
     public struct DPoPTarget: Sendable, Equatable {
         /// The HTTP method, in capitals (`GET`, `POST`).

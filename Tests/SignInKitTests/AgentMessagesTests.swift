@@ -32,6 +32,30 @@ import Testing
         #expect(AgentProtocol.TokenAnswer(json: o) == nil)
     }
 
+    /// A token request crosses the wire with each family's part encoded by that family (Google Cloud's
+    /// `google_cloud`), service-account chains checked by the core's rule, and a wrong family value named.
+    @Test func aTokenRequestCrossesWithTheFamiliesOwnParts() throws {
+        var r = TokenRequest(kind: .access, minimumValidity: .seconds(120), forceRefresh: true, account: "alice@example.org")
+        r.forGoogleCloud = true
+        r.principal = .serviceAccount(chain: ["a@p.iam.gserviceaccount.com", "b@p.iam.gserviceaccount.com"])
+        let query = AgentProtocol.query(r, profile: "work")
+        #expect(query.contains { $0 == (GoogleCloudFamily.agentQueryKey, "1") })
+        #expect(AgentProtocol.tokenRequestKeys.contains(GoogleCloudFamily.agentQueryKey))
+        let fields = Dictionary(query, uniquingKeysWith: { $1 })
+        let (back, profile) = try AgentProtocol.tokenRequest(fields).get()
+        #expect(profile == "work" && back.forGoogleCloud && back.serviceAccountChain == r.serviceAccountChain && back.forceRefresh)
+        var plain = fields
+        plain[GoogleCloudFamily.agentQueryKey] = nil
+        #expect(try AgentProtocol.tokenRequest(plain).get().0.forGoogleCloud == false)
+        var wrong = fields
+        wrong[GoogleCloudFamily.agentQueryKey] = "yes"
+        guard case .failure(let e) = AgentProtocol.tokenRequest(wrong) else { Issue.record("google_cloud=yes accepted"); return }
+        #expect(e.message.contains("google_cloud"))
+        wrong = fields
+        wrong[AgentProtocol.Key.chain] = "not-an-email"
+        guard case .failure = AgentProtocol.tokenRequest(wrong) else { Issue.record("a chain of no e-mail accepted"); return }
+    }
+
     @Test func everyFailureRoundTripsWithItsStatusAndBecomesTheLocalError() {
         for code in AgentProtocol.Failure.Code.allCases {
             let f = AgentProtocol.Failure(code, "because \(code.rawValue)", target: code == .targetRefused ? "https://api.example/" : nil,

@@ -3,7 +3,6 @@ import SignInProtocol
 import SignInStorage
 import SignInTransport
 import SignInGrant
-import SignInAWS
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -44,22 +43,6 @@ package struct AgentClient: Sendable {
         let a = try hello()
         guard a.status == 200 else { throw failure(a) }
         return AgentProtocol.Hello(json: a.object)
-    }
-
-    /// An AWS role's credentials on a machine reached with `signin ssh`: AWS's one rule with the person's ID token
-    /// from the agent (the laptop's configuration decides nothing else here) and the STS the agent's hello names.
-    /// Nothing is cached (there is no store here).
-    public func awsCredentials(_ request: AWSRoleRequest, account: String?) throws(SignInError) -> AWSCredentials {
-        try request.credentials(stsEndpoint: { () throws(SignInError) -> String in
-            guard let endpoint = try greeting().familySettings[AWSFamily.stsEndpointSetting] else {
-                throw .unsupported(reason: "the agent at \(socketPath) does not say which AWS STS to ask (the laptop's signin predates AWS roles: update it)")
-            }
-            return endpoint
-        }) { (force) throws(SignInError) -> IssuedToken in
-            var r = TokenRequest(kind: .id, minimumValidity: .seconds(60), forceRefresh: force, account: account)
-            r.principal = .person
-            return try token(r)
-        }
     }
 
     /// The answer to `request` (of the configuration `profile`, on the agent's own socket), as

@@ -309,7 +309,7 @@ extension AgentProtocol {
             }
             for chain in (q[SessionKey.impersonate] ?? "").split(separator: ";").map(String.init) where !chain.isEmpty {
                 let items = chain.split(separator: ",").map(String.init)
-                guard items.allSatisfy(ServiceAccounts.isEmail) else { throw AgentRequestError("impersonate must name service accounts by e-mail") }
+                guard items.allSatisfy(TokenRequest.isServiceAccountName) else { throw AgentRequestError("impersonate must name service accounts by e-mail") }
                 if !chains.contains(items) { chains.append(items) }
             }
             audiences = (q[SessionKey.audiences] ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }

@@ -62,7 +62,8 @@ public enum AgentProtocol {
         public static let chain = "chain", email = "email", profile = "profile"
         /// `1`: no chain given, so the agent's configuration's `impersonate_service_account` applies.
         public static let configuredChain = "configured_chain"
-        /// `1`: a token for Google Cloud's APIs, which the agent's configuration may federate (`TokenRequest.forGoogleCloud`).
+        /// Google Cloud's family key (`GoogleCloudFamily.agentQueryKey`): a family encodes its own part of a request.
+        @available(*, deprecated, renamed: "GoogleCloudFamily.agentQueryKey")
         public static let googleCloud = "google_cloud"
         public static let token = "token", expiresAt = "expires_at", subject = "subject"
         /// DPoP (RFC 9449): the request a proof is asked for, and the answer's token type and proof.
@@ -83,10 +84,10 @@ public enum AgentProtocol {
 
     /// Every key a token request may carry; a session restricted to APIs refuses a request with any other (what it
     /// does not know, it does not answer).
-    public static let tokenRequestKeys: Set<String> = [
+    public static let tokenRequestKeys: Set<String> = Set([
         Key.kind, Key.minTTL, Key.force, Key.account, Key.audience, Key.resource, Key.chain, Key.configuredChain,
-        Key.googleCloud, Key.email, Key.dpopMethod, Key.dpopURL, Key.profile,
-    ]
+        Key.email, Key.dpopMethod, Key.dpopURL, Key.profile,
+    ]).union(TokenFamilies.all.flatMap(\.agentQueryKeys))
 
     /// The query of a token request (`profile`: a configuration name, on the agent's own socket).
     public static func query(_ r: TokenRequest, profile: String?) -> [(String, String)] {
@@ -97,7 +98,7 @@ public enum AgentProtocol {
         if let a = r.resource { q.append((Key.resource, a)) }
         if !r.serviceAccountChain.isEmpty { q.append((Key.chain, r.serviceAccountChain.joined(separator: ","))) }
         if case .configured = r.principal { q.append((Key.configuredChain, "1")) }
-        if r.forGoogleCloud { q.append((Key.googleCloud, "1")) }
+        for family in TokenFamilies.all { q += family.agentQuery(r) }
         if !r.includeEmail { q.append((Key.email, "0")) }
         if let target = r.proofFor { q += [(Key.dpopMethod, target.method), (Key.dpopURL, target.url)] }
         if let profile { q.append((Key.profile, profile)) }
@@ -130,11 +131,13 @@ public enum AgentProtocol {
         r.includeEmail = q[Key.email] != "0"
         if let chain = q[Key.chain], !chain.isEmpty {
             let items = chain.split(separator: ",").map(String.init)
-            guard items.allSatisfy(ServiceAccounts.isEmail) else { return .failure(.init("chain must name service accounts by e-mail")) }
+            guard items.allSatisfy(TokenRequest.isServiceAccountName) else { return .failure(.init("chain must name service accounts by e-mail")) }
             r.serviceAccountChain = items
         }
         if r.serviceAccountChain.isEmpty && q[Key.configuredChain] == "1" { r.principal = .configured }
-        r.forGoogleCloud = q[Key.googleCloud] == "1"
+        for family in TokenFamilies.all {
+            if let problem = family.readAgentQuery(q, into: &r) { return .failure(.init(problem)) }
+        }
         if let url = q[Key.dpopURL] {
             let target = TokenRequest.DPoPTarget(method: q[Key.dpopMethod] ?? "GET", url: url)
             if let problem = target.problem { return .failure(.init("dpop_url and dpop_method: \(problem)")) }

@@ -4,7 +4,11 @@ import SignInGoogle
 import SignInAWS
 
 /// The provider families the client composes: each a target of its own, plugged into the one token path
-/// (`TokenFamily`) and the configuration (its section). A new family is its target and one line here.
+/// (`TokenFamily`), the configuration (its section) and the agent's wire (its part of a request). What a new family
+/// takes: its target in Package.swift (depending on SignInGrant), one line here, and SignInKit's dependency on it
+/// with its `@_exported import` (Exports.swift); a family with an async API of its own for programs adds its protocol
+/// to `SignInClientProtocol`'s refinements, as Google's `GoogleCloudClient` and AWS's `AWSRoleClient` are (and the
+/// CLI's commands for it, if any, are files of their own in SignInCLI).
 enum TokenFamilies {
     static let all: [any TokenFamily] = [
         GoogleCloudFamily(),
