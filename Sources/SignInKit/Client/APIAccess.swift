@@ -67,7 +67,7 @@ public enum APIAccess {
                                  detail: "\(resource.withoutControlCharacters) now names \(issuer.withoutControlCharacters) as its authorization server, but named \(pinned.withoutControlCharacters) when signin first signed in to it; nothing was sent to the new server. If the move is expected, sign in again and confirm it, or `signin logout --resource \(resource.withoutControlCharacters)` first")
         }
         // Step 3.
-        let (server, _) = try Discovery.discoveredServer(issuer: issuer, http: http)
+        let (server, serverURL) = try Discovery.discoveredServer(issuer: issuer, http: http)
         let serverScopes = server["scopes_supported"]?.array?.compactMap(\.string)
         let openID = serverScopes?.contains("openid") ?? (server["jwks_uri"]?.string != nil)
         // Step 4.
@@ -102,6 +102,11 @@ public enum APIAccess {
         client.openID = openID
         metadata.scopesAsked = scopes
         var c = configuration(resource, scopes: scopes, client, httpTimeout)
+        // The server's metadata was read once (step 3): the sign-in takes its endpoints from it instead of reading it
+        // again. (Where they cannot be made from it, the sign-in's own discovery says why.)
+        if let endpoints = try? Discovery.endpoints(for: c, fetched: (server, serverURL), http: HTTPClient(configuration: c)) {
+            DiscoveryCache.shared.store(endpoints, for: c)
+        }
         if let earlier = record, let held = try heldConfiguration(resource, earlier, store),
            held.clientID != client.clientID || held.issuer != issuer {
             // A grant is held through the records there now: they stay until the new sign-in has succeeded (a

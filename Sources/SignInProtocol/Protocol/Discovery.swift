@@ -9,6 +9,13 @@ import FoundationEssentials
 /// configuration loads); a bad URL in the provider's document is a provider error.
 package enum Discovery {
     package static func endpoints(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> ProviderEndpoints {
+        try endpoints(for: config, fetched: nil, http: http)
+    }
+
+    /// `endpoints(for:http:)` from the server's metadata already read for this issuer (`fetched`: the document and its
+    /// URL, as `discoveredServer` answers them), so that a sign-in from an API's address reads it once.
+    package static func endpoints(for config: SignInConfiguration, fetched: (document: [String: JSONValue], url: String)?,
+                                  http: HTTPClient) throws(SignInError) -> ProviderEndpoints {
         let o = config.endpoints
         // A configuration built in code has not been through the file checks: the same rules apply to it.
         if let problem = EndpointURL.problem(config.issuer) {
@@ -19,7 +26,8 @@ package enum Discovery {
         let needsJWKS = config.asksForIDToken
         var fromOAuthMetadata = false
         if o.authorization == nil || o.token == nil || (needsJWKS && o.jwks == nil) {
-            let (found, url) = try metadataDocument(for: config, http: http)
+            let found: [String: JSONValue], url: String
+            if let fetched { (found, url) = fetched } else { (found, url) = try metadataDocument(for: config, http: http) }
             doc = found
             fromOAuthMetadata = url.contains("/.well-known/oauth-authorization-server")
             // An RFC 8414 document need not name what OpenID needs (RFC 8414 makes jwks_uri optional): where OpenID is
