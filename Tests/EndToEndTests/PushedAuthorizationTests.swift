@@ -38,6 +38,24 @@ import Testing
         #expect(stats["authorize_url_keys"] as? [String] == ["client_id", "prompt", "redirect_uri", "request_uri", "response_type", "scope"], "\(stats)")
     }
 
+    /// The same against idpyoidc 5 itself (IdentityPython, from PyPI; its own pushed authorization endpoint and its
+    /// own authorization endpoint, which reads `prompt`, `response_type`, `scope` and `redirect_uri` from the URL as
+    /// well): a sign-in asking `offline_access` (so `prompt=consent`) is pushed once and completes.
+    @Test func idpyoidcItselfTakesAPushedRequestWithAPrompt() throws {
+        let p = try Provider(script: "idpyoidc_provider.py", environment: ["IDPYOIDC_PAR": "1"])
+        defer { p.finish() }  // it removes its folder (idpyoidc's keys) once its input closes
+        let port = try freeLoopbackPort()
+        let client: [String: Any] = ["client_id": "signin-par", "client_secret": "idpy-secret-par", "redirect_uri": "http://127.0.0.1:\(port)/callback"]
+        _ = try p.http("POST", "/_client", body: JSONSerialization.data(withJSONObject: client))
+        let box = try Sandbox(issuer: p.issuer, clientID: "signin-par", secret: "idpy-secret-par",
+                              extra: ["redirect_port": port, "dpop": "never", "scopes": ["openid", "email", "profile", "offline_access"]])
+        let login = try box.signin("login")
+        #expect(login.status == 0 && login.stdout.contains("Diana Krall"), "\(login.stdout) \(login.stderr)")
+        let stats = try JSONSerialization.jsonObject(with: p.http("GET", "/_stats")) as? [String: Any]
+        #expect(stats?["pushed"] as? Int == 1, "\(String(describing: stats))")
+        #expect(stats?["authorize_url_keys"] as? [String] == ["client_id", "prompt", "redirect_uri", "request_uri", "response_type", "scope"], "\(String(describing: stats))")
+    }
+
     @Test func aRequiringProviderAMissingEndpointAndARefusalAreClearErrors() throws {
         let required = try Self.required.get()
         let never = try required.sandbox(extra: ["pushed_authorization": "never"])

@@ -5,7 +5,9 @@ exchange's policy). The person is "diana" (idpyoidc's NoAuthn: no login page).
 
 Prints `READY <port>`; runs until its standard input closes. `POST /_client` with {"client_id", "client_secret",
 "redirect_uri", "audiences"} registers a client that may exchange its access tokens for those audiences (any other
-audience: idpyoidc's `invalid_target`). `GET /_stats` counts the exchanges idpyoidc answered.
+audience: idpyoidc's `invalid_target`). `GET /_stats` counts the exchanges idpyoidc answered and the pushed
+requests. With IDPYOIDC_PAR=1, idpyoidc's own pushed authorization endpoint (RFC 9126) is served at /par and named in
+its discovery document.
 """
 import copy
 import json
@@ -41,11 +43,17 @@ def main():
     rules["access_token"] = {"supports_minting": ["access_token"], "expires_in": 3600}
     # The token endpoint has idpyoidc's token exchange helper; its discovery document says so too.
     conf["preference"]["grant_types_supported"] = ["authorization_code", "refresh_token", EXCHANGE]
+    if os.environ.get("IDPYOIDC_PAR"):
+        conf["endpoint"]["pushed_authorization"] = {
+            "path": "par", "class": "idpyoidc.server.oauth2.pushed_authorization.PushedAuthorization",
+            "kwargs": {"client_authn_method": ["client_secret_post", "client_secret_basic"]}}
     server = Server(OPConfiguration(conf=conf, base_path=work), cwd=work)
     context = server.context
     context.map_supported_to_preferred()
     endpoints = {name: server.get_endpoint(name) for name in ("provider_config", "authorization", "token", "userinfo")}
-    stats = {"exchanges": 0, "refused_exchanges": 0}
+    if os.environ.get("IDPYOIDC_PAR"):
+        endpoints["pushed_authorization"] = server.get_endpoint("pushed_authorization")
+    stats = {"exchanges": 0, "refused_exchanges": 0, "pushed": 0, "authorize_url_keys": []}
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -77,6 +85,10 @@ def main():
             except TypeError:
                 pass
             args = ep.process_request(parsed, http_info=self.http_info())
+            if name == "pushed_authorization" and "http_response" in args:
+                # idpyoidc hands the pushed request's answer to the web layer as it is (its own example servers
+                # write it as JSON): 201 with the request_uri (RFC 9126 2.2).
+                return self.send(201, json.dumps(args["http_response"]))
             out = ep.do_response(request=parsed, **args)
             body = out["response"]
             if name == "authorization":
@@ -101,6 +113,8 @@ def main():
                 with lock:
                     return self.send(200, json.dumps(stats))
             if u.path == urllib.parse.urlparse(context.provider_info["authorization_endpoint"]).path:
+                with lock:
+                    stats["authorize_url_keys"] = sorted(q)
                 return self.answer("authorization", q)
             if u.path == urllib.parse.urlparse(context.provider_info["userinfo_endpoint"]).path:
                 return self.answer("userinfo", {})
@@ -127,9 +141,15 @@ def main():
                 return self.send(200, "{}")
             if u.path == urllib.parse.urlparse(context.provider_info["authorization_endpoint"]).path:
                 q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query).items()}
+                with lock:
+                    stats["authorize_url_keys"] = sorted(q)
                 return self.answer("authorization", q)
             if u.path == urllib.parse.urlparse(context.provider_info["token_endpoint"]).path:
                 return self.answer("token", body)
+            if "pushed_authorization" in endpoints and u.path == "/par":
+                with lock:
+                    stats["pushed"] += 1
+                return self.answer("pushed_authorization", body)
             self.send(404, json.dumps({"error": "not_found"}))
 
     httpd.RequestHandlerClass = Handler
