@@ -13,7 +13,8 @@ build's DWARF 4 line tables and its conditional jumps):
 for:
 
   - a cached `signin token`;
-  - `signin login` (the browser stand-in answers);
+  - `signin login` (the browser stand-in answers), and `signin login --resource URL` (an API's address: its RFC 9728
+    metadata, the server's, a client registered for it);
   - `signin metadata-server`: start, one token request, stop;
   - `signin token` through `signin agent`: the client process, and the agent (start, one request, stop);
   - each server's request alone (accept, read, the handler, the reply), as the issue walked it.
@@ -215,6 +216,8 @@ def main():
     walks = {}
     walks["login"] = grind("login", ["login"], env)
     walks["cached token"] = grind("token", ["token"], env)
+    # A sign-in from an API's address (RFC 9728 metadata naming this provider, a client registered for the API).
+    walks["login --resource URL"] = grind("login-resource", ["login", "--resource", provider.issuer + "/api/walks", "--timeout", "60"], env)
     # The second key custody the issue asks for: the key in the kernel keyring after a passphrase (file custody
     # has no keyring; `passphrase` keeps the unlocked key there for the cache's time).
     pcfg = write(os.path.join(home, "passphrase.json"), json.dumps({"client_id": "walks-pass", "issuer": provider.issuer, "key_storage": "passphrase"}))
