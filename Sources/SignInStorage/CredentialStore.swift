@@ -36,8 +36,7 @@ public struct CredentialStore: CredentialStorage {
     /// `$XDG_DATA_HOME/<appName>`, else `~/.local/share/<appName>` (`signin` for the command). A relative
     /// `$XDG_DATA_HOME` is ignored, as the XDG specification says.
     public static func defaultDirectory(environment: [String: String], appName: String = "signin") -> String {
-        if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/" + appName }
-        return ProcessEnvironment.home(environment) + "/.local/share/" + appName
+        ProcessEnvironment.xdgFolder(.data, appName: appName, environment: environment)
     }
 
     /// Where the store's key is, in words (`status` shows it).

@@ -40,12 +40,36 @@ package enum ProcessEnvironment {
         return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// signin's state folder (the agent's log, the crash report): `$XDG_STATE_HOME/signin` when that is absolute (a
-    /// relative one is ignored, as the XDG specification says), else `HOME/.local/state/signin` (`home` asked only
-    /// then: it may ask the user database).
+    /// An XDG base folder: the variable that names it and where it is when that is unset.
+    package enum XDGBase: String, Sendable {
+        case data = "XDG_DATA_HOME", config = "XDG_CONFIG_HOME", state = "XDG_STATE_HOME"
+
+        /// The folder under HOME when the variable is unset or relative.
+        var underHome: String {
+            switch self {
+            case .data: return ".local/share"
+            case .config: return ".config"
+            case .state: return ".local/state"
+            }
+        }
+    }
+
+    /// The XDG rule, written once: `<value>/<appName>` when `value` (the base's variable) is absolute (a relative one
+    /// is ignored, as the XDG specification says), else `HOME/<the base's folder>/<appName>` (`home` asked only then:
+    /// it may ask the user database). The store (data), the configurations (config) and the state folder use it.
+    package static func xdgFolder(_ base: XDGBase, appName: String, value: String?, home: @autoclosure () -> String) -> String {
+        if let x = value, x.hasPrefix("/") { return x + "/" + appName }
+        return home() + "/" + base.underHome + "/" + appName
+    }
+
+    /// `xdgFolder` with the variable and HOME read from `environment`.
+    package static func xdgFolder(_ base: XDGBase, appName: String, environment: [String: String]) -> String {
+        xdgFolder(base, appName: appName, value: environment[base.rawValue], home: home(environment))
+    }
+
+    /// signin's state folder (the agent's log, the crash report): the XDG rule for `$XDG_STATE_HOME`.
     package static func stateDirectory(xdgStateHome: String?, home: @autoclosure () -> String) -> String {
-        if let x = xdgStateHome, x.hasPrefix("/") { return x + "/signin" }
-        return home() + "/.local/state/signin"
+        xdgFolder(.state, appName: "signin", value: xdgStateHome, home: home())
     }
 
     public static func home(_ environment: [String: String]) -> String {

@@ -6,8 +6,7 @@ extension SignInConfiguration {
     /// The folder of named configurations: `$XDG_CONFIG_HOME/<appName>`, else `~/.config/<appName>` (a relative
     /// `$XDG_CONFIG_HOME` is ignored, as the XDG specification says).
     public static func directory(environment: [String: String], appName: String = "signin") -> String {
-        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/" + appName }
-        return ProcessEnvironment.home(environment) + "/.config/" + appName
+        ProcessEnvironment.xdgFolder(.config, appName: appName, environment: environment)
     }
 
     /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
