@@ -106,107 +106,33 @@ public enum CLI {
         }
     }
 
-    /// The configuration at `path`; with none there, none named (no `-c`, `--profile`, `$SIGNIN_CONFIG` or
-    /// `$SIGNIN_PROFILE`) and a command for one API (`--resource URL`): the one the API's metadata gives (`APIAccess`).
-    ///
-    /// With a configuration and a command for an API that is not one of its `resources`: the API's own sign-in when
-    /// one was made from its address (its record in the store), or, for `login`, a new one from its address, whatever
-    /// server the API names (the configured provider included: its grant serves only the APIs the file lists). A
-    /// command that does not sign in, for an API with no sign-in, exits 3 and asks no server (`notSignedIn`).
+    /// The configuration at `path`; for a command for one API, or with no provider of the file's, what
+    /// `APICommandConfiguration` decides (its doc comment has the tree). With no file there, and none named (no `-c`,
+    /// `--profile`, `$SIGNIN_CONFIG` or `$SIGNIN_PROFILE`), an API's configuration when there is one.
     static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand,
                               io: IOStreams = .standard) throws(SignInError) -> SignInConfiguration {
         let store = { CredentialStore.defaultDirectory(environment: env) }
-        // With no provider of the file's (none at all, or only a client ID metadata document): the API named, else
-        // the one API signed in to from its address (nil: none).
-        func apiOnly(_ file: String, httpTimeout: Duration, document: String?) throws(SignInError) -> SignInConfiguration? {
-            let implicit: String? = command.apiResource == nil ? try onlyAPISignIn(store(), file: file) : nil
-            guard let resource = command.apiResource ?? implicit else { return nil }
-            return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: httpTimeout, document: document,
-                                        known: APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: httpTimeout))
-        }
+        let asked = APICommandConfiguration.Command(resource: command.apiResource, signsIn: command.signsIn, addedScopes: command.addedScopes)
+        // A move of the API to another authorization server is followed only when a person at a terminal says so.
+        let confirm = { (detail: String) -> Bool in Posix.isatty(0) && Posix.isatty(2) && io.confirm("signin: \(detail)\nSign in at the new server?") }
         let loaded: SignInConfiguration
         do throws(SignInError) {
             loaded = try SignInConfiguration.load(path: path)
         } catch .configNotFound(let file) {
             let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
-            guard !named, let api = try apiOnly(file, httpTimeout: .seconds(30), document: nil) else { throw .configNotFound(file: file) }
+            guard !named, let api = try APICommandConfiguration.withoutProvider(asked, file: file, storeDirectory: store(), environment: env, httpTimeout: .seconds(30),
+                                                                               document: nil, confirmServerChange: confirm) else { throw .configNotFound(file: file) }
             return api
         }
         if loaded.isForAPIsOnly {
             // No provider of its own: as with no configuration, but with its document and settings.
-            guard let api = try apiOnly(path, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument) else {
+            guard let api = try APICommandConfiguration.withoutProvider(asked, file: path, storeDirectory: store(), environment: env, httpTimeout: loaded.httpTimeout,
+                                                                        document: loaded.clientIDMetadataDocument, confirmServerChange: confirm) else {
                 throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds client_id_metadata_document (for API sign-ins), and no API is signed in; `signin login --resource URL` signs one in")
             }
             return api
         }
-        guard let resource = command.apiResource, !loaded.resources.contains(resource) else { return loaded }
-        // An API the configuration does not list never gets the person's own client and grant, even when its
-        // metadata names the configured provider (any server can name accounts.google.com): it is signed in to with
-        // a client of its own, or refused, as any API from its address.
-        let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store(), httpTimeout: loaded.httpTimeout)
-        return try apiConfiguration(resource, store(), command, env, io: io, httpTimeout: loaded.httpTimeout, document: loaded.clientIDMetadataDocument, known: known)
-    }
-
-    /// With no configuration and no `--resource`: the one API signed in to from its address, which is then the
-    /// current sign-in (nil: none, so the configuration is what is missing); several: which to name.
-    static func onlyAPISignIn(_ store: String, file: String) throws(SignInError) -> String? {
-        let s = CredentialStore(directory: store)
-        let apis = (try? s.apiResources()) ?? []
-        guard apis.count > 1 else { return apis.first }
-        // The one `signin use URL` chose, while it is still signed in.
-        if let chosen = try? s.currentAPI(), apis.contains(chosen) { return chosen }
-        throw .configInvalid(file: file, field: nil, reason: "there is no configuration file, and \(apis.count) APIs are signed in to from their address (\(apis.map(\.withoutControlCharacters).joined(separator: ", "))): name one with --resource URL, or choose one with `signin use URL` (`signin accounts` lists them)")
-    }
-
-    /// The error of a command that reads an API's sign-in (`token`, `whoami`, `status`, `exec`, `logout`) when
-    /// there is none: exit 3 with what to run, and nothing asked of any server, nothing registered.
-    static func notSignedIn(to resource: String) -> SignInError {
-        .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
-    }
-
-    /// The configuration of the API at `resource`, found from its address. A command that signs in asks the API
-    /// again, presenting the token held for it: a 403 `insufficient_scope` makes the sign-in a step-up (the scopes
-    /// held and the ones the API named).
-    /// `document`: the configuration's `client_id_metadata_document`, else `$SIGNIN_CLIENT_ID_METADATA_DOCUMENT`;
-    /// `known`: the API's configuration from the store (`APIAccess.knownConfiguration`), when there is one.
-    static func apiConfiguration(_ resource: String, _ store: String, _ command: some SignInCommand, _ env: [String: String], io: IOStreams = .standard,
-                                 httpTimeout: Duration, document: String?, known: SignInConfiguration?) throws(SignInError) -> SignInConfiguration {
-        guard command.signsIn else {
-            if let known { return known }
-            throw notSignedIn(to: resource)
-        }
-        let heldUser: SignInUser? = known.flatMap { known in
-            (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil)) ?? nil
-        }
-        let held = heldUser?.accessToken?.value
-        // Presented as the grant presents it: a DPoP-bound token with its proof, never as a bare bearer token.
-        let presenting = held.flatMap { token in URL(string: resource).flatMap { try? heldUser?.authorizationHeaders(token: token, method: "GET", url: $0) } }
-        // A client signin registered, which the server may have forgotten (a development server restarted with its
-        // registrations in memory): a refresh says so before a browser shows the server's error page.
-        var forgotten = false
-        if let known, known.clientKind == .registered, held != nil {
-            do throws(SignInError) {
-                _ = try SignInClient(configuration: known, storeDirectory: store, environment: env).restore(minimumValidity: .zero, forceRefresh: true)
-            } catch .providerError(_, "invalid_client", _) {
-                forgotten = true
-            } catch {}
-        }
-        let chosen = document ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap { $0.isEmpty ? nil : $0 }
-        if let chosen, EndpointURL.problem(chosen) != nil {
-            throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
-        }
-        do throws(SignInError) {
-            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting)
-        } catch .providerError(let endpoint, "authorization_server_changed", let detail) {
-            // The first step of a mix-up, or a move: a person at a terminal is asked; anyone else is refused.
-            guard Posix.isatty(0) && Posix.isatty(2), io.confirm("signin: \((detail ?? "").withoutControlCharacters)\nSign in at the new server?") else {
-                throw .providerError(endpoint: endpoint, code: "authorization_server_changed", detail: detail)
-            }
-            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting,
-                                                        allowingServerChange: true)
-        }
+        return try APICommandConfiguration.withProvider(loaded, asked, storeDirectory: store(), environment: env, confirmServerChange: confirm)
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

@@ -1,0 +1,115 @@
+import SignInBase
+import SignInProtocol
+import SignInStorage
+import SignInTransport
+import FoundationEssentials
+
+/// Which configuration a command for one API uses (`signin login|token|whoami|status|exec|logout --resource URL`, and
+/// plain commands when only APIs are signed in): the decision, in one place; the command line asks it and renders
+/// what it answers.
+///
+/// 1. No provider of the file's (no file, none named; or a file with only `client_id_metadata_document`): the API the
+///    command names, else the one API signed in to from its address (`onlyAPISignIn`: with several, the one
+///    `signin use URL` chose, else an error naming them); none at all: nil, and the caller says what is missing.
+/// 2. A configuration that lists the API in `resources`: the configuration (the person's client and grant serve it).
+/// 3. Any other API never gets the person's own client and grant, even when its metadata names the configured
+///    provider (any server can name accounts.google.com): it has a sign-in of its own.
+///    - A command that does not sign in: the API's sign-in kept in the store; none: not signed in (exit 3), and
+///      nothing asked of any server, nothing registered (`notSignedIn`).
+///    - A command that signs in (`signIn`): the token held for the API is presented to it (with its DPoP proof when
+///      bound), so a 403 `insufficient_scope` makes the sign-in a step-up; a client signin registered is refreshed
+///      first, and one the server forgot (`invalid_client`) is registered again; the client ID metadata document is
+///      the configuration's, else `$SIGNIN_CLIENT_ID_METADATA_DOCUMENT`. An API that now names another
+///      authorization server is followed only when `confirmServerChange` says yes (a person at a terminal);
+///      otherwise refused, naming both servers.
+package enum APICommandConfiguration {
+    /// What a command asks for: its API (nil: none named), whether it signs in, and the scopes it adds.
+    package struct Command: Sendable {
+        package var resource: String?
+        package var signsIn: Bool
+        package var addedScopes: [String]
+
+        package init(resource: String?, signsIn: Bool, addedScopes: [String]) {
+            self.resource = resource
+            self.signsIn = signsIn
+            self.addedScopes = addedScopes
+        }
+    }
+
+    /// Step 1: with no provider of the file's, the configuration of the API the command names or of the one API signed
+    /// in to from its address; nil when there is none. `file`: the configuration file looked for (named in errors).
+    package static func withoutProvider(_ command: Command, file: String, storeDirectory: String, environment: [String: String], httpTimeout: Duration,
+                                        document: String?, confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration? {
+        let implicit: String? = command.resource == nil ? try onlyAPISignIn(storeDirectory, file: file) : nil
+        guard let resource = command.resource ?? implicit else { return nil }
+        return try forAPI(resource, command, storeDirectory: storeDirectory, environment: environment, httpTimeout: httpTimeout, document: document,
+                          confirmServerChange: confirmServerChange)
+    }
+
+    /// Steps 2 and 3: the configuration a command uses, `loaded` being the file's. (`storeDirectory` is asked only for
+    /// an API the file does not list: finding it may ask the user database, which a cached command must not.)
+    package static func withProvider(_ loaded: SignInConfiguration, _ command: Command, storeDirectory: @autoclosure () -> String, environment: [String: String],
+                                     confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
+        guard let resource = command.resource, !loaded.resources.contains(resource) else { return loaded }
+        return try forAPI(resource, command, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
+                          document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange)
+    }
+
+    /// With no configuration and no API named: the one API signed in to from its address, which is then the current
+    /// sign-in (nil: none, so the configuration is what is missing); several: the one `signin use URL` chose, else
+    /// an error saying how to name one.
+    package static func onlyAPISignIn(_ storeDirectory: String, file: String) throws(SignInError) -> String? {
+        let s = CredentialStore(directory: storeDirectory)
+        let apis = (try? s.apiResources()) ?? []
+        guard apis.count > 1 else { return apis.first }
+        if let chosen = try? s.currentAPI(), apis.contains(chosen) { return chosen }
+        throw .configInvalid(file: file, field: nil, reason: "there is no configuration file, and \(apis.count) APIs are signed in to from their address (\(apis.map(\.withoutControlCharacters).joined(separator: ", "))): name one with --resource URL, or choose one with `signin use URL` (`signin accounts` lists them)")
+    }
+
+    /// The error of a command that reads an API's sign-in when there is none: not signed in (exit 3), with what to run.
+    package static func notSignedIn(to resource: String) -> SignInError {
+        .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
+    }
+
+    /// Step 3: the API's own sign-in.
+    static func forAPI(_ resource: String, _ command: Command, storeDirectory store: String, environment env: [String: String], httpTimeout: Duration,
+                       document: String?, confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
+        let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store, httpTimeout: httpTimeout)
+        guard command.signsIn else {
+            if let known { return known }
+            throw notSignedIn(to: resource)
+        }
+        let heldUser: SignInUser? = known.flatMap { known in
+            (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil)) ?? nil
+        }
+        let held = heldUser?.accessToken?.value
+        // Presented as the grant presents it: a DPoP-bound token with its proof, never as a bare bearer token.
+        let presenting = held.flatMap { token in URL(string: resource).flatMap { try? heldUser?.authorizationHeaders(token: token, method: "GET", url: $0) } }
+        // A client signin registered, which the server may have forgotten (a development server restarted with its
+        // registrations in memory): a refresh says so before a browser shows the server's error page.
+        var forgotten = false
+        if let known, known.clientKind == .registered, held != nil {
+            do throws(SignInError) {
+                _ = try SignInClient(configuration: known, storeDirectory: store, environment: env).restore(minimumValidity: .zero, forceRefresh: true)
+            } catch .providerError(_, "invalid_client", _) {
+                forgotten = true
+            } catch {}
+        }
+        let chosen = document ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap { $0.isEmpty ? nil : $0 }
+        if let chosen, EndpointURL.problem(chosen) != nil {
+            throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
+        }
+        do throws(SignInError) {
+            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
+                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting)
+        } catch .providerError(let endpoint, "authorization_server_changed", let detail) {
+            // The first step of a mix-up, or a move: followed only when a person says so.
+            guard confirmServerChange((detail ?? "").withoutControlCharacters) else {
+                throw .providerError(endpoint: endpoint, code: "authorization_server_changed", detail: detail)
+            }
+            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
+                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting,
+                                                        allowingServerChange: true)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import SignInKit
+@testable import SignInBase
+@testable import SignInProtocol
+
+/// The decision of which configuration a command for one API uses, asked without a process and without a server:
+/// the branches that need no network.
+@Suite struct APICommandConfigurationTests {
+    static func emptyStore() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("signin-apicommand-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return dir
+    }
+
+    static func never(_ detail: String) -> Bool {
+        Issue.record("no server change was to be confirmed")
+        return false
+    }
+
+    @Test func theFilesOwnResourcesAndPlainCommandsUseTheFile() throws {
+        let store = try Self.emptyStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        var loaded = SignInConfiguration(clientID: "mine", issuer: "https://idp.example")
+        loaded.resources = ["https://api.example/listed"]
+        for resource in [nil, "https://api.example/listed"] {
+            for signsIn in [false, true] {
+                let c = try APICommandConfiguration.withProvider(loaded, .init(resource: resource, signsIn: signsIn, addedScopes: []), storeDirectory: store,
+                                                                 environment: [:], confirmServerChange: Self.never)
+                #expect(c.clientID == "mine" && c.issuer == "https://idp.example")
+            }
+        }
+    }
+
+    /// An API the file does not list, never signed in to: a command that does not sign in is not signed in (exit 3),
+    /// and the store is not even looked for by a command that needs no API.
+    @Test func anAPIThatIsNotListedAndNeverSignedInIsNotSignedIn() throws {
+        let store = try Self.emptyStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let loaded = SignInConfiguration(clientID: "mine", issuer: "https://idp.example")
+        let api = "https://127.0.0.1:1/unlisted"
+        var refusal: SignInError?
+        do throws(SignInError) {
+            _ = try APICommandConfiguration.withProvider(loaded, .init(resource: api, signsIn: false, addedScopes: []), storeDirectory: store,
+                                                         environment: [:], confirmServerChange: Self.never)
+        } catch { refusal = error }
+        let error = refusal
+        #expect(error == APICommandConfiguration.notSignedIn(to: api))
+        #expect(ExitCodeOf.notSignedIn(error))
+        var asked = false
+        _ = try APICommandConfiguration.withProvider(loaded, .init(resource: nil, signsIn: false, addedScopes: []), storeDirectory: { asked = true; return store }(),
+                                                     environment: [:], confirmServerChange: Self.never)
+        #expect(!asked, "a command with no API does not look for the store")
+    }
+
+    @Test func withNoProviderAndNoAPISignedInThereIsNothing() throws {
+        let store = try Self.emptyStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        #expect(try APICommandConfiguration.onlyAPISignIn(store, file: "/nowhere/config.json") == nil)
+        #expect(try APICommandConfiguration.withoutProvider(.init(resource: nil, signsIn: false, addedScopes: []), file: "/nowhere/config.json",
+                                                            storeDirectory: store, environment: [:], httpTimeout: .seconds(1), document: nil,
+                                                            confirmServerChange: Self.never) == nil)
+    }
+}
+
+/// Whether an error is the "not signed in" kind (exit 3 at the command line).
+enum ExitCodeOf {
+    static func notSignedIn(_ e: SignInError?) -> Bool {
+        if case .noPreviousSignIn? = e { return true }
+        return false
+    }
+}
