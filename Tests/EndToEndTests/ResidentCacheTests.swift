@@ -53,6 +53,8 @@ import Testing
             do { _ = try await client.restorePreviousSignIn() } catch { seen = true }
             if !seen { try await Task.sleep(for: .milliseconds(10)) }
         }
+        // Once more after the deadline: a sleep may end long after it on a loaded run (the cooperative pool's turn).
+        if !seen { do { _ = try await client.restorePreviousSignIn() } catch { seen = true } }
         #expect(seen, "the running program still answers the old folder's token")
     }
 }
