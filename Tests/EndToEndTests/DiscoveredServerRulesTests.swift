@@ -50,6 +50,28 @@ import Testing
         #expect(try box.signin("token").status == 0)
     }
 
+    /// The same at Django OAuth Toolkit itself (from PyPI; OpenID Connect off, scopes `read` and `write`, PKCE
+    /// required, its RFC 8414 document the only metadata): a configuration with `issuer` and `scopes: ["read"]` and no
+    /// endpoints signs in, refreshes and revokes with discovery alone.
+    @Test func djangoOAuthToolkitWithOpenIDOffSignsInWithTheIssuerAlone() throws {
+        let p = try Provider(script: "django_oauth_provider.py")
+        defer { p.finish() }  // it removes its folder (the database) once its input closes
+        let port = try freeLoopbackPort()
+        let client: [String: Any] = ["client_id": "signin-dot", "redirect_uri": "http://127.0.0.1:\(port)/callback"]
+        _ = try p.http("POST", "/_client", body: JSONSerialization.data(withJSONObject: client))
+        let box = try Sandbox(issuer: p.issuer + "/o", clientID: "signin-dot", extra: ["scopes": ["read"], "redirect_port": port, "dpop": "never"])
+        box.environment["STANDIN_MODE"] = "visit"  // no consent page: the toolkit redirects at once
+        let login = try box.signin("login", "--timeout", "30")
+        #expect(login.status == 0 && login.stdout.contains("Signed in to"), "\(login.stdout) \(login.stderr)")
+        let first = try box.signin("token")
+        #expect(first.status == 0 && !first.stdout.isEmpty, "\(first.stderr)")
+        let refreshed = try box.signin("token", "--force-refresh")
+        #expect(refreshed.status == 0 && refreshed.stdout != first.stdout, "\(refreshed.stderr)")
+        let stats = try JSONSerialization.jsonObject(with: p.http("GET", "/_stats")) as? [String: Any]
+        #expect(stats?["tokens"] as? Int == 2, "the code's exchange and one refresh: \(String(describing: stats))")
+        #expect(try box.signin("logout", "--revoke", "--yes").status == 0)
+    }
+
     /// An API whose metadata names another authorization server than the one it named at the first sign-in: refused
     /// with both named and nothing sent to the new one (no person at a terminal to ask); after `logout --resource`,
     /// a sign-in at the new server.
