@@ -12,7 +12,10 @@ import shutil
 import sys
 import tempfile
 import threading
+from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from harness import LoopbackServer
 
 WORK = tempfile.mkdtemp(prefix="signin-django-")
 STATS = {"metadata": 0, "tokens": 0}
@@ -85,18 +88,11 @@ class Quiet(WSGIRequestHandler):
         pass
 
 
-class Threaded(WSGIServer):
-    """One thread per request: a browser and signin's token request may overlap."""
-    def process_request(self, request, client_address):
-        threading.Thread(target=self._handle, args=(request, client_address), daemon=True).start()
-
-    def _handle(self, request, client_address):
-        try:
-            self.finish_request(request, client_address)
-        except Exception:
-            self.handle_error(request, client_address)
-        finally:
-            self.shutdown_request(request)
+class Threaded(ThreadingMixIn, WSGIServer):
+    """One thread per request (a browser and signin's token request may overlap), with the backlog of the other test
+    providers (harness.LoopbackServer)."""
+    daemon_threads = True
+    request_queue_size = LoopbackServer.request_queue_size
 
 
 urlpatterns = []
