@@ -64,11 +64,17 @@ package struct KeyMoveJournal: Codable, Equatable {
     /// A file name in the store folder: never a path, so a tampered journal cannot reach outside it.
     static func isPlainName(_ s: String) -> Bool { !s.isEmpty && !s.contains("/") && s != "." && s != ".." }
 
+    /// What `write` writes and `init?(json:)` reads (`Codable`'s members and names, keys sorted, no member for nil).
+    package var json: JSONValueOut {
+        var o: [String: JSONValueOut] = ["state": .string(state.rawValue), "removals": .array(removals.map { .string($0) }),
+                                         "renames": .array(renames.map { .array($0.map { .string($0) }) })]
+        o["staged"] = staged.map(\.json)
+        o["retired"] = retired.map(\.json)
+        return .object(o)
+    }
+
     package func write(to path: String) throws(SignInError) {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
-        guard let data = try? enc.encode(self) else { throw .system(reason: "could not encode the key move journal") }
-        do { try FileIO.writeAtomically(Array(data), to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
+        do { try FileIO.writeAtomically(Array(json.text.utf8), to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
     }
 }
 

@@ -72,6 +72,16 @@ package struct StoreKey {
             }
         }
 
+        /// What `writeDescriptor` writes and `init?(json:)` reads: `Codable`'s members and names (keys sorted, no member
+        /// for nil), so a descriptor an earlier signin wrote with `JSONEncoder` reads the same. One codec, written here.
+        package var json: JSONValueOut {
+            var o: [String: JSONValueOut] = ["storage": .string(storage.rawValue), "id": .string(id)]
+            o["wrapped"] = wrapped.map { .string($0) }
+            o["sealed"] = sealed.map { .string($0) }
+            o["kdf"] = kdf.map { .object(["name": .string($0.name), "n": .int(Int($0.n)), "r": .int(Int($0.r)), "p": .int(Int($0.p)), "salt": .string($0.salt)]) }
+            return .object(o)
+        }
+
         /// The unwrapped key's name in the kernel keyring.
         var kernelKeyName: String { "signin:\(id)" }
 
@@ -259,10 +269,10 @@ package struct StoreKey {
     }
 
     /// Why a key file (or its descriptor), as opened, may not be trusted: another owner, or open to other users.
-    private func privacyProblem(_ st: stat, _ path: String) -> String? {
-        guard st.st_uid == Posix.geteuid() else { return "is owned by another user" }
-        guard st.st_mode & 0o077 == 0 else {
-            return "can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(path), or sign out and in again"
+    private func privacyProblem(_ st: FileStatus, _ path: String) -> String? {
+        guard st.owner == Posix.geteuid() else { return "is owned by another user" }
+        guard st.permissions & 0o077 == 0 else {
+            return "can be read by other users (mode \(String(st.permissions & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(path), or sign out and in again"
         }
         return nil
     }
@@ -288,10 +298,7 @@ package struct StoreKey {
     func newID() throws(SignInError) -> String { Hex.encode(try Crypto.randomBytes(16)) }
 
     func writeDescriptor(_ d: Descriptor, to path: String) throws(SignInError) {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
-        guard let data = try? enc.encode(d) else { throw .system(reason: "could not encode the key descriptor") }
-        do { try FileIO.writeAtomically(Array(data), to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
+        do { try FileIO.writeAtomically(Array(d.json.text.utf8), to: path) } catch { throw .storeUnwritable(path: path, reason: error.reason) }
     }
 
     // MARK: Locking and removing

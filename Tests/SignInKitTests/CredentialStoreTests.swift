@@ -29,19 +29,32 @@ import Testing
                           savedAt: Date(timeIntervalSince1970: 1_900_000_000))
     }
 
-    /// The key descriptor is read with signin's own parser: it must read back what JSONEncoder wrote.
-    @Test func keyDescriptorsReadBackExactlyWhatWasWritten() throws {
+    /// The key descriptor and the key move's journal are written and read by one codec of signin's own: each reads
+    /// back exactly what it wrote, and what an earlier signin wrote with JSONEncoder reads the same.
+    @Test func keyDescriptorsAndJournalsReadBackExactlyWhatWasWritten() throws {
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
         let described = [
             StoreKey.Descriptor(storage: .secretService, id: "0123abcd", kdf: nil, wrapped: nil),
-            StoreKey.Descriptor(storage: .passphrase, id: "99ff", kdf: .init(name: "scrypt", n: 1 << 17, r: 8, p: 1, salt: "c2FsdC8r"), wrapped: "d3JhcHBlZA=="),
+            StoreKey.Descriptor(storage: .passphrase, id: "99ff", kdf: .init(name: "scrypt", n: 1 << 17, r: 8, p: 1, salt: "c2/sdC8r"), wrapped: "d3Jh/cHBlZA=="),
+            StoreKey.Descriptor(storage: .tpm, id: "77", kdf: nil, wrapped: nil, sealed: "c2VhbGVk"),
         ]
         for d in described {
-            let json = try #require(JSONValue.object(from: try enc.encode(d)))
-            #expect(StoreKey.Descriptor(json: json) == d)
+            let written = try #require(JSONValue.object(from: Data(d.json.text.utf8)))
+            #expect(StoreKey.Descriptor(json: written) == d)
+            let earlier = try #require(JSONValue.object(from: try enc.encode(d)))
+            #expect(StoreKey.Descriptor(json: earlier) == d)
+            #expect(try JSONDecoder().decode(StoreKey.Descriptor.self, from: Data(d.json.text.utf8)) == d, "Codable reads what the store writes")
         }
         #expect(StoreKey.Descriptor(json: ["storage": .string("floppy"), "id": .string("x")]) == nil)
+        let journals = [
+            KeyMoveJournal(state: .prepared, staged: described[0]),
+            KeyMoveJournal(state: .committed, staged: nil, renames: [["a.pending", "a"], ["key.pending", "key"]], removals: ["old", "key.json"], retired: described[1]),
+        ]
+        for j in journals {
+            #expect(KeyMoveJournal(json: try #require(JSONValue.object(from: Data(j.json.text.utf8)))) == j)
+            #expect(KeyMoveJournal(json: try #require(JSONValue.object(from: try enc.encode(j)))) == j)
+        }
     }
 
     /// Format 2's names are part of the carry-over: a store written by an earlier signin must still be found.

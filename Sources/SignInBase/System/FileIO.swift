@@ -39,7 +39,7 @@ package enum FileIO {
 
     /// Reads a whole regular file of at most `limit` bytes. `verify` sees the opened file's status (owner, mode)
     /// and returns why it may not be used, if so: checked on the descriptor that is read, not on the path before.
-    package static func read(path: String, limit: Int, noFollow: Bool = false, verify: (stat) -> String? = { _ in nil }) throws(Failure) -> Data {
+    package static func read(path: String, limit: Int, noFollow: Bool = false, verify: (FileStatus) -> String? = { _ in nil }) throws(Failure) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0))
         guard fd >= 0 else {
             let e = errno
@@ -48,7 +48,7 @@ package enum FileIO {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(reason: "not a regular file") }
-        if let problem = verify(st) { throw Failure(reason: problem) }
+        if let problem = verify(FileStatus(st)) { throw Failure(reason: problem) }
         guard Int(st.st_size) <= limit else { throw Failure(reason: "too large (\(st.st_size) bytes)") }
         var data = Data(count: Int(st.st_size))
         var got = 0
@@ -70,7 +70,10 @@ package enum FileIO {
     /// Reads a file whose size is not known in advance (`/proc`), up to `limit` bytes.
     package static func readStream(path: String, limit: Int) throws(Failure) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(reason: errnoText(), notFound: errno == ENOENT) }
+        guard fd >= 0 else {
+            let e = errno
+            throw Failure(reason: errnoText(e), notFound: e == ENOENT)
+        }
         defer { close(fd) }
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
