@@ -128,10 +128,10 @@ extension CredentialStore {
             throw .storeUnreadable(path: directory, reason: "is a symbolic link; refusing to follow it (replace it with a real folder: rm \(directory) && mkdir -m 700 \(directory))")
         }
         guard st.kind == .directory else { throw .storeUnreadable(path: directory, reason: "is not a folder") }
-        guard st.owner == Posix.geteuid() else {
+        guard st.isOurs else {
             throw .storeUnreadable(path: directory, reason: "is owned by uid \(st.owner), not by you (uid \(Posix.geteuid())); fix: chown \(Posix.geteuid()) \(directory) && chmod 700 \(directory)")
         }
-        guard st.permissions & 0o077 == 0 else {
+        guard st.isPrivate else {
             throw .storeUnreadable(path: directory, reason: "is open to other users (mode \(String(st.permissions & 0o777, radix: 8))); fix: chmod 700 \(directory)")
         }
         return true

@@ -270,8 +270,8 @@ package struct StoreKey {
 
     /// Why a key file (or its descriptor), as opened, may not be trusted: another owner, or open to other users.
     private func privacyProblem(_ st: FileStatus, _ path: String) -> String? {
-        guard st.owner == Posix.geteuid() else { return "is owned by another user" }
-        guard st.permissions & 0o077 == 0 else {
+        guard st.isOurs else { return "is owned by another user" }
+        guard st.isPrivate else {
             return "can be read by other users (mode \(String(st.permissions & 0o777, radix: 8))); the key may be known to them. Fix: chmod 600 \(path), or sign out and in again"
         }
         return nil

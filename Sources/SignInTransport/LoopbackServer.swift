@@ -178,7 +178,7 @@ package final class LoopbackServer {
         }
         // A socket left by an agent that died is replaced; anything else at that path is not touched.
         if case .success(let st) = Posix.status(ofLink: path) {
-            guard st.kind == .socket, st.owner == Posix.geteuid() else {
+            guard st.kind == .socket, st.isOurs else {
                 Posix.close(fd)
                 throw .system(reason: "\(path) exists and is not a socket of yours; remove it")
             }

@@ -29,6 +29,11 @@ package struct FileStatus: Sendable, Equatable {
     package let inode: UInt64
     /// The last change of the file's contents, in seconds and nanoseconds.
     package let modified: (seconds: Int, nanoseconds: Int)
+    /// Whether this process's (effective) user owns it: the first half of "ours and private", asked of the store's
+    /// folder, its key file, the agent's folder and a socket before any of them is trusted.
+    package var isOurs: Bool { owner == geteuid() }
+    /// Whether no other user has any permission on it (no group or other bits): the other half.
+    package var isPrivate: Bool { permissions & 0o077 == 0 }
 
     init(_ st: Glibc.stat) {
         switch st.st_mode & S_IFMT {

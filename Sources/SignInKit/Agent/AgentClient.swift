@@ -82,6 +82,8 @@ package struct AgentClient: Sendable {
     /// One request on a fresh connection (the protocol's one request per connection). Before anything is sent:
     /// with `trustedFolder`, the socket's folder must be this user's alone; always, the process listening must be
     /// this user's (`SO_PEERCRED`), so a socket another user planted is never told a token or trusted for one.
+    /// HTTP/1.1 written here, not through libcurl: the peer check needs the descriptor before a byte is sent, and a
+    /// forwarded `signin token` is answered by the static half, which never loads libcurl for it.
     public func request(_ method: String, _ target: String, headers: [String] = []) throws(SignInError) -> Answer {
         if let folder = trustedFolder, let problem = AgentProtocol.folderProblem(folder) { throw unavailable(problem) }
         let fd: Int32

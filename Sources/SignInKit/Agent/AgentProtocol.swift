@@ -164,7 +164,7 @@ public enum AgentProtocol {
     public static func folderProblem(_ folder: String) -> String? {
         guard case .success(let st) = Posix.status(ofLink: folder) else { return nil }
         guard st.kind == .directory else { return "\(folder) is not a folder" }
-        guard st.owner == Posix.geteuid() else { return "\(folder) belongs to another user (uid \(st.owner)): someone else made it first; remove it, or set XDG_RUNTIME_DIR" }
+        guard st.isOurs else { return "\(folder) belongs to another user (uid \(st.owner)): someone else made it first; remove it, or set XDG_RUNTIME_DIR" }
         // As ssh's StrictModes: others may not write in it (they could replace the socket); the socket itself is 0600.
         guard st.permissions & 0o022 == 0 else { return "\(folder) can be written by other users (mode \(String(st.permissions & 0o777, radix: 8))); make it 0700" }
         return nil
@@ -192,7 +192,7 @@ public enum AgentProtocol {
     static func usableFolder(environment: [String: String]) throws(SignInError) -> String {
         let folder = folder(environment: environment)
         if let failed = Directory.create(folder) { throw .storeUnwritable(path: failed.path, reason: failed.reason) }
-        if case .success(let st) = Posix.status(ofLink: folder), st.owner == Posix.geteuid(), st.kind == .directory { Posix.chmod(folder, 0o700) }
+        if case .success(let st) = Posix.status(ofLink: folder), st.isOurs, st.kind == .directory { Posix.chmod(folder, 0o700) }
         if let problem = folderProblem(folder) { throw .system(reason: "signin's runtime folder cannot be used: \(problem)") }
         return folder
     }
