@@ -54,7 +54,7 @@ public struct GoogleCloudFamily: TokenFamily {
     }
 
     package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? {
-        request.forGoogleCloud ? ProviderRules.google : nil
+        request.forGoogleCloud ? GoogleProvider.rules : nil
     }
 
     /// The federation `request` is answered through, or nil: its own, else the configuration's for a token for Google

@@ -143,7 +143,7 @@ public final class MetadataServer: @unchecked Sendable {
             } catch {
                 // The scope rule is the token path's; what it refused is reported here, for the log.
                 if chain.isEmpty, federation(r) == nil, let asked, let stored = try? client.credentials(account: server.account),
-                   let missing = ProviderRules.google.scopesNotGranted(asked, granted: stored.grantedScopes) {
+                   let missing = GoogleProvider.rules.scopesNotGranted(asked, granted: stored.grantedScopes) {
                     server.onEvent(.scopeMissing(scopes: missing, account: stored.profile.email ?? stored.profile.userID))
                 }
                 throw error

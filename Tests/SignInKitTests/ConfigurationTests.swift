@@ -41,6 +41,32 @@ import Testing
         #expect(google.isGoogle)
     }
 
+    /// The core knows no provider by name: Google's rules and its place as the default come from Google's family
+    /// (its configuration section). Read without the families, a file that names no issuer is refused naming the
+    /// field, and Google's issuer gets no Google parameters; a configuration built in code gets the default
+    /// provider from the client that takes it.
+    @Test func theDefaultProviderAndItsRulesComeFromItsFamily() throws {
+        do {
+            _ = try SignInConfiguration.parse(Data(#"{"client_id": "x"}"#.utf8), sourcePath: "/etc/test.json", sections: [])
+            Issue.record("a configuration without issuer was read without any family to name a default")
+        } catch {
+            guard case .configInvalid(_, "issuer", let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("missing"))
+        }
+        let bare = try SignInConfiguration.parse(Data(#"{"client_id": "x", "issuer": "https://accounts.google.com"}"#.utf8), sourcePath: "/etc/test.json", sections: [])
+        #expect(bare.providerRules.authorizationParameters.isEmpty && bare.providerRules.defaultDockerRegistries.isEmpty)
+        let read = try parse(#"{"client_id": "x", "issuer": "https://accounts.google.com/"}"#)
+        #expect(read.issuer == "https://accounts.google.com", "Google's other spelling, made canonical by its family")
+        #expect(read.providerRules.authorizationParameters.contains { $0 == ("access_type", "offline") })
+        #expect(DockerRegistries.patterns(for: read) == GoogleProvider.dockerRegistries && GitHosts.patterns(for: read).contains("*.googlesource.com"))
+        let inCode = SignInConfiguration(clientID: "x")
+        #expect(inCode.issuer.isEmpty, "no default before a client takes it")
+        let client = SignInClient(configuration: inCode, storage: InMemoryCredentialStorage())
+        #expect(client.configuration.issuer == "https://accounts.google.com" && client.configuration.isGoogle)
+        let other = SignInClient(configuration: SignInConfiguration(clientID: "x", issuer: "https://idp.example"), storage: InMemoryCredentialStorage())
+        #expect(other.configuration.issuer == "https://idp.example" && other.configuration.providerRules.authorizationParameters.isEmpty)
+    }
+
     @Test func defaultsAreGoogle() throws {
         let c = try parse(#"{"client_id": "123.apps.googleusercontent.com"}"#)
         #expect(c.issuer == "https://accounts.google.com")

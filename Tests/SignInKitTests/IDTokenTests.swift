@@ -52,8 +52,12 @@ import Testing
     }
 
     @Test func acceptsGoogleIssuerWithoutScheme() throws {
+        // The rules come from the configuration, read with SignInKit's families (Google's brings them).
+        let google = try SignInConfiguration.parse(Data(#"{"client_id": "c"}"#.utf8), sourcePath: "/test.json")
+        #expect(google.issuer == "https://accounts.google.com", "Google is the default issuer")
         var e = expect
-        e.issuer = SignInConfiguration.googleIssuer
+        e.issuer = google.issuer
+        e.issuerRules = google.providerRules
         _ = try verify(Self.rsa.sign(claims(["iss": "accounts.google.com"])), expect: e)
         #expect(refusal(Self.rsa.sign(claims(["iss": "accounts.google.com"]))) != nil)  // only for Google
     }

@@ -81,7 +81,7 @@ struct Init: SignInCommand {
                       3. Copy the client ID and client secret shown (a desktop client's secret is not a secret).
 
                     """)
-                config["issuer"] = .string(ProviderRules.googleIssuer)
+                config["issuer"] = .string(GoogleProvider.issuer)
             } else {
                 let issuer = try askUntil("Issuer URL (for example https://login.example.com/realms/main)") { issuer in
                     guard !issuer.isEmpty else { return "The issuer is the provider's URL, as its documentation gives it." }
@@ -102,7 +102,7 @@ struct Init: SignInCommand {
             }
             let clientID = try askUntil("Client ID") { id in
                 if id.isEmpty { return "A client ID is needed (the provider shows it where the client was created)." }
-                if google, let suffix = ProviderRules.forIssuer(ProviderRules.googleIssuer).clientIDSuffix, !id.hasSuffix(suffix) {
+                if google, let suffix = GoogleProvider.rules.clientIDSuffix, !id.hasSuffix(suffix) {
                     return "A Google client ID ends in \(suffix) (copy it from the console)."
                 }
                 return nil

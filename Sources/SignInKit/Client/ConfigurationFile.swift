@@ -8,6 +8,15 @@ extension SignInConfiguration {
     /// Every section a configuration file is read with.
     static let fileSections: [any ConfigurationSection.Type] = [KeyStorageSettings.self, BridgeSettings.self] + TokenFamilies.configurationSections
 
+    /// This configuration with the providers SignInKit's families know (Google's, the default issuer among them),
+    /// when it has none yet: one built in code, as `SignInClient` takes it.
+    package var withKnownProviders: SignInConfiguration {
+        guard families.isEmpty else { return self }
+        var c = self
+        c.adopt(ProviderFamilies(Self.fileSections))
+        return c
+    }
+
     /// Parses configuration JSON with every section; `sourcePath` is used in error messages.
     public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
         try parse(data, sourcePath: sourcePath, sections: fileSections)

@@ -50,6 +50,7 @@ final class LoopbackAuthorization: AuthorizationGrant {
         // Built from a validated endpoint and encoded parameters, and from a loopback address and port.
         onEvent(.authorizationURL(url: URL(string: request.url)!, redirectURI: URL(string: receiver.redirectURI)!, port: port, browser: outcome))
         var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)
+        validator.issuerRules = configuration.providerRules
         validator.issuerRequired = endpoints.issuerParameterSupported == true
         validator.promptNone = configuration.extraAuthorizationParameters["prompt"]?.split(separator: " ").contains("none") == true
         let answer = try receiver.waitForCode(validator: validator, timeoutSeconds: options.timeoutSeconds, canceller: canceller, pasteFD: options.pasteFileDescriptor) { notice in

@@ -38,7 +38,7 @@ public final class SignInClient: Sendable {
     public init(configuration: SignInConfiguration, storeDirectory: String? = nil, environment: [String: String]? = nil,
                 onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }, passphrase: PassphraseProvider? = nil, appName: String? = nil) {
         let env = environment ?? ProcessEnvironment.current
-        self.configuration = configuration
+        self.configuration = configuration.withKnownProviders
         self.environment = env
         var custody = KeyCustody(storage: configuration.keyStorage, cacheDuration: configuration.keyCacheDuration, passphrase: passphrase,
                                  sessionBusAvailable: !(env["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty)
@@ -54,7 +54,7 @@ public final class SignInClient: Sendable {
     /// program's own `CredentialStorage`.
     public init(configuration: SignInConfiguration, storage: any CredentialStorage, environment: [String: String]? = nil,
                 onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
-        self.configuration = configuration
+        self.configuration = configuration.withKnownProviders
         self.environment = environment ?? ProcessEnvironment.current
         self.storage = storage
         resident = (storage as? CredentialStore).map { ResidentCredentials(directory: $0.directory) }

@@ -119,7 +119,7 @@ extension SignInClientProtocol {
 
     public func markAccessTokenRejected(_ token: String, account: String?) throws(SignInError) {}
 
-    public var configuration: SignInConfiguration { SignInConfiguration(clientID: "stand-in") }
+    public var configuration: SignInConfiguration { SignInConfiguration(clientID: "stand-in").withKnownProviders }
 
     public func token(for request: TokenRequest) async throws(SignInError) -> IssuedToken {
         throw .unsupported(reason: "this stand-in for SignInClient gives no token through token(for:); implement it")

@@ -11,6 +11,10 @@ public protocol ConfigurationSection: DefaultedValue {
     init()
     /// Reads the section's keys; every error names the file and the field.
     init(from fields: ConfigurationFields) throws(SignInError)
+    /// The rules of the provider this section's family knows as `issuer` (default: none).
+    static func provider(issuer: String) -> ProviderRules?
+    /// The issuer of a configuration that names none, when this family's provider is the default (default: nil).
+    static var defaultIssuer: String? { get }
 }
 
 /// The configuration file's fields as a section reads them: typed reads whose errors name the file and the field.
@@ -52,3 +56,35 @@ public struct ConfigurationFields: Sendable {
 
 /// The sections a configuration holds, each found by its type; a section never read or set is its `init()`.
 public typealias ConfigurationSections = DefaultedValues
+
+extension ConfigurationSection {
+    /// The rules of the provider this section's family knows as `issuer` (in any spelling the provider uses), or
+    /// nil: a family brings its provider's rules here (Google's family: accounts.google.com), the core names none.
+    public static func provider(issuer: String) -> ProviderRules? { nil }
+    /// The issuer of a configuration that names none, when this family's provider is the default one; else nil.
+    public static var defaultIssuer: String? { nil }
+}
+
+/// The providers a configuration's families know by name: the sections it was read with (or that `SignInClient`
+/// gave a configuration built in code), asked in order.
+package struct ProviderFamilies: Sendable, Equatable {
+    let sections: [any ConfigurationSection.Type]
+
+    package init(_ sections: [any ConfigurationSection.Type]) { self.sections = sections }
+
+    /// The rules a family names for `issuer`, or nil.
+    package func rules(for issuer: String) -> ProviderRules? {
+        for section in sections { if let rules = section.provider(issuer: issuer) { return rules } }
+        return nil
+    }
+
+    /// Whether no family was given (a configuration built in code, before a `SignInClient` took it).
+    package var isEmpty: Bool { sections.isEmpty }
+
+    /// The first family's default issuer, or nil.
+    package var defaultIssuer: String? { sections.lazy.compactMap { $0.defaultIssuer }.first }
+
+    package static func == (a: ProviderFamilies, b: ProviderFamilies) -> Bool {
+        a.sections.map { ObjectIdentifier($0) } == b.sections.map { ObjectIdentifier($0) }
+    }
+}

@@ -4,12 +4,10 @@ import SignInTransport
 /// Which container registries `signin docker-credential get` gives a token to (`docker_registries`): like
 /// `git_hosts`, a token goes only where the person said, never to whatever registry a pulled image names.
 public enum DockerRegistries {
-    /// Google's registries: Artifact Registry (`LOCATION-docker.pkg.dev`) and Container Registry (`gcr.io`, `eu.gcr.io`...).
-    public static let google = ["*-docker.pkg.dev", "gcr.io", "*.gcr.io"]
-
-    /// The patterns in force for `configuration`: its `docker_registries`, else Google's for Google and none otherwise.
+    /// The patterns in force for `configuration`: its `docker_registries`, else its provider's (Google's registries
+    /// for Google, from SignInGoogle) and none otherwise.
     public static func patterns(for configuration: SignInConfiguration) -> [String] {
-        configuration.dockerRegistries ?? (configuration.isGoogle ? google : [])
+        configuration.dockerRegistries ?? configuration.providerRules.defaultDockerRegistries
     }
 
     /// `host`, `host:port`, or a host whose first label holds one `*` (`*.gcr.io`, `*-docker.pkg.dev`), which

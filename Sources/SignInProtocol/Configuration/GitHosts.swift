@@ -6,7 +6,7 @@ import SignInTransport
 public enum GitHosts {
     /// The patterns in force for `configuration`: its `git_hosts`, else the default.
     public static func patterns(for configuration: SignInConfiguration) -> [String] {
-        configuration.gitHosts ?? ProviderRules.forIssuer(configuration.issuer).defaultGitHosts
+        configuration.gitHosts ?? configuration.providerRules.defaultGitHosts
     }
 
     /// `host`, `host:port` or `*.domain[:port]`: letters, digits, `-` and `.`, a wildcard only as the first label.

@@ -18,8 +18,11 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     public var clientSecret: String?
     /// Scopes to ask for. Default `openid email profile`.
     public var scopes: [String]
-    /// The OpenID issuer; endpoints come from its discovery document. Default Google.
+    /// The OpenID issuer; endpoints come from its discovery document. Default: the default provider's (Google's,
+    /// which SignInKit's families bring).
     public var issuer: String
+    /// The providers the families this configuration was read with know by name (`ProviderFamilies`).
+    package var families = ProviderFamilies([])
     /// Endpoints that override discovery; when authorization, token and JWKS are all given, discovery is skipped.
     public var endpoints: EndpointOverrides
     /// Loopback port for the redirect; 0 lets the system choose a free one.
@@ -114,9 +117,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "SignInConfiguration(\(sourcePath): client \(clientID)\(clientSecret == nil ? "" : ", secret set"), issuer \(issuer), scopes \(scopes.joined(separator: " ")))"
     }
 
-    /// Google's issuer, the default.
-    public static let googleIssuer = ProviderRules.googleIssuer
-
     /// Explicit endpoint URLs; nil means "from discovery". Each must be https (or http to this machine only);
     /// one that is not is a `.configInvalid` error when the client first needs the endpoints.
     public struct EndpointOverrides: Sendable, Equatable {
@@ -187,15 +187,16 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         case never
     }
 
-    /// A configuration built in code. `appName` keeps the program's credentials apart from the `signin` command's
-    /// (in `$XDG_DATA_HOME/<appName>`); nil shares the command's store.
+    /// A configuration built in code. `issuer` nil: the default provider's, which a `SignInClient` sets (Google's,
+    /// from SignInGoogle; `issuer` is empty until then). `appName` keeps the program's credentials apart from the
+    /// `signin` command's (in `$XDG_DATA_HOME/<appName>`); nil shares the command's store.
     public init(clientID: String, clientSecret: String? = nil, scopes: [String] = ["openid", "email", "profile"],
-                issuer: String = SignInConfiguration.googleIssuer, redirectPort: Int = 0, redirectPath: String = "/callback",
+                issuer: String? = nil, redirectPort: Int = 0, redirectPath: String = "/callback",
                 appName: String? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.scopes = scopes
-        self.issuer = issuer
+        self.issuer = issuer ?? ""
         self.endpoints = EndpointOverrides()
         self.redirectPort = redirectPort
         self.redirectPath = redirectPath
@@ -210,14 +211,18 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.sourcePath = "(in code)"
     }
 
-    /// True when the issuer is Google, whose ID tokens may name it without the scheme.
-    public var isGoogle: Bool { ProviderRules.isGoogle(issuer) }
+    /// What is special about this configuration's provider: the rules its families name for its issuer
+    /// (`ProviderFamilies`), else the standards as they are.
+    package var providerRules: ProviderRules { families.rules(for: issuer) ?? .standard(issuer) }
 
-    /// What is special about this configuration's provider (`ProviderRules`).
-    package var providerRules: ProviderRules { ProviderRules.forIssuer(issuer) }
-
-    /// The client ID in `config.example.json`, refused so that nobody signs in against a client that is not theirs.
-    static let placeholderClientID = "1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com"
+    /// Takes the providers `families` know: an issuer left to the default becomes the default provider's, and an
+    /// issuer a family knows under another spelling its canonical one. (`SignInClient` does this for a configuration
+    /// built in code; `parse` for a file.)
+    package mutating func adopt(_ families: ProviderFamilies) {
+        self.families = families
+        if issuer.isEmpty, let d = families.defaultIssuer { issuer = d }
+        if let rules = families.rules(for: issuer) { issuer = rules.issuer }
+    }
 
     static let knownFields: Set<String> = [
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
@@ -255,11 +260,14 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         // A file with a client ID metadata document and no client of its own configures API sign-ins alone.
         let forAPIsOnly = obj["client_id"] == nil && obj["client_id_metadata_document"] != nil
         guard let clientID = try string("client_id") ?? (forAPIsOnly ? "" : nil) else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
-        if clientID == placeholderClientID {
-            throw fail("client_id", "is still the example's placeholder. Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here")
-        }
-        var c = SignInConfiguration(clientID: clientID)
+        var c = SignInConfiguration(clientID: clientID, issuer: try url("issuer"))
         c.sourcePath = sourcePath
+        // Kept exactly as given (some issuers end in "/", as Auth0's, and ID tokens must name it exactly), unless a
+        // family knows it under another spelling; none given: the default provider's.
+        c.adopt(ProviderFamilies(sections))
+        if let placeholder = c.providerRules.placeholderClient, clientID == placeholder.clientID {
+            throw fail("client_id", "is still the example's placeholder. \(placeholder.advice)")
+        }
         c.clientSecret = try string("client_secret")
         if let v = obj["scopes"] {
             if let s = v.string {
@@ -280,10 +288,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         // discovery: endpoints named by hand, no JWKS, and scopes that leave `openid` out on purpose (GitHub-style).
         let plainOAuthApp = obj["scopes"] != nil && obj["authorization_endpoint"] != nil && obj["token_endpoint"] != nil && obj["jwks_uri"] == nil
         if !c.scopes.contains("openid") && !plainOAuthApp { c.scopes.insert("openid", at: 0) }
-        if let issuer = try url("issuer") {
-            // Kept exactly as given: some issuers end in "/" (Auth0), and ID tokens must name it exactly.
-            c.issuer = ProviderRules.isGoogle(issuer) ? ProviderRules.googleIssuer : issuer
-        }
         c.endpoints.authorization = try url("authorization_endpoint")
         c.endpoints.token = try url("token_endpoint")
         c.endpoints.revocation = try url("revocation_endpoint")
@@ -291,12 +295,13 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         c.endpoints.jwks = try url("jwks_uri")
         c.endpoints.deviceAuthorization = try url("device_authorization_endpoint")
         c.endpoints.pushedAuthorization = try url("pushed_authorization_request_endpoint")
-        // Endpoints and no issuer (a GitHub-style app): the server they name is the provider, not Google by default
-        // (no Google parameters, and its own name in `status`), unless they are Google's own.
+        // Endpoints and no issuer (a GitHub-style app): the server they name is the provider, not the default one
+        // (none of its parameters, and its own name in `status`), unless they are the default provider's own.
         if obj["issuer"] == nil, let authorization = c.endpoints.authorization, c.endpoints.token != nil,
-           let origin = EndpointURL.origin(of: authorization), !ProviderRules.isGoogleEndpoint(authorization) {
+           let origin = EndpointURL.origin(of: authorization), !c.providerRules.owns(endpoint: authorization) {
             c.issuer = origin
         }
+        guard !c.issuer.isEmpty else { throw fail("issuer", "missing (the provider's address, such as https://accounts.example.com)") }
         if let p = try string("pushed_authorization") {
             guard let mode = PushedAuthorization(rawValue: p) else { throw fail("pushed_authorization", "must be auto, always or never") }
             c.pushedAuthorization = mode

@@ -46,18 +46,6 @@ public struct SignInProfile: Codable, Sendable, Equatable {
         return n.isEmpty ? nil : n.withoutControlCharacters
     }
 
-    /// The profile picture at about `dimension` pixels square, where the provider allows asking (Google's photo
-    /// URLs take a size suffix, as GIDProfileData's `imageURL(withDimension:)`); else the picture as it is.
-    /// Nil when there is no picture, or its address is not an https URL.
-    public func imageURL(dimension: Int) -> URL? {
-        guard let picture, picture.hasPrefix("https://"), !picture.unicodeScalars.contains(where: { $0.isControl }) else { return nil }
-        guard ProviderRules.google.sizablePicturePrefixes.contains(where: { picture.hasPrefix($0) }) else {
-            return URL(string: picture)
-        }
-        let base = picture.firstIndex(of: "=").map { String(picture[..<$0]) } ?? picture
-        return URL(string: base + "=s\(max(1, dimension))-c")
-    }
-
     /// The profile picture as the provider gave it, when it is an https URL.
     public var pictureURL: URL? {
         guard let picture, picture.hasPrefix("https://"), !picture.unicodeScalars.contains(where: { $0.isControl }) else { return nil }

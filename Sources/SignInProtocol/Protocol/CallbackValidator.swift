@@ -6,6 +6,8 @@ import SignInTransport
 package struct CallbackValidator {
     package let state: String
     package let issuer: String
+    /// The provider's rules, for the other spellings of its issuer (nil: exactly `issuer`).
+    package var issuerRules: ProviderRules?
     /// The provider said it always sends `iss` (`authorization_response_iss_parameter_supported`): a response
     /// without it is refused (RFC 9207 2.4).
     package var issuerRequired = false
@@ -31,7 +33,7 @@ package struct CallbackValidator {
         }
         guard Crypto.constantTimeEqual(got, state) else { return .refuse("state does not match this sign-in (possible cross-site request forgery)") }
         if let iss = p["iss"] {
-            guard Issuer.same(iss, issuer) else {
+            guard Issuer.same(iss, issuer, rules: issuerRules) else {
                 return .end(.callbackRejected(reason: "the response names issuer \"\(iss)\", not \"\(issuer)\" (possible mix-up attack)"))
             }
         } else if issuerRequired {

@@ -17,6 +17,8 @@ package struct IDToken: Sendable {
         package var clientID: String
         package var nonce: String?
         package var hostedDomain: String?
+        /// The provider's rules, for the other spellings of its issuer its tokens may use (nil: exactly `issuer`).
+        package var issuerRules: ProviderRules?
         package var now: Date = Date()
         /// Clock skew tolerated on `exp` and `iat`.
         var skew: TimeInterval = 300
@@ -61,7 +63,7 @@ package struct IDToken: Sendable {
 
     package func checkClaims(_ e: Expectations) throws(SignInError) {
         let iss = claims["iss"]?.string ?? ""
-        guard Issuer.same(iss, e.issuer) else { throw .invalidIDToken(reason: "issued by \"\(iss)\", expected \"\(e.issuer)\"") }
+        guard Issuer.same(iss, e.issuer, rules: e.issuerRules) else { throw .invalidIDToken(reason: "issued by \"\(iss)\", expected \"\(e.issuer)\"") }
         var audiences: [String] = []
         if let a = claims["aud"]?.string { audiences = [a] } else if let list = claims["aud"]?.array { audiences = list.compactMap(\.string) }
         guard audiences.contains(e.clientID) else { throw .invalidIDToken(reason: "issued for another client (aud does not contain this client ID)") }

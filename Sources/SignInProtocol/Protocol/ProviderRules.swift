@@ -1,30 +1,55 @@
 import SignInBase
 import SignInTransport
 
-/// What is special about a provider, chosen by its issuer: the one place that says it, so that adding a provider's
-/// rules is one more case here. Every other provider follows the standards as they are.
-package struct ProviderRules: Sendable {
+/// What is special about a provider, chosen by its issuer. The core knows no provider by name: a family's target
+/// brings its provider's rules (Google's in SignInGoogle, `GoogleProvider`) through its configuration section
+/// (`ConfigurationSection.provider(issuer:)`), and a configuration takes them from the sections it was read with.
+/// Every other provider follows the standards as they are (`standard`).
+public struct ProviderRules: Sendable {
     /// The issuer these rules are for, in its canonical form.
     public let issuer: String
     /// Other spellings of the issuer the provider uses in ID tokens and callbacks (Google: without the scheme).
-    let issuerAliases: Set<String>
+    package let issuerAliases: Set<String>
     /// Authorization request parameters the provider needs beyond the standard ones (Google: a refresh token only
     /// with `access_type=offline`; incremental consent with `include_granted_scopes`).
-    let authorizationParameters: [(String, String)]
+    package let authorizationParameters: [(String, String)]
     /// The device authorization endpoint where discovery does not list it.
-    let deviceAuthorizationEndpoint: String?
+    package let deviceAuthorizationEndpoint: String?
     /// What to change when a sign-in brought no refresh token.
     public let refreshTokenHint: String
     /// The hosts `git-credential` answers when the configuration names none.
     public let defaultGitHosts: [String]
+    /// The registries `docker-credential` answers when the configuration names none.
+    public let defaultDockerRegistries: [String]
     /// How the provider's client IDs end (Google: `.apps.googleusercontent.com`), to check what a person pastes.
     public let clientIDSuffix: String?
-    /// Picture addresses that take a size suffix (`=s<N>-c`), and so can be asked for at a dimension.
-    let sizablePicturePrefixes: [String]
+    /// The beginnings of the provider's own endpoints: an app configured with such endpoints and no issuer is this
+    /// provider (where any other server's endpoints make that server the issuer).
+    package let endpointPrefixes: [String]
+    /// A client ID that is an example's placeholder, never a real client, and what to do instead.
+    package let placeholderClient: (clientID: String, advice: String)?
 
     /// Scopes the provider grants under another name than a tool may ask for them (Google: `email` and `profile` for
     /// their `userinfo` URLs), long name to the granted one.
-    let scopeAliases: [String: String]
+    package let scopeAliases: [String: String]
+
+    /// A provider's rules, for its family's target to declare.
+    package init(issuer: String, issuerAliases: Set<String> = [], authorizationParameters: [(String, String)] = [], deviceAuthorizationEndpoint: String? = nil,
+                 refreshTokenHint: String = "many providers want the \"offline_access\" scope for that", defaultGitHosts: [String] = [],
+                 defaultDockerRegistries: [String] = [], clientIDSuffix: String? = nil, endpointPrefixes: [String] = [],
+                 placeholderClient: (clientID: String, advice: String)? = nil, scopeAliases: [String: String] = [:]) {
+        self.issuer = issuer
+        self.issuerAliases = issuerAliases
+        self.authorizationParameters = authorizationParameters
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.refreshTokenHint = refreshTokenHint
+        self.defaultGitHosts = defaultGitHosts
+        self.defaultDockerRegistries = defaultDockerRegistries
+        self.clientIDSuffix = clientIDSuffix
+        self.endpointPrefixes = endpointPrefixes
+        self.placeholderClient = placeholderClient
+        self.scopeAliases = scopeAliases
+    }
 
     /// `scope` as the provider grants it.
     package func canonicalScope(_ scope: String) -> String { scopeAliases[scope] ?? scope }
@@ -37,44 +62,12 @@ package struct ProviderRules: Sendable {
         return missing.isEmpty ? nil : missing
     }
 
-    /// Google's issuer, the default.
-    public static let googleIssuer = "https://accounts.google.com"
-
-    /// The rules for `issuer`.
-    public static func forIssuer(_ issuer: String) -> ProviderRules {
-        isGoogle(issuer) ? google : standard(issuer)
-    }
-
-    /// Google (accounts.google.com).
-    package static let google = ProviderRules(
-        issuer: googleIssuer,
-        issuerAliases: ["accounts.google.com", "https://accounts.google.com/"],
-        authorizationParameters: [("access_type", "offline"), ("include_granted_scopes", "true")],
-        deviceAuthorizationEndpoint: "https://oauth2.googleapis.com/device/code",
-        refreshTokenHint: "add \"prompt\": \"consent\" to extra_authorization_parameters",
-        defaultGitHosts: ["source.developers.google.com", "*.googlesource.com"],
-        clientIDSuffix: ".apps.googleusercontent.com",
-        sizablePicturePrefixes: (3...6).map { "https://lh\($0).googleusercontent.com/" },
-        scopeAliases: ["https://www.googleapis.com/auth/userinfo.email": "email", "https://www.googleapis.com/auth/userinfo.profile": "profile"])
-
-    /// Any other OpenID provider.
-    static func standard(_ issuer: String) -> ProviderRules {
-        ProviderRules(issuer: issuer, issuerAliases: [], authorizationParameters: [], deviceAuthorizationEndpoint: nil,
-                      refreshTokenHint: "many providers want the \"offline_access\" scope for that", defaultGitHosts: [],
-                      clientIDSuffix: nil, sizablePicturePrefixes: [], scopeAliases: [:])
-    }
-
-    /// Whether `issuer` is Google's, in any of the forms Google uses.
-    /// (Literal comparisons: the configuration asks this on every command, before any rules are needed.)
-    /// Whether an endpoint is one of Google's own (its sign-in or token hosts).
-    static func isGoogleEndpoint(_ url: String) -> Bool {
-        ["https://accounts.google.com/", "https://oauth2.googleapis.com/", "https://www.googleapis.com/"].contains { url.hasPrefix($0) }
-    }
-
-    static func isGoogle(_ issuer: String) -> Bool {
-        issuer == googleIssuer || issuer == "accounts.google.com" || issuer == "https://accounts.google.com/"
-    }
+    /// Any provider no family names: the standards as they are.
+    package static func standard(_ issuer: String) -> ProviderRules { ProviderRules(issuer: issuer) }
 
     /// Whether an issuer the provider named (`iss` in a token, a callback or a discovery document) is this one.
     package func names(_ named: String) -> Bool { named == issuer || issuerAliases.contains(named) }
+
+    /// Whether `url` is one of this provider's own endpoints.
+    package func owns(endpoint url: String) -> Bool { endpointPrefixes.contains { url.hasPrefix($0) } }
 }
