@@ -1,12 +1,14 @@
 import SignInBase
 import SignInProtocol
 
-/// Google Cloud's section of the configuration: the project the metadata server names, the service account to
-/// impersonate, federation, and Google's API endpoints. Read here only; `SignInConfiguration`'s Google properties
-/// (`impersonateServiceAccount`, `googleFederation`, ...) are views of it.
+/// Google's section of the configuration: the project the metadata server names, the service account to
+/// impersonate, federation, Google's API endpoints, and the Workspace domain a sign-in is restricted to
+/// (`hosted_domain`, which adds `hd` to the authorization request and checks it in the ID token). Read here only;
+/// `SignInConfiguration`'s Google properties (`impersonateServiceAccount`, `googleFederation`, `hostedDomain`, ...)
+/// are views of it. It also brings Google's provider rules (`GoogleProvider`) to every configuration.
 public struct GoogleCloudSettings: ConfigurationSection {
     public static let keys = ["project_id", "project_number", "impersonate_service_account", "iam_credentials_endpoint", "resource_manager_endpoint",
-                              "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint"]
+                              "google_federation_audience", "workforce_pool_user_project", "google_sts_endpoint", "hosted_domain"]
 
     /// `project_id`.
     public var projectID: String?
@@ -22,6 +24,8 @@ public struct GoogleCloudSettings: ConfigurationSection {
     public var federation: WorkloadIdentityFederation?
     /// `google_sts_endpoint`.
     public var stsEndpoint = WorkloadIdentityFederation.defaultSTSEndpoint
+    /// `hosted_domain`: the Workspace domain a sign-in is restricted to (Google's `hd`).
+    public var hostedDomain: String?
 
     public init() {}
 
@@ -65,10 +69,26 @@ public struct GoogleCloudSettings: ConfigurationSection {
             throw fields.fail("workforce_pool_user_project", "only means something with google_federation_audience (the pool provider)")
         }
         if let sts { stsEndpoint = sts }
+        hostedDomain = try fields.string("hosted_domain")
+    }
+
+    /// Google's `hd`: the account chooser shows only the Workspace domain's accounts.
+    public var authorizationParameters: [(String, String)] { hostedDomain.map { [("hd", $0)] } ?? [] }
+
+    /// The ID token must name the Workspace domain in `hd`: the parameter only filters the chooser.
+    public func idTokenProblem(_ claims: [String: JSONValue]) -> String? {
+        guard let hostedDomain, claims["hd"]?.string != hostedDomain else { return nil }
+        return "account is not in the hosted domain \"\(hostedDomain)\""
     }
 }
 
 extension SignInConfiguration {
+    /// Restricts Google sign-in to a Workspace domain (`hosted_domain`, Google's `hd`); the ID token's `hd` claim
+    /// must match.
+    public var hostedDomain: String? {
+        get { googleCloud.hostedDomain }
+        set { googleCloud.hostedDomain = newValue }
+    }
     /// Google Cloud's section.
     public var googleCloud: GoogleCloudSettings {
         get { sections[GoogleCloudSettings.self] }

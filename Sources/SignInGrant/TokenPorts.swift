@@ -87,8 +87,9 @@ package struct ProviderTokenEndpoint: TokenEndpoint {
         let http = HTTPClient(configuration: configuration)
         let jwks: JWKS
         if let prefetched { jwks = prefetched } else { jwks = try JWKS.fetch(endpoints.jwks, http: http) }
-        var expect = IDToken.Expectations(issuer: configuration.issuer, clientID: configuration.clientID, nonce: nonce, hostedDomain: configuration.hostedDomain)
+        var expect = IDToken.Expectations(issuer: configuration.issuer, clientID: configuration.clientID, nonce: nonce)
         expect.issuerRules = configuration.providerRules
+        expect.sections = configuration.givenSections
         return try IDToken.verify(raw, jwks: jwks, refetch: { () throws(SignInError) -> JWKS in try JWKS.fetch(endpoints.jwks, http: http) }, expect: expect)
     }
 }

@@ -28,7 +28,7 @@ import FoundationEssentials
         let jwks = try? JWKS.parse(data, endpoint: "fuzz")
         _ = try? SignInConfiguration.parse(data, sourcePath: "fuzz")
         let text = String(decoding: bytes, as: UTF8.self)
-        let expect = IDToken.Expectations(issuer: "https://issuer.example", clientID: "c", nonce: "n", hostedDomain: nil)
+        let expect = IDToken.Expectations(issuer: "https://issuer.example", clientID: "c", nonce: "n")
         _ = try? IDToken.verify(text, jwks: jwks ?? JWKS(keys: []), refetch: { () throws(SignInError) -> JWKS in JWKS(keys: []) }, expect: expect)
         if let t = try? IDToken.decode(text) { _ = try? t.checkClaims(expect) }
         // A form-encoded token answer, an API's challenge, a profile endpoint's answer (plain OAuth 2.0 servers).

@@ -21,7 +21,7 @@ import Testing
         return c
     }
 
-    var expect: IDToken.Expectations { IDToken.Expectations(issuer: issuer, clientID: client, nonce: "n-1", hostedDomain: nil) }
+    var expect: IDToken.Expectations { IDToken.Expectations(issuer: issuer, clientID: client, nonce: "n-1") }
 
     func verify(_ raw: String, keys: [TestKey] = [rsa, ec], refetch: [TestKey]? = nil, expect e: IDToken.Expectations? = nil) throws(SignInError) -> IDToken {
         let jwks = try JWKS.parse(TestKey.jwksData(keys), endpoint: "test")
@@ -60,6 +60,22 @@ import Testing
         e.issuerRules = google.providerRules
         _ = try verify(Self.rsa.sign(claims(["iss": "accounts.google.com"])), expect: e)
         #expect(refusal(Self.rsa.sign(claims(["iss": "accounts.google.com"]))) != nil)  // only for Google
+    }
+
+    /// `hosted_domain` is Google's section's: its `hd` claim is checked through the configuration's sections, and a
+    /// configuration without it checks no `hd`.
+    @Test func aHostedDomainIsCheckedByGooglesSection() throws {
+        let c = try SignInConfiguration.parse(Data(#"{"client_id": "c", "hosted_domain": "example.org"}"#.utf8), sourcePath: "/test.json")
+        var e = expect
+        e.sections = c.givenSections
+        _ = try verify(Self.rsa.sign(claims(["hd": "example.org"])), expect: e)
+        do {
+            _ = try verify(Self.rsa.sign(claims(["hd": "other.example"])), expect: e)
+            Issue.record("an account of another domain was accepted")
+        } catch {
+            #expect("\(error)".contains("hosted domain \"example.org\""), "\(error)")
+        }
+        #expect(refusal(Self.rsa.sign(claims())) == nil, "no hosted domain, no hd asked for")
     }
 
     @Test func refusesBadSignature() {

@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func idTokenWithHugeOrWrongTypedClaims() {
-        let expect = IDToken.Expectations(issuer: "https://i", clientID: "c", nonce: nil, hostedDomain: nil)
+        let expect = IDToken.Expectations(issuer: "https://i", clientID: "c", nonce: nil)
         for claims in [#"{"iss":"https://i","aud":"c","sub":"s","exp":1e400,"iat":0}"#, #"{"iss":"https://i","aud":"c","sub":"s","exp":"soon","iat":0}"#,
                        #"{"iss":["https://i"],"aud":"c","sub":"s","exp":99999999999,"iat":0}"#, #"{"iss":"https://i","aud":7,"sub":"s","exp":99999999999,"iat":0}"#] {
             let raw = Base64URL.encode(Array(#"{"alg":"RS256"}"#.utf8)) + "." + Base64URL.encode(Array(claims.utf8)) + ".c2ln"

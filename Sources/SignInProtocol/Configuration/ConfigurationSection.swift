@@ -15,6 +15,11 @@ public protocol ConfigurationSection: DefaultedValue {
     static func provider(issuer: String) -> ProviderRules?
     /// The issuer of a configuration that names none, when this family's provider is the default (default: nil).
     static var defaultIssuer: String? { get }
+    /// Parameters this section adds to the authorization request (Google's `hd` for `hosted_domain`; default none).
+    var authorizationParameters: [(String, String)] { get }
+    /// Why a verified ID token's claims do not meet this section (Google's `hd` claim against `hosted_domain`), or
+    /// nil (default).
+    func idTokenProblem(_ claims: [String: JSONValue]) -> String?
 }
 
 /// The configuration file's fields as a section reads them: typed reads whose errors name the file and the field.
@@ -63,6 +68,15 @@ extension ConfigurationSection {
     public static func provider(issuer: String) -> ProviderRules? { nil }
     /// The issuer of a configuration that names none, when this family's provider is the default one; else nil.
     public static var defaultIssuer: String? { nil }
+    /// No parameters of its own.
+    public var authorizationParameters: [(String, String)] { [] }
+    /// Any ID token will do.
+    public func idTokenProblem(_ claims: [String: JSONValue]) -> String? { nil }
+}
+
+extension SignInConfiguration {
+    /// The sections the configuration file gave keys of (or code set), each a family's part of the sign-in.
+    package var givenSections: [any ConfigurationSection] { sections.all.compactMap { $0 as? any ConfigurationSection } }
 }
 
 /// The providers a configuration's families know by name: the sections it was read with (or that `SignInClient`

@@ -35,8 +35,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     public var redirectHost: String = "127.0.0.1"
     /// Suggests an account to the provider (`login_hint`).
     public var loginHint: String?
-    /// Restricts Google sign-in to a Workspace domain (`hd`); the ID token's `hd` claim must match.
-    public var hostedDomain: String?
     /// Extra parameters added to the authorization URL as given (for example `prompt`).
     public var extraAuthorizationParameters: [String: String]
     /// Time allowed for each request to the provider (connect and answer), in whole seconds from 1 to 300.
@@ -201,7 +199,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         self.redirectPort = redirectPort
         self.redirectPath = redirectPath
         self.loginHint = nil
-        self.hostedDomain = nil
         self.extraAuthorizationParameters = [:]
         self.httpTimeoutSeconds = 30
         self.caFile = nil
@@ -228,7 +225,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "hosted_domain", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
         "$comment",
     ]
 
@@ -356,7 +353,6 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             if document == clientID { c.clientKind = .metadataDocument }
         }
         c.loginHint = try string("login_hint")
-        c.hostedDomain = try string("hosted_domain")
         if let v = obj["extra_authorization_parameters"], v != .null {
             guard case .object(let o) = v else { throw fail("extra_authorization_parameters", "must be an object of strings") }
             let reserved: Set<String> = ["client_id", "redirect_uri", "response_type", "state", "nonce", "code_challenge", "code_challenge_method", "scope"]

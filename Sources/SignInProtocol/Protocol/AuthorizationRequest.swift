@@ -37,7 +37,7 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         ]
         params += config.providerRules.authorizationParameters
         if let hint = loginHint ?? config.loginHint { params.append(("login_hint", hint)) }
-        if let hd = config.hostedDomain { params.append(("hd", hd)) }
+        for section in config.givenSections { params += section.authorizationParameters }
         // RFC 8707 2.1: one `resource` per API the grant is for; each can then be asked for alone at a refresh.
         for r in config.resources { params.append(("resource", r)) }
         for (k, v) in config.extraAuthorizationParameters.sorted(by: { $0.key < $1.key }) { params.append((k, v)) }

@@ -16,18 +16,18 @@ package struct IDToken: Sendable {
         package var issuer: String
         package var clientID: String
         package var nonce: String?
-        package var hostedDomain: String?
+        /// The configuration's sections, each with its own claims to check (Google's `hd`).
+        package var sections: [any ConfigurationSection] = []
         /// The provider's rules, for the other spellings of its issuer its tokens may use (nil: exactly `issuer`).
         package var issuerRules: ProviderRules?
         package var now: Date = Date()
         /// Clock skew tolerated on `exp` and `iat`.
         var skew: TimeInterval = 300
 
-        package init(issuer: String, clientID: String, nonce: String? = nil, hostedDomain: String? = nil, now: Date = Date(), skew: TimeInterval = 300) {
+        package init(issuer: String, clientID: String, nonce: String? = nil, now: Date = Date(), skew: TimeInterval = 300) {
             self.issuer = issuer
             self.clientID = clientID
             self.nonce = nonce
-            self.hostedDomain = hostedDomain
             self.now = now
             self.skew = skew
         }
@@ -89,8 +89,8 @@ package struct IDToken: Sendable {
         if let nonce = e.nonce {
             guard let n = claims["nonce"]?.string, Crypto.constantTimeEqual(n, nonce) else { throw .invalidIDToken(reason: "nonce does not match this sign-in (replayed token?)") }
         }
-        if let hd = e.hostedDomain, claims["hd"]?.string != hd {
-            throw .invalidIDToken(reason: "account is not in the hosted domain \"\(hd)\"")
+        for section in e.sections {
+            if let problem = section.idTokenProblem(claims) { throw .invalidIDToken(reason: problem) }
         }
     }
 
