@@ -30,8 +30,8 @@ public enum GoogleProvider {
         defaultDockerRegistries: dockerRegistries,
         clientIDSuffix: ".apps.googleusercontent.com",
         endpointPrefixes: ["https://accounts.google.com/", "https://oauth2.googleapis.com/", "https://www.googleapis.com/"],
-        placeholderClient: ("1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com",
-                            "Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here"),
+        placeholderClient: .init(clientID: "1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com",
+                                 advice: "Create a Desktop app OAuth client at https://console.cloud.google.com/apis/credentials (Create credentials > OAuth client ID > Desktop app) and put its client ID and secret here"),
         scopeAliases: ["https://www.googleapis.com/auth/userinfo.email": "email", "https://www.googleapis.com/auth/userinfo.profile": "profile"])
 }
 

@@ -262,7 +262,8 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         // Kept exactly as given (some issuers end in "/", as Auth0's, and ID tokens must name it exactly), unless a
         // family knows it under another spelling; none given: the default provider's.
         c.adopt(ProviderFamilies(sections))
-        if let placeholder = c.providerRules.placeholderClient, clientID == placeholder.clientID {
+        let rules = c.providerRules
+        if let placeholder = rules.placeholderClient, clientID == placeholder.clientID {
             throw fail("client_id", "is still the example's placeholder. \(placeholder.advice)")
         }
         c.clientSecret = try string("client_secret")
@@ -295,7 +296,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         // Endpoints and no issuer (a GitHub-style app): the server they name is the provider, not the default one
         // (none of its parameters, and its own name in `status`), unless they are the default provider's own.
         if obj["issuer"] == nil, let authorization = c.endpoints.authorization, c.endpoints.token != nil,
-           let origin = EndpointURL.origin(of: authorization), !c.providerRules.owns(endpoint: authorization) {
+           let origin = EndpointURL.origin(of: authorization), !rules.owns(endpoint: authorization) {
             c.issuer = origin
         }
         guard !c.issuer.isEmpty else { throw fail("issuer", "missing (the provider's address, such as https://accounts.example.com)") }

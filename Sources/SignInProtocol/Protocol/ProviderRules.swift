@@ -27,7 +27,17 @@ public struct ProviderRules: Sendable {
     /// provider (where any other server's endpoints make that server the issuer).
     package let endpointPrefixes: [String]
     /// A client ID that is an example's placeholder, never a real client, and what to do instead.
-    package let placeholderClient: (clientID: String, advice: String)?
+    package let placeholderClient: PlaceholderClient?
+
+    /// An example's client ID, refused with `advice` (a struct, not a tuple: a tuple's type is made at run time).
+    package struct PlaceholderClient: Sendable {
+        package let clientID: String
+        package let advice: String
+        package init(clientID: String, advice: String) {
+            self.clientID = clientID
+            self.advice = advice
+        }
+    }
 
     /// Scopes the provider grants under another name than a tool may ask for them (Google: `email` and `profile` for
     /// their `userinfo` URLs), long name to the granted one.
@@ -37,7 +47,7 @@ public struct ProviderRules: Sendable {
     package init(issuer: String, issuerAliases: Set<String> = [], authorizationParameters: [(String, String)] = [], deviceAuthorizationEndpoint: String? = nil,
                  refreshTokenHint: String = "many providers want the \"offline_access\" scope for that", defaultGitHosts: [String] = [],
                  defaultDockerRegistries: [String] = [], clientIDSuffix: String? = nil, endpointPrefixes: [String] = [],
-                 placeholderClient: (clientID: String, advice: String)? = nil, scopeAliases: [String: String] = [:]) {
+                 placeholderClient: PlaceholderClient? = nil, scopeAliases: [String: String] = [:]) {
         self.issuer = issuer
         self.issuerAliases = issuerAliases
         self.authorizationParameters = authorizationParameters
