@@ -9,13 +9,12 @@ with {"client_id", "redirect_uri"} registers a public client. `GET /_stats` coun
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from harness import LoopbackServer
+from harness import LoopbackServer, serve_until_stdin_closes
 
 WORK = tempfile.mkdtemp(prefix="signin-django-")
 STATS = {"metadata": 0, "tokens": 0}
@@ -115,11 +114,7 @@ def main():
                    path("_client", csrf_exempt(client)), path("_stats", stats)]
     from django.core.wsgi import get_wsgi_application
     httpd = make_server("127.0.0.1", 0, get_wsgi_application(), server_class=Threaded, handler_class=Quiet)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    print(f"READY {httpd.server_address[1]}", flush=True)
-    sys.stdin.read()
-    httpd.shutdown()
-    shutil.rmtree(WORK, ignore_errors=True)
+    serve_until_stdin_closes(httpd, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == "__main__":

@@ -13,10 +13,19 @@ class LoopbackServer(ThreadingHTTPServer):
     daemon_threads = True
 
 
-def serve_until_stdin_closes(server) -> None:
+def serve_until_stdin_closes(server, cleanup=None) -> None:
     """Reports `READY <port>` and serves; exits when standard input closes, so a test that dies never
-    leaves a provider behind."""
+    leaves a provider behind. With `cleanup` (a provider's own folder to remove), the server is shut down first and
+    `cleanup` runs before this returns."""
     print(f"READY {server.server_port}", flush=True)
+    if cleanup is not None:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            sys.stdin.read()
+        finally:
+            server.shutdown()
+            cleanup()
+        return
 
     def watchdog() -> None:
         try:

@@ -13,12 +13,12 @@ import copy
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
+from harness import serve_until_stdin_closes
 from idpyoidc.server import Server
 from idpyoidc.server.configure import DEFAULT_EXTENDED_CONF, OPConfiguration
 
@@ -153,11 +153,7 @@ def main():
             self.send(404, json.dumps({"error": "not_found"}))
 
     httpd.RequestHandlerClass = Handler
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    print(f"READY {httpd.server_address[1]}", flush=True)
-    sys.stdin.read()
-    httpd.shutdown()
-    shutil.rmtree(work, ignore_errors=True)
+    serve_until_stdin_closes(httpd, cleanup=lambda: shutil.rmtree(work, ignore_errors=True))
 
 
 if __name__ == "__main__":
