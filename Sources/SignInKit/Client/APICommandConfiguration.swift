@@ -79,18 +79,17 @@ package enum APICommandConfiguration {
             if let known { return known }
             throw notSignedIn(to: resource)
         }
-        let heldUser: SignInUser? = known.flatMap { known in
-            (try? SignInClient(configuration: known, storeDirectory: store, environment: env).storedUser(account: nil)) ?? nil
-        }
+        let knownClient = known.map { SignInClient(configuration: $0, storeDirectory: store, environment: env) }
+        let heldUser: SignInUser? = knownClient.flatMap { (try? $0.storedUser(account: nil)) ?? nil }
         let held = heldUser?.accessToken?.value
         // Presented as the grant presents it: a DPoP-bound token with its proof, never as a bare bearer token.
         let presenting = held.flatMap { token in URL(string: resource).flatMap { try? heldUser?.authorizationHeaders(token: token, method: "GET", url: $0) } }
         // A client signin registered, which the server may have forgotten (a development server restarted with its
         // registrations in memory): a refresh says so before a browser shows the server's error page.
         var forgotten = false
-        if let known, known.clientKind == .registered, held != nil {
+        if let knownClient, knownClient.configuration.clientKind == .registered, held != nil {
             do throws(SignInError) {
-                _ = try SignInClient(configuration: known, storeDirectory: store, environment: env).restore(minimumValidity: .zero, forceRefresh: true)
+                _ = try knownClient.restore(minimumValidity: .zero, forceRefresh: true)
             } catch .providerError(_, "invalid_client", _) {
                 forgotten = true
             } catch {}
@@ -99,17 +98,19 @@ package enum APICommandConfiguration {
         if let chosen, EndpointURL.problem(chosen) != nil {
             throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
         }
+        func signIn(allowingServerChange: Bool) throws(SignInError) -> SignInConfiguration {
+            try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
+                                                 addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting,
+                                                 allowingServerChange: allowingServerChange)
+        }
         do throws(SignInError) {
-            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting)
+            return try signIn(allowingServerChange: false)
         } catch .providerError(let endpoint, "authorization_server_changed", let detail) {
             // The first step of a mix-up, or a move: followed only when a person says so.
             guard confirmServerChange((detail ?? "").withoutControlCharacters) else {
                 throw .providerError(endpoint: endpoint, code: "authorization_server_changed", detail: detail)
             }
-            return try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, clientMetadataDocument: chosen,
-                                                        addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting,
-                                                        allowingServerChange: true)
+            return try signIn(allowingServerChange: true)
         }
     }
 }
