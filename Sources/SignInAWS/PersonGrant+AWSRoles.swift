@@ -55,7 +55,7 @@ public struct AWSFamily: TokenFamily {
     public func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken? { nil }
 }
 
-/// AWS roles for async code, as `SignInClientProtocol` has it (which refines this): a stand-in gets `.unsupported`,
+/// AWS roles for async code, as SignInKit's `SignInClientProtocol` has it (which composes this): a stand-in gets `.unsupported`,
 /// a `PersonGrant` (`SignInClient`) runs `awsCredentials(_:)` on a thread of its own, cancellable.
 public protocol AWSRoleClient: Sendable {
     /// An AWS role's temporary credentials (default, for a stand-in: `.unsupported`).

@@ -87,7 +87,7 @@ extension PersonGrant {
     }
 }
 
-/// Google federation for async code, as `SignInClientProtocol` has it (which refines this): a stand-in gets
+/// Google federation for async code, as SignInKit's `SignInClientProtocol` has it (which composes this): a stand-in gets
 /// `.unsupported`, a `PersonGrant` (`SignInClient`) runs the synchronous namesakes on a thread of their own,
 /// cancellable (a cancelled task cuts a request on its way, as `token(for:)` does).
 public protocol GoogleCloudClient: Sendable {

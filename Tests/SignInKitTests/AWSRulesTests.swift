@@ -6,6 +6,7 @@ import Testing
 @testable import SignInTransport
 @testable import SignInProtocol
 @testable import SignInStorage
+@testable import SignInGrant
 @testable import SignInCLI
 
 /// The AWS pieces that need no STS: the profile file's editing, the command line aws-cli splits, STS's answers
@@ -79,5 +80,24 @@ import Testing
         #expect(AWSRoleRequest(roleARN: "r", duration: .seconds(900)).effectiveMinimumValidity == .seconds(225))
         #expect(AWSRoleOptions.seconds("1h") == 3600 && AWSRoleOptions.seconds("90m") == 5400 && AWSRoleOptions.seconds("900") == 900)
         #expect(AWSRoleOptions.seconds("h") == nil && AWSRoleOptions.seconds("-5") == nil && AWSRoleOptions.seconds("1d") == nil)
+    }
+
+    /// A forwarded session's AWS rule reads the STS from the agent's hello through the family's port
+    /// (`ForwardedTokens`): an agent whose hello names none is refused, naming the agent, before any STS is asked.
+    @Test func aForwardedAgentThatNamesNoSTSIsRefusedNamingTheAgent() {
+        struct Agent: ForwardedTokens {
+            let socketPath = "/run/user/1000/signin-agent/test.sock"
+            func token(_ request: TokenRequest, profile: String?) throws(SignInError) -> IssuedToken {
+                IssuedToken(token: SignInToken(value: "id-token", expirationDate: Date().addingTimeInterval(3600)), kind: request.kind, subject: "s", name: "person@example.com")
+            }
+            func familySetting(_ key: String) throws(SignInError) -> String? { nil }
+        }
+        do {
+            _ = try Agent().awsCredentials(AWSRoleRequest(roleARN: "arn:aws:iam::123456789012:role/dev"), account: nil)
+            Issue.record("credentials without an STS")
+        } catch {
+            guard case .unsupported(let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("/run/user/1000/signin-agent/test.sock") && reason.contains("STS"))
+        }
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 
 /// A client of signin's agent (`AgentProtocol`): what `signin token` and the bridges use on a machine reached over
 /// SSH, where `SIGNIN_AGENT_SOCK` names the forwarded socket and there is no configuration and no store.
-package struct AgentClient: Sendable {
+package struct AgentClient: ForwardedTokens {
     public let socketPath: String
     /// How long to wait for an answer (a confirmation on the laptop may take a person's time).
     public var timeoutSeconds = 150.0
@@ -43,6 +43,12 @@ package struct AgentClient: Sendable {
         let a = try hello()
         guard a.status == 200 else { throw failure(a) }
         return AgentProtocol.Hello(json: a.object)
+    }
+
+    /// The setting `key` of the agent's hello (a family's endpoint): what a family's forwarded rule reads
+    /// (`ForwardedTokens`, AWS's STS).
+    public func familySetting(_ key: String) throws(SignInError) -> String? {
+        try greeting().familySettings[key]
     }
 
     /// The answer to `request` (of the configuration `profile`, on the agent's own socket), as

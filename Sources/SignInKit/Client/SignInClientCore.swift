@@ -2,18 +2,15 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInGrant
-import SignInGoogle
-import SignInAWS
 import FoundationEssentials
 
-/// What a program's code needs of a `SignInClient`, so that its own tests can stand in for one: write the code
-/// against `some SignInClientProtocol` (or `any`), pass a `SignInClient` in the program and a fake in tests.
-/// `SignInClient` conforms; so can any type. A stand-in implements the first six requirements; the rest have
-/// defaults (one account, no events, no updates after the first). (A program that wants the real client
-/// without a provider in its tests can give it an `InMemoryCredentialStorage` seeded with fresh credentials.)
-/// Each provider family's part (Google's federation, AWS's roles) is a protocol of that family's, which this one
-/// refines: `any SignInClientProtocol` has them all, and a stand-in gets their `.unsupported` defaults.
-public protocol SignInClientProtocol: Sendable, GoogleCloudClient, AWSRoleClient {
+/// What every `SignInClient` is, whatever provider families are built in: restore, sign in, sign out, accounts, the
+/// one token path. Programs write their code against `SignInClientProtocol` (this and each family's protocol, composed
+/// in `TokenFamilies.swift`, the one file that names the families); this part names no family. `SignInClient`
+/// conforms; so can any type. A stand-in implements the first six requirements; the rest have defaults (one account,
+/// no events, no updates after the first). (A program that wants the real client without a provider in its tests
+/// can give it an `InMemoryCredentialStorage` seeded with fresh credentials.)
+public protocol SignInClientCore: Sendable {
     /// The user type this client hands out.
     associatedtype User: SignInUserProtocol
     /// Whether `restorePreviousSignIn()` can succeed without a browser.
@@ -50,7 +47,7 @@ public protocol SignInClientProtocol: Sendable, GoogleCloudClient, AWSRoleClient
     func token(for request: TokenRequest) async throws(SignInError) -> IssuedToken
 }
 
-extension SignInClientProtocol {
+extension SignInClientCore {
     /// The current account, restored silently, with an access token valid for at least a minute.
     public func restorePreviousSignIn() async throws(SignInError) -> User {
         try await restorePreviousSignIn(account: nil, minimumValidity: .seconds(60), forceRefresh: false, token: .access)
@@ -230,5 +227,4 @@ extension SignInUserProtocol {
     }
 }
 
-extension SignInClient: SignInClientProtocol {}
 extension SignInUser: SignInUserProtocol {}
