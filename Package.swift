@@ -41,8 +41,12 @@ let package = Package(
         // knows another, and none calls the client but through `PersonGrant`.
         .target(name: "SignInGoogle", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant"]),
         .target(name: "SignInAWS", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant"]),
+        // Signing in to an API from its address alone, as MCP's authorization asks: the API's metadata (RFC 9728),
+        // the client known at its server (RFC 7591, client ID metadata documents), its challenges (WWW-Authenticate)
+        // and what the store keeps of them. A room above the store, beside the families; the client composes it.
+        .target(name: "SignInAPIAccess", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage"]),
         // The client and its use cases, the agent; the families composed.
-        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
+        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInAPIAccess", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
         .target(name: "SignInMCP", dependencies: ["SignInKit", "SignInBase", "SignInTransport"]),
@@ -58,8 +62,8 @@ let package = Package(
         .executableTarget(name: "signin-mcp-client", dependencies: ["SignInKit", "SignInKitURLSession"], path: "Examples/mcp-client"),
         // A long-running program on SignInKit that the tests signal mid-refresh (SignalHolding in an async program).
         .executableTarget(name: "signin-test-worker", dependencies: ["SignInKit"], path: "Tests/Fixtures/worker"),
-        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "CSignInOpenSSL", "SignInCLI", "SignInMCP"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-mcp-client", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInKitURLSession"]),
+        .testTarget(name: "SignInKitTests", dependencies: ["SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInAPIAccess", "CSignInOpenSSL", "SignInCLI", "SignInMCP"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["signin", "signin-hello", "signin-tasks", "signin-mcp-client", "signin-test-worker", "SignInKit", "SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInAPIAccess", "SignInKitURLSession"]),
     ],
     swiftLanguageModes: [.v6]
 )

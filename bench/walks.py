@@ -173,7 +173,7 @@ def measure(out):
     in_order = [f for f in order if f in decided]
     folder = lambda f: os.path.dirname(f)
     changes = {(folder(a), folder(b)) for a, b in edges if folder(a) != folder(b)}
-    library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInGrant/", "SignInGoogle/", "SignInAWS/", "SignInKit/")
+    library = ("SignInBase/", "SignInTransport/", "SignInProtocol/", "SignInStorage/", "SignInGrant/", "SignInGoogle/", "SignInAWS/", "SignInAPIAccess/", "SignInKit/")
     upward = {(a, b) for a, b in edges if a.startswith(library) and b.startswith("SignInCLI/")}
     downward = {(a, b) for a, b in edges if a.startswith("SignInCLI/") and b.startswith(library)}
     # Folder changes in reading order: each time the next deciding file is in another folder than the last.

@@ -123,8 +123,7 @@ extension CredentialStore {
             guard let data = try? FileIO.read(path: directory + "/" + name, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)),
                   var plain = Crypto.open(entry.sealed, key: old.key, aad: EntryFile.aad(configuration: c, account: kind)) else { continue }
             defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
-            guard let json = JSONValue.object(from: Data(plain)), let named = json[kind == "api" ? "resource" : "issuer"]?.string else { continue }
-            let recordName = kind == "api" ? named : ClientRegistration.recordName(issuer: named, resource: json["resource"]?.string)
+            guard let json = JSONValue.object(from: Data(plain)), let recordName = CredentialStore.recordName(kind: kind, json: json) else { continue }
             let moved = new.names.configuration(issuer: recordName, clientID: kind)
             files.append((name: "\(moved).\(kind)", bytes: try Self.sealed(plain, new, configuration: moved, account: kind)))
             oldNames.append(name)

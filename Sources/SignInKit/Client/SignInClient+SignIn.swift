@@ -189,11 +189,10 @@ extension SignInClient {
             try storage.makeCurrent(subject: subject, for: identity)
         }
         // An API's new client and scopes (a step-up that registered again): kept now that its grant is saved.
-        if let records = configuration.apiRecordsAfterSignIn, let store = credentialStore {
-            try store.save(records.registration)
-            try store.save(records.metadata)
+        if let pending = configuration.recordsAfterSignIn, let store = credentialStore {
+            for record in pending.records { try store.save(record) }
             // The client it replaces holds a grant no record leads to any more.
-            if let old = records.replacing, old != identity {
+            if let old = pending.replacing, old != identity {
                 for account in (try? store.allCredentials(for: old)) ?? [] {
                     _ = try? store.withExclusiveAccess(for: old, subject: nil) { () throws(SignInError) in
                         _ = try store.removeCredentials(for: old, subject: account.profile.userID)

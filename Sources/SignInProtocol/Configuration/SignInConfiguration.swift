@@ -59,8 +59,8 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     package var foundFromAPI = false
     /// For a sign-in to an API that replaces the client and scopes kept for it (a step-up needing a new client, a
     /// client the server forgot): the records to keep once the new sign-in has succeeded, and not before, so that a
-    /// failed or cancelled sign-in leaves the old client and its grant in use.
-    package var apiRecordsAfterSignIn: APIRecords?
+    /// failed or cancelled sign-in leaves the old client and its grant in use (what they hold is SignInAPIAccess's).
+    package var recordsAfterSignIn: RecordsAfterSignIn?
     /// How the client is known at the server: registered by hand (the configuration's `client_id`), registered by
     /// signin (an API's sign-in from its address), or a client ID metadata document (`client_id` is its URL).
     public var clientKind: ClientIdentity.Kind = .configured
@@ -376,16 +376,28 @@ extension SignInConfiguration {
     }
 }
 
-/// What signin keeps about an API signed in to from its address: the client known at its server and what the API
-/// said of itself (with the scopes asked), written together once a sign-in that needs them has succeeded.
-package struct APIRecords: Sendable, Equatable {
-    package var registration: ClientRegistration
-    package var metadata: ProtectedResourceMetadata
-    /// The client whose grant these replace: its entries are removed once the new ones are kept.
-    package var replacing: ClientIdentity?
-    package init(registration: ClientRegistration, metadata: ProtectedResourceMetadata, replacing: ClientIdentity? = nil) {
-        self.registration = registration
-        self.metadata = metadata
-        self.replacing = replacing
+extension SignInConfiguration {
+    /// A record the store keeps beside the credentials (sealed like an entry): its kind, its name and what it holds,
+    /// as JSON text. The API room writes them (an API's client and what the API said); the core carries them.
+    package struct StoreRecord: Sendable, Equatable {
+        package var kind: String
+        package var name: String
+        package var json: String
+        package init(kind: String, name: String, json: String) {
+            self.kind = kind
+            self.name = name
+            self.json = json
+        }
+    }
+
+    /// What a sign-in keeps once its grant is saved, and not before (`recordsAfterSignIn`): the records, and the
+    /// client whose grant they replace (its entries are removed once the new ones are kept).
+    package struct RecordsAfterSignIn: Sendable, Equatable {
+        package var records: [StoreRecord]
+        package var replacing: ClientIdentity?
+        package init(records: [StoreRecord], replacing: ClientIdentity? = nil) {
+            self.records = records
+            self.replacing = replacing
+        }
     }
 }

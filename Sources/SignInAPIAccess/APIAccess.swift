@@ -1,7 +1,6 @@
 import SignInBase
 import SignInProtocol
 import SignInStorage
-import SignInGrant
 import SignInTransport
 import FoundationEssentials
 
@@ -111,7 +110,7 @@ public enum APIAccess {
            held.clientID != client.clientID || held.issuer != issuer {
             // A grant is held through the records there now: they stay until the new sign-in has succeeded (a
             // cancelled step-up keeps the old client and grant working).
-            c.apiRecordsAfterSignIn = APIRecords(registration: client, metadata: metadata, replacing: held.identity)
+            c.recordsAfterSignIn = .init(records: [client.record, metadata.record], replacing: held.identity)
         } else {
             try store.save(client)
             try store.save(metadata)

@@ -1,5 +1,7 @@
 import SignInBase
 import SignInTransport
+import SignInProtocol
+import SignInStorage
 import FoundationEssentials
 
 /// OAuth 2.0 Dynamic Client Registration (RFC 7591) of signin as a public native client (RFC 8252): one loopback
@@ -29,7 +31,7 @@ package struct ClientRegistration: Sendable, Equatable {
     /// The name its record is kept under in the store: the server, and the API when it was registered for one.
     package var recordName: String { Self.recordName(issuer: issuer, resource: resource) }
 
-    package static func recordName(issuer: String, resource: String?) -> String { resource.map { issuer + "\n" + $0 } ?? issuer }
+    package static func recordName(issuer: String, resource: String?) -> String { CredentialStore.registrationName(issuer: issuer, resource: resource) }
 
     package static let redirectPath = "/callback"
 
