@@ -66,9 +66,9 @@ public enum APIAccess {
                                  detail: "\(resource.withoutControlCharacters) now names \(issuer.withoutControlCharacters) as its authorization server, but named \(pinned.withoutControlCharacters) when signin first signed in to it; nothing was sent to the new server. If the move is expected, sign in again and confirm it, or `signin logout --resource \(resource.withoutControlCharacters)` first")
         }
         // Step 3.
-        let (server, serverURL) = try Discovery.discoveredServer(issuer: issuer, http: http)
-        let serverScopes = server["scopes_supported"]?.array?.compactMap(\.string)
-        let openID = serverScopes?.contains("openid") ?? (server["jwks_uri"]?.string != nil)
+        let server = try Discovery.discoveredServer(issuer: issuer, http: http)
+        let serverScopes = server.scopesSupported
+        let openID = server.isOpenIDProvider
         // Step 4.
         var scopes = challengeScopes ?? record?.scopesAsked ?? defaultScopes(metadata, openID: false)
         for s in addingScopes where !scopes.contains(s) { scopes.append(s) }
@@ -77,7 +77,7 @@ public enum APIAccess {
         }
         // Step 5.
         var client: ClientRegistration
-        let documentTaken = server["client_id_metadata_document_supported"]?.bool == true
+        let documentTaken = server.clientIDMetadataDocumentSupported == true
         if let document = clientMetadataDocument, documentTaken {
             // The specification's order: a client ID metadata document before a registration (kept or new).
             client = ClientRegistration(issuer: issuer, clientID: document, clientSecret: nil, redirectPort: 0, redirectPath: ClientRegistration.redirectPath)
@@ -86,7 +86,7 @@ public enum APIAccess {
         } else if !registeringAgain, let kept = try store.registration(issuer: issuer, resource: resource), kept.covers(scopes), kept.kind == .registered {
             client = kept
         } else {
-            guard let endpoint = server["registration_endpoint"]?.string else {
+            guard let endpoint = server.registrationEndpoint else {
                 throw .unsupported(reason: "\(issuer) (the authorization server of \(resource.withoutControlCharacters)) does not let clients register themselves (no registration_endpoint)\(documentTaken ? " and takes client ID metadata documents: set client_id_metadata_document to the https URL where `signin client-metadata` prints one is hosted" : ""), or register signin there by hand and write its configuration with `signin init`")
             }
             if let problem = EndpointURL.problem(endpoint) {
@@ -103,7 +103,7 @@ public enum APIAccess {
         var c = configuration(resource, scopes: scopes, client, httpTimeout)
         // The server's metadata was read once (step 3): the sign-in takes its endpoints from it instead of reading it
         // again. (Where they cannot be made from it, the sign-in's own discovery says why.)
-        if let endpoints = try? Discovery.endpoints(for: c, fetched: (server, serverURL), http: HTTPClient(configuration: c)) {
+        if let endpoints = try? Discovery.endpoints(for: c, fetched: server, http: HTTPClient(configuration: c)) {
             DiscoveryCache.shared.store(endpoints, for: c)
         }
         if let earlier = record, let held = try heldConfiguration(resource, earlier, store),

@@ -94,4 +94,30 @@ import Testing
             #expect(throws: SignInError.self) { try IDToken.decode(raw).checkClaims(expect) }
         }
     }
+
+    /// A server's metadata is read once into its typed members: a member of the wrong type or an empty string is as
+    /// absent (never a crash, never an empty endpoint), and an RFC 8414 document lacking OpenID's members takes them
+    /// from the same issuer's OpenID document without overriding what it names itself.
+    @Test func serverMetadataIsTypedAndAHybridDocumentIsCompleted() throws {
+        let oauth = AuthorizationServerMetadata(document: JSONValue.object(from: Data("""
+            {"issuer": "https://as.example", "authorization_endpoint": "https://as.example/authorize", "token_endpoint": "",
+             "registration_endpoint": 7, "scopes_supported": ["read", 3, "openid"], "code_challenge_methods_supported": "S256",
+             "client_id_metadata_document_supported": "yes", "require_pushed_authorization_requests": true}
+            """.utf8))!, url: "https://as.example/.well-known/oauth-authorization-server")
+        #expect(oauth.isOAuthMetadata && oauth.issuer == "https://as.example")
+        #expect(oauth.tokenEndpoint == nil && oauth.registrationEndpoint == nil && oauth.jwksURI == nil)
+        #expect(oauth.scopesSupported == ["read", "openid"] && oauth.isOpenIDProvider)
+        #expect(oauth.codeChallengeMethodsSupported == nil && oauth.clientIDMetadataDocumentSupported == nil)
+        #expect(oauth.requirePushedAuthorizationRequests == true)
+
+        let openID = AuthorizationServerMetadata(document: JSONValue.object(from: Data("""
+            {"issuer": "https://as.example", "authorization_endpoint": "https://as.example/other", "token_endpoint": "https://as.example/token",
+             "jwks_uri": "https://as.example/jwks", "require_pushed_authorization_requests": false}
+            """.utf8))!, url: "https://as.example/.well-known/openid-configuration")
+        let hybrid = oauth.completed(by: openID)
+        #expect(hybrid.authorizationEndpoint == "https://as.example/authorize")
+        #expect(hybrid.tokenEndpoint == "https://as.example/token" && hybrid.jwksURI == "https://as.example/jwks")
+        #expect(hybrid.requirePushedAuthorizationRequests == true)
+        #expect(!openID.isOAuthMetadata && AuthorizationServerMetadata(document: [:], url: "u").isOpenIDProvider == false)
+    }
 }

@@ -12,41 +12,40 @@ package enum Discovery {
         try endpoints(for: config, fetched: nil, http: http)
     }
 
-    /// `endpoints(for:http:)` from the server's metadata already read for this issuer (`fetched`: the document and its
-    /// URL, as `discoveredServer` answers them), so that a sign-in from an API's address reads it once.
-    package static func endpoints(for config: SignInConfiguration, fetched: (document: [String: JSONValue], url: String)?,
+    /// `endpoints(for:http:)` from the server's metadata already read for this issuer (`fetched`, as
+    /// `discoveredServer` answers it), so that a sign-in from an API's address reads it once.
+    package static func endpoints(for config: SignInConfiguration, fetched: AuthorizationServerMetadata?,
                                   http: HTTPClient) throws(SignInError) -> ProviderEndpoints {
         let o = config.endpoints
         // A configuration built in code has not been through the file checks: the same rules apply to it.
         if let problem = EndpointURL.problem(config.issuer) {
             throw .configInvalid(file: config.sourcePath, field: "issuer", reason: problem)
         }
-        var doc: [String: JSONValue] = [:]
+        // The configuration names every endpoint it needs: no metadata is read (a document of nothing is read).
+        var doc = AuthorizationServerMetadata(document: [:], url: "")
         // A plain OAuth 2.0 server needs no JWKS: an ID token is expected only when `openid` is asked.
         let needsJWKS = config.asksForIDToken
         var fromOAuthMetadata = false
         if o.authorization == nil || o.token == nil || (needsJWKS && o.jwks == nil) {
-            let found: [String: JSONValue], url: String
-            if let fetched { (found, url) = fetched } else { (found, url) = try metadataDocument(for: config, http: http) }
-            doc = found
-            fromOAuthMetadata = url.contains("/.well-known/oauth-authorization-server")
+            if let fetched { doc = fetched } else { doc = try metadataDocument(for: config, http: http) }
+            fromOAuthMetadata = doc.isOAuthMetadata
             // An RFC 8414 document need not name what OpenID needs (RFC 8414 makes jwks_uri optional): where OpenID is
             // wanted, the same issuer's OpenID document (checked to name the same issuer) gives what it lacks.
-            if fromOAuthMetadata, needsJWKS, o.jwks == nil, doc["jwks_uri"]?.string == nil || doc["userinfo_endpoint"]?.string == nil {
+            if fromOAuthMetadata, needsJWKS, o.jwks == nil, doc.jwksURI == nil || doc.userinfoEndpoint == nil {
                 for other in openIDDocumentURLs(issuer: config.issuer) {
                     guard let openID = try? metadata(at: other, issuer: config.issuer, http: http) else { continue }
-                    for (k, v) in openID where doc[k] == nil { doc[k] = v }
+                    doc = doc.completed(by: openID)
                     fromOAuthMetadata = false
                     break
                 }
             }
         }
-        func pick(_ override: String?, _ key: String, required: Bool) throws(SignInError) -> String? {
+        func pick(_ override: String?, _ key: String, _ member: KeyPath<AuthorizationServerMetadata, String?>, required: Bool) throws(SignInError) -> String? {
             if let override {
                 if let problem = EndpointURL.problem(override) { throw .configInvalid(file: config.sourcePath, field: key, reason: problem) }
                 return override
             }
-            guard let v = doc[key]?.string, !v.isEmpty else {
+            guard let v = doc[keyPath: member] else {
                 if required { throw .providerError(endpoint: "discovery document", code: "missing_\(key)", detail: "set \"\(key)\" in the configuration") }
                 return nil
             }
@@ -57,21 +56,21 @@ package enum Discovery {
         }
         var endpoints = ProviderEndpoints(
             issuer: config.issuer,
-            authorization: try pick(o.authorization, "authorization_endpoint", required: true)!,
-            token: try pick(o.token, "token_endpoint", required: true)!,
+            authorization: try pick(o.authorization, "authorization_endpoint", \.authorizationEndpoint, required: true)!,
+            token: try pick(o.token, "token_endpoint", \.tokenEndpoint, required: true)!,
             // A plain OAuth 2.0 server (RFC 8414 metadata, no OpenID document) issues no ID token: none is needed.
-            jwks: try pick(o.jwks, "jwks_uri", required: needsJWKS && !fromOAuthMetadata) ?? "",
-            revocation: try pick(o.revocation, "revocation_endpoint", required: false),
-            userinfo: try pick(o.userinfo, "userinfo_endpoint", required: false),
-            deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", required: false)
+            jwks: try pick(o.jwks, "jwks_uri", \.jwksURI, required: needsJWKS && !fromOAuthMetadata) ?? "",
+            revocation: try pick(o.revocation, "revocation_endpoint", \.revocationEndpoint, required: false),
+            userinfo: try pick(o.userinfo, "userinfo_endpoint", \.userinfoEndpoint, required: false),
+            deviceAuthorization: try pick(o.deviceAuthorization, "device_authorization_endpoint", \.deviceAuthorizationEndpoint, required: false)
                 ?? config.providerRules.deviceAuthorizationEndpoint,
-            issuerParameterSupported: doc["authorization_response_iss_parameter_supported"] == .bool(true) ? true : nil,
-            tokenEndpointAuthMethods: doc["token_endpoint_auth_methods_supported"]?.array.map { $0.compactMap(\.string) },
-            grantTypesSupported: doc["grant_types_supported"]?.array.map { $0.compactMap(\.string) },
-            pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", required: false),
-            pushedAuthorizationRequired: doc["require_pushed_authorization_requests"] == .bool(true) ? true : nil,
-            dpopSigningAlgorithms: doc[DPoP.discoveryMember]?.array.map { $0.compactMap(\.string) })
-        endpoints.scopesSupported = doc["scopes_supported"]?.array.map { $0.compactMap(\.string) }
+            issuerParameterSupported: doc.authorizationResponseIssParameterSupported == true ? true : nil,
+            tokenEndpointAuthMethods: doc.tokenEndpointAuthMethodsSupported,
+            grantTypesSupported: doc.grantTypesSupported,
+            pushedAuthorization: try pick(o.pushedAuthorization, "pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint, required: false),
+            pushedAuthorizationRequired: doc.requirePushedAuthorizationRequests == true ? true : nil,
+            dpopSigningAlgorithms: doc.dpopSigningAlgValuesSupported)
+        endpoints.scopesSupported = doc.scopesSupported
         return endpoints
     }
 
@@ -80,7 +79,7 @@ package enum Discovery {
     /// `/.well-known/openid-configuration` first, then RFC 8414 with its path inserted, then OpenID with it inserted; a
     /// server found from an API in the Model Context Protocol's order (`discoveryURLs`). The first document that
     /// answers for this issuer is taken; when none does, the first one's error is reported.
-    package static func metadataDocument(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> (document: [String: JSONValue], url: String) {
+    package static func metadataDocument(for config: SignInConfiguration, http: HTTPClient) throws(SignInError) -> AuthorizationServerMetadata {
         let trimmed = config.issuer.hasSuffix("/") ? String(config.issuer.dropLast()) : config.issuer
         var urls = discoveryURLs(issuer: config.issuer)
         if !config.foundFromAPI {
@@ -90,7 +89,7 @@ package enum Discovery {
         }
         var firstError: SignInError?
         for url in urls {
-            do throws(SignInError) { return (try metadata(at: url, issuer: config.issuer, http: http), url) } catch {
+            do throws(SignInError) { return try metadata(at: url, issuer: config.issuer, http: http) } catch {
                 if case .networkUnavailable = error { throw error }
                 // Another issuer's document is a mix-up, not a missing document: said at once.
                 if case .providerError(_, "issuer_mismatch", _) = error { throw error }
@@ -109,13 +108,13 @@ package enum Discovery {
         var unreachable: SignInError?
         var answered = false
         for url in authorizationServerMetadataURLs(issuer: issuer) {
-            let doc: [String: JSONValue]
+            let doc: AuthorizationServerMetadata
             do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
                 if case .networkUnavailable = error { unreachable = unreachable ?? error } else { answered = true }
                 continue
             }
             answered = true
-            guard let v = doc["revocation_endpoint"]?.string, EndpointURL.problem(v) == nil else { continue }
+            guard let v = doc.revocationEndpoint, EndpointURL.problem(v) == nil else { continue }
             return v
         }
         if !answered, let unreachable { throw unreachable }
@@ -127,13 +126,13 @@ package enum Discovery {
     /// inserted, OpenID with the path inserted, OpenID with the path appended; without one, RFC 8414 then OpenID.
     /// Refused, as that specification and RFC 8414 2 require: an issuer with a query or a fragment, and a server whose
     /// metadata does not list `S256` in `code_challenge_methods_supported` (PKCE cannot be relied on there).
-    package static func discoveredServer(issuer: String, http: HTTPClient) throws(SignInError) -> (document: [String: JSONValue], url: String) {
+    package static func discoveredServer(issuer: String, http: HTTPClient) throws(SignInError) -> AuthorizationServerMetadata {
         if let problem = issuerProblem(issuer) {
             throw .providerError(endpoint: "the authorization server \(issuer.withoutControlCharacters)", code: "invalid_issuer", detail: problem)
         }
         var lastError: SignInError?
         for url in discoveryURLs(issuer: issuer) {
-            let doc: [String: JSONValue]
+            let doc: AuthorizationServerMetadata
             do { doc = try metadata(at: url, issuer: issuer, http: http) } catch {
                 // Another document may answer; a server that cannot be reached at all cannot, and a document for
                 // another issuer is a mix-up (or a server that spells its own name otherwise), said as what it is.
@@ -142,7 +141,7 @@ package enum Discovery {
                 lastError = error
                 continue
             }
-            let listed = doc["code_challenge_methods_supported"]?.array?.compactMap(\.string)
+            let listed = doc.codeChallengeMethodsSupported
             guard let listed, listed.contains("S256") else {
                 let methods = listed ?? []
                 throw .providerError(endpoint: "discovery document (\(url))", code: "pkce_not_supported",
@@ -150,7 +149,7 @@ package enum Discovery {
                                         ? "it does not list code_challenge_methods_supported, so PKCE with S256 cannot be relied on; signin does not sign in there"
                                         : "its code_challenge_methods_supported does not list S256 (\(methods.joined(separator: ", ").withoutControlCharacters.prefix(100))); signin does not sign in there")
             }
-            return (doc, url)
+            return doc
         }
         throw lastError ?? .providerError(endpoint: "the authorization server \(issuer)", code: "no_metadata", detail: "it publishes no metadata")
     }
@@ -189,7 +188,7 @@ package enum Discovery {
 
     /// Fetches a metadata document and checks that it is for `issuer`: a document for another issuer is how a
     /// mix-up attack starts (RFC 9207, OpenID Discovery 4.3).
-    private static func metadata(at url: String, issuer: String, http: HTTPClient) throws(SignInError) -> [String: JSONValue] {
+    private static func metadata(at url: String, issuer: String, http: HTTPClient) throws(SignInError) -> AuthorizationServerMetadata {
         let endpoint = "discovery document (\(url))"
         let r = try http.get(url, endpoint: endpoint)
         guard r.status == 200 else {
@@ -202,6 +201,6 @@ package enum Discovery {
             throw .providerError(endpoint: endpoint, code: "issuer_mismatch",
                                  detail: "the document names its issuer \"\((d["issuer"]?.string ?? "(none)").withoutControlCharacters)\", but the server was named \"\(issuer.withoutControlCharacters)\" (by the configuration or the API): issuers must match exactly (RFC 8414 3.3), so nothing is sent there")
         }
-        return d
+        return AuthorizationServerMetadata(document: d, url: url)
     }
 }
