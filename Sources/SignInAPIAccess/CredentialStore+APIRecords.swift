@@ -54,14 +54,14 @@ extension CredentialStore {
 
     /// Chooses the API plain commands answer for when no configuration names a provider (nil: none).
     package func setCurrentAPI(_ resource: String?) throws(SignInError) {
-        guard let resource else { return removeRecord(kind: "current-api", name: "current") }
+        guard let resource else { return try removeRecord(kind: "current-api", name: "current") }
         try saveRecord(JSONValueOut.object(["resource": .string(resource)]).text, kind: "current-api", name: "current")
     }
 
     /// Forgets what signin kept for the API at `resource` (its `.api` record and the client registered for it).
     package func removeAPIRecords(resource: String, issuer: String?) throws(SignInError) {
-        removeRecord(kind: "api", name: resource)
-        if let issuer { removeRecord(kind: "registration", name: ClientRegistration.recordName(issuer: issuer, resource: resource)) }
+        try removeRecord(kind: "api", name: resource)
+        if let issuer { try removeRecord(kind: "registration", name: ClientRegistration.recordName(issuer: issuer, resource: resource)) }
         if (try? currentAPI()) == resource { try? setCurrentAPI(nil) }
     }
 }

@@ -39,9 +39,9 @@ extension CredentialStore {
         try saveRecord(record.json, kind: record.kind, name: record.name)
     }
 
-    /// Forgets the record `name` of `kind`, if one is kept.
-    package func removeRecord(kind: String, name: String) {
-        guard let o = try? open() else { return }
+    /// Forgets the record `name` of `kind`, if one is kept (a store whose key cannot be opened says why).
+    package func removeRecord(kind: String, name: String) throws(SignInError) {
+        guard let o = try open() else { return }
         _ = Posix.unlink(recordPath(o, kind: kind, name: name).path)
     }
 
