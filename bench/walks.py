@@ -5,7 +5,8 @@ build's DWARF 4 line tables and its conditional jumps):
     top-level code of main.swift included (a reader opens them too), the compiler's own helpers (outlined copies,
     value witnesses) and the standard library's specializations left out;
   - deciding: the files in which a conditional branch ran on a line that states a condition (if, guard, switch,
-    case, while, ?:, ??, &&, ||, where, catch);
+    case, while, ?:, ??, &&, ||, where, catch); and, beside it, "of the path": those outside the mechanism every path
+    stands on (SignInBase's System, Runtime, Values and Crypto folders, the C shims);
   - folder changes: the distinct calls from one folder of Sources/ into another;
   - CLI->library: the distinct calls from a file of SignInCLI into one of the library's targets;
   - library->CLI: calls from a library target up into SignInCLI (the compiler refuses them now; counted to show it);
@@ -47,6 +48,10 @@ STANDIN = f"{PY} {os.path.join(ROOT, 'Tests', 'Providers', 'browser_standin.py')
 # The compiler's own helpers: outlined copies and destroys, value witnesses, lazy witness-table accessors. A type's
 # initialisers and accessors are not among them: they are code a reader opens, and a branch in one is a decision.
 HELPER = ("Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs", "wcp", "wca", "wta", "wxx", "wtk", "wet", "wst", "wug", "wup", "wui")
+# The mechanism every path stands on, which a reader of one path does not open to follow it: the system layer (EINTR
+# retries, errno), the runtime helpers, the value codecs (the JSON parser, URL checks) and the C shims. `deciding`
+# counts them; `of the path` is the deciding files without them, beside it (never instead of it).
+MECHANISM = ("SignInBase/System/", "SignInBase/Runtime/", "SignInBase/Values/", "SignInBase/Crypto/", "CSignIn")
 # What states a condition on a source line: a conditional branch that ran there is a decision that line makes.
 CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", " for ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (", "? ")
 
@@ -249,12 +254,14 @@ def main():
     for e in (env, penv):
         subprocess.run([SIGNIN, "lock"], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stop()
-    print(" files  deciding  folder changes  reading changes  CLI->library  library->CLI  path")
+    print(" files  deciding  of the path  folder changes  reading changes  CLI->library  library->CLI  path")
     for name, m in walks.items():
-        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(m['folder changes']):14d}  {m.get('reading changes', 0):15d}  "
+        path = [f for f in m["deciding"] if not f.startswith(MECHANISM)]
+        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(path):11d}  {len(m['folder changes']):14d}  {m.get('reading changes', 0):15d}  "
               f"{len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
         if LIST:
             print("      deciding, in reading order: " + ", ".join(m["deciding"]))
+            print("      of the path (without the system layer, the runtime, the values and the C shims): " + ", ".join(path))
             if LINES:
                 for f, ns in sorted(m.get("lines", {}).items()):
                     print(f"        {f}: " + ", ".join(str(n) for n in ns))
