@@ -66,11 +66,17 @@ extension CredentialStore {
     package static func registrationName(issuer: String, resource: String?) -> String { resource.map { issuer + "\n" + $0 } ?? issuer }
 
     private static func openRecord(path: String, kind: String, key: [UInt8]) -> [String: JSONValue]? {
-        let name = String(path.split(separator: "/").last ?? "")
-        let c = String(name.dropLast(kind.utf8.count + 1))
-        guard let data = try? FileIO.read(path: path, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)),
-              var plain = Crypto.open(entry.sealed, key: key, aad: EntryFile.aad(configuration: c, account: kind)) else { return nil }
+        guard var plain = openedRecord(path: path, kind: kind, key: key) else { return nil }
         defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
         return JSONValue.object(from: Data(plain))
+    }
+
+    /// The record file at `path` of `kind`, decrypted with `key` (the caller zeroes it), or nil when it cannot be read
+    /// or does not decrypt: its keyed name is bound into the seal, so a file renamed is refused.
+    static func openedRecord(path: String, kind: String, key: [UInt8]) -> [UInt8]? {
+        let name = String(path.split(separator: "/").last ?? "")
+        let c = String(name.dropLast(kind.utf8.count + 1))
+        guard let data = try? FileIO.read(path: path, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)) else { return nil }
+        return Crypto.open(entry.sealed, key: key, aad: EntryFile.aad(configuration: c, account: kind))
     }
 }

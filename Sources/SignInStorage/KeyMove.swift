@@ -119,9 +119,7 @@ extension CredentialStore {
             guard let dot = name.lastIndex(of: "."), name.utf8.count == 32 + name[dot...].utf8.count else { continue }
             let kind = String(name[name.index(after: dot)...])
             guard kind == "api" || kind == "registration" else { continue }
-            let c = String(name[..<dot])
-            guard let data = try? FileIO.read(path: directory + "/" + name, limit: 1 << 16, noFollow: true), let entry = try? EntryFile.parse(Array(data)),
-                  var plain = Crypto.open(entry.sealed, key: old.key, aad: EntryFile.aad(configuration: c, account: kind)) else { continue }
+            guard var plain = Self.openedRecord(path: directory + "/" + name, kind: kind, key: old.key) else { continue }
             defer { plain.withUnsafeMutableBytes { Posix.zero($0) } }
             guard let json = JSONValue.object(from: Data(plain)), let recordName = CredentialStore.recordName(kind: kind, json: json) else { continue }
             let moved = new.names.configuration(issuer: recordName, clientID: kind)
