@@ -58,6 +58,36 @@ import Testing
     }
 
     /// Format 2's names are part of the carry-over: a store written by an earlier signin must still be found.
+    /// The records the API room keeps beside the entries are sealed under a keyed name: each reads back as written and
+    /// is listed by its kind; one copied over another's file does not open (its name is bound into the seal); removed,
+    /// it is gone. The kinds a key move renames are named from what they hold.
+    @Test func recordsReadBackUnderTheirNameAndAnotherRecordsFileIsRefused() throws {
+        let a = CredentialStore.Record(kind: "api", name: "https://a.example/", json: #"{"resource":"https://a.example/","authorization_servers":["https://as.example"]}"#)
+        let b = CredentialStore.Record(kind: "api", name: "https://b.example/", json: #"{"resource":"https://b.example/","authorization_servers":["https://as.example"]}"#)
+        try store.save(a)
+        try store.save(b)
+        #expect(try store.record(kind: "api", name: a.name)?["resource"]?.string == a.name)
+        #expect(try store.records(kind: "api").compactMap { $0["resource"]?.string }.sorted() == [a.name, b.name])
+        #expect(try store.records(kind: "registration").isEmpty && store.record(kind: "registration", name: a.name) == nil)
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".api") }.sorted()
+        #expect(files.count == 2 && !files.joined().contains("example"), "\(files)")
+        try FileManager.default.removeItem(atPath: dir + "/" + files[1])
+        try FileManager.default.copyItem(atPath: dir + "/" + files[0], toPath: dir + "/" + files[1])
+        #expect(try store.records(kind: "api").count == 1)
+        #expect(try [store.record(kind: "api", name: a.name), store.record(kind: "api", name: b.name)].compactMap { $0 }.count == 1)
+
+        try store.removeRecord(kind: "api", name: a.name)
+        try store.removeRecord(kind: "api", name: b.name)
+        #expect(try store.records(kind: "api").isEmpty)
+
+        #expect(CredentialStore.recordName(kind: "api", json: ["resource": .string("https://a.example/")]) == "https://a.example/")
+        #expect(CredentialStore.recordName(kind: "registration", json: ["issuer": .string("https://as.example"), "resource": .string("https://a.example/")])
+                == "https://as.example\nhttps://a.example/")
+        #expect(CredentialStore.recordName(kind: "registration", json: ["issuer": .string("https://as.example")]) == "https://as.example")
+        #expect(CredentialStore.recordName(kind: "current-api", json: ["resource": .string("https://a.example/")]) == nil)
+    }
+
     @Test func legacyEntryNamesDoNotChange() {
         #expect(StoreNames.legacyAccount(subject: "alice") == "508b2abb65a03907b7bbeb73b48da59c")
     }
