@@ -4,8 +4,8 @@ build's DWARF 4 line tables and its conditional jumps):
   - files: the source files of Sources/ (Swift and C) in which a function ran: initialisers, accessors and the
     top-level code of main.swift included (a reader opens them too), the compiler's own helpers (outlined copies,
     value witnesses) and the standard library's specializations left out;
-  - deciding: the files in which a conditional branch ran on a line that states a condition (if, guard, switch,
-    case, while, ?:, ??, &&, ||, where, catch); and, beside it, "of the path": those outside the mechanism every path
+  - deciding: the files in which a line that states a condition (if, guard, switch, case, while, ?:, ??, &&, ||,
+    where, catch; outside string literals and comments) ran, whichever way it went; and, beside it, "of the path": those outside the mechanism every path
     stands on (SignInBase's System, Runtime, Values and Crypto folders, the C shims);
   - folder changes: the distinct calls from one folder of Sources/ into another;
   - CLI->library: the distinct calls from a file of SignInCLI into one of the library's targets;
@@ -26,6 +26,7 @@ in reading order: depth first along the calls from main.swift, each file where i
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -53,7 +54,20 @@ HELPER = ("Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs", "wcp", "wca", "
 # counts them; `of the path` is the deciding files without them, beside it (never instead of it).
 MECHANISM = ("SignInBase/System/", "SignInBase/Runtime/", "SignInBase/Values/", "SignInBase/Crypto/", "CSignIn")
 # What states a condition on a source line: a conditional branch that ran there is a decision that line makes.
-CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", " for ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (", "? ")
+# (A ternary is " ? ", with a space each side: "String? = nil" and "-> T? {" are types, not conditions.)
+CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", " for ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (")
+
+
+def states_condition(text):
+    """Whether a source line states a condition: one of CONDITION outside its string literals and its comment."""
+    code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text.strip())
+    if code.startswith("//") or code.startswith("*") or code.startswith("/*"):
+        return False
+    code = code.split("//")[0]
+    # An enum's `case a = 1, b = 2` declares; a switch's `case .a:` decides (its colon says so).
+    if code.startswith("case ") and ":" not in code:
+        return False
+    return any(c in " " + code + " " for c in CONDITION)
 
 
 def source_file(path):
@@ -88,12 +102,11 @@ def is_callback(symbol):
 
 
 def parse(out):
-    """Reads callgrind's raw output (uncompressed): the files each function ran in, the lines of conditional jumps
+    """Reads callgrind's raw output (uncompressed): the files each function ran in, the lines stating a condition
     that ran, and the calls from one file to another."""
     ran, decided, edges = {}, {}, {}
     fl = fi = fn = None
     cfile = cfn = None
-    pending_jump = False
     pending_call = None
     lines = {}
 
@@ -123,10 +136,6 @@ def parse(out):
                 cfn = line[4:]
             elif line.startswith("calls="):
                 pending_call = (cfile or fi, cfn)
-            elif line.startswith("jcnd="):
-                pending_jump = True
-            elif line.startswith("jump="):
-                pending_jump = False
             elif line and (line[0].isdigit() or line[0] in "+-*"):
                 here = source_file(fi or "")
                 if pending_call is not None:
@@ -139,15 +148,15 @@ def parse(out):
                     continue
                 if here and fn and owns(here, fn) and not is_accessor(fn):
                     ran.setdefault(here, set()).add(fn)
-                    if pending_jump:
-                        try:
-                            n = int(line.split()[0])
-                        except ValueError:
-                            n = 0
-                        src = " " + text_at(fi, n).strip() + " "
-                        if n and any(c in src for c in CONDITION) and not src.strip().startswith("//"):
-                            decided.setdefault(here, set()).add(n)
-                pending_jump = False
+                    # A line that states a condition and ran is a decision, whichever way it went: callgrind lists a
+                    # conditional jump only when it was taken (`jcnd=taken/executed`), so a branch that always fell
+                    # through would go unseen if only jumps counted (the floor this tool was until 2026-12-05).
+                    try:
+                        n = int(line.split()[0])
+                    except ValueError:
+                        n = 0
+                    if n and states_condition(text_at(fi, n)):
+                        decided.setdefault(here, set()).add(n)
     return ran, decided, edges
 
 
@@ -198,7 +207,7 @@ def grind(name, args, env, run=None, only=None, stdin_text=None):
     toggles = [] if only is None else ["--collect-atstart=no"] + [f"--toggle-collect={f}" for f in REQUEST_ONLY + only]
     p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-jumps=yes", "--compress-strings=no",
                           "--compress-pos=no"] + toggles + [SIGNIN] + args, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=open(out + ".err", "w"),
                          stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL, text=True)
     if stdin_text is not None:
         p.stdin.write(stdin_text)
@@ -206,6 +215,11 @@ def grind(name, args, env, run=None, only=None, stdin_text=None):
     if run:
         run(p)
     p.wait()
+    # A walk that failed walked the failure: said, never counted (a server stopped by its signal ends 0 too).
+    if p.returncode != 0:
+        with open(out + ".err") as f:
+            said = [l for l in f.read().splitlines() if not l.startswith("==")]
+        sys.exit(f"walks: `signin {' '.join(args)}` ({name}) ended {p.returncode}, so its walk is not the path asked for:\n" + "\n".join(said[-8:]))
     return measure(out)
 
 
@@ -226,7 +240,8 @@ def main():
     # The second key custody the issue asks for: the key in the kernel keyring after a passphrase (file custody
     # has no keyring; `passphrase` keeps the unlocked key there for the cache's time).
     pcfg = write(os.path.join(home, "passphrase.json"), json.dumps({"client_id": "walks-pass", "issuer": provider.issuer, "key_storage": "passphrase"}))
-    penv = dict(env, SIGNIN_CONFIG=pcfg)
+    # A store of its own: the file key's store is another custody (its key would have to move first).
+    penv = dict(env, SIGNIN_CONFIG=pcfg, XDG_DATA_HOME=os.path.join(home, "data-passphrase"))
     grind("login-passphrase", ["login", "--passphrase-fd", "0"], penv, stdin_text="correct horse battery staple\n")
     walks["cached token (passphrase key, unlocked)"] = grind("token-passphrase", ["token"], penv)
 
