@@ -28,18 +28,19 @@ import FoundationEssentials
 /// 5. Scopes the request names must all be granted; the answer says its type (`DPoP` with a proof the request asks
 ///    for, never one for the provider's own endpoints; else `Bearer`).
 ///
-/// The files that decide on a cached `signin token` (configuration with `client_id` and `issuer`, the entry's key
-/// held in the kernel keyring), in reading order as `bench/walks --lines` lists them with the line of each decision:
-/// 22, of which 8 are the system layer and the values (`csystem.c`, `CrashGuard`, `ProcessEnvironment`, `FileIO`,
-/// `SystemError`, `SystemCall`, `JSONValue`, `EndpointURL`), and 14 decide what this path does: SignInCLI's
-/// `CLI.swift` (argv, the command, the configuration's path) and `CommandSpec.swift` (the options);
+/// The files that decide on a cached `signin token` (configuration with `client_id` and `issuer`, the store's key
+/// held unlocked in the kernel keyring), as `bench/walks --lines` lists them with each line stating a condition that
+/// ran: 43, of which 14 are the mechanism every path stands on (the system layer, the values, `SipHash`, the C shims)
+/// and 29 the path's, in reading order: `signin/main.swift` and `HandOverCheck.swift`; SignInCLI's `CLI.swift` (argv,
+/// the command, the configuration's path), `Options.swift` and `CommandSpec.swift` (the options);
 /// `APICommandConfiguration.swift` (an API's own sign-in, or the file's configuration); the configuration
 /// (`SignInConfiguration`, `ConfigurationSection`); `ForwardedAgent.swift` (an agent over SSH, or not);
-/// `ConfigurationLocation`; `SignInClient.swift` (the store for this configuration); `KeyStorage.swift` (the key's
-/// custody); the store's reader (`CredentialStore+Reading.swift`: folder, key, current account, the kernel's copy or
-/// the file) and `StoreKey.swift` (where the key is); the request (`TokenTarget.swift`, `TokenRequest.swift`); this
-/// file. With the key in a file, the entry is read from the kernel's copy or decrypted: `keyring.c` and
-/// `StoredCredentials.swift` (the entry's codec) decide too.
+/// `ConfigurationLocation`; `SignInClient.swift` (the store for this configuration); the key (`KeyStorage`,
+/// `StoreKey`, `KeyPlace`, `KernelKeyring`: its custody, where it is, the kernel's copy); the store's reader
+/// (`CredentialStore+Reading.swift`: folder, key, current account, the kernel's copy or the file), `StoreNames`,
+/// `StoredCredentials` (the entry's codec); the command (`CommandSupport`, `Bridge`, `Token`, and its options
+/// `Freshness`, `Impersonation`, `TokenTarget`); `IssuedToken` (the answer's rendering); this file; `TokenRequest`;
+/// `ClientIdentity`; and `GoogleProvider` (the issuer's rules, asked of every family).
 package struct TokenUseCase: PersonGrant {
     package let configuration: SignInConfiguration
     package let store: any CredentialStorage
