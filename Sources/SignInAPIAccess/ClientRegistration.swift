@@ -29,9 +29,7 @@ package struct ClientRegistration: Sendable, Equatable {
     package var resource: String? = nil
 
     /// The name its record is kept under in the store: the server, and the API when it was registered for one.
-    package var recordName: String { Self.recordName(issuer: issuer, resource: resource) }
-
-    package static func recordName(issuer: String, resource: String?) -> String { CredentialStore.registrationName(issuer: issuer, resource: resource) }
+    package var recordName: String { CredentialStore.registrationName(issuer: issuer, resource: resource) }
 
     package static let redirectPath = "/callback"
 

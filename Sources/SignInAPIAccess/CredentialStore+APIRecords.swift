@@ -13,7 +13,7 @@ extension CredentialStore {
     /// The registration kept for the authorization server `issuer` (for `resource`, when given: a client per API;
     /// else, or when none was kept for the API, the one kept for the server by an earlier signin), or nil.
     package func registration(issuer: String, resource: String? = nil) throws(SignInError) -> ClientRegistration? {
-        if let resource, let json = try record(kind: "registration", name: ClientRegistration.recordName(issuer: issuer, resource: resource)),
+        if let resource, let json = try record(kind: "registration", name: CredentialStore.registrationName(issuer: issuer, resource: resource)),
            let r = ClientRegistration(json: json), r.issuer == issuer, r.resource == resource {
             return r
         }
@@ -61,7 +61,7 @@ extension CredentialStore {
     /// Forgets what signin kept for the API at `resource` (its `.api` record and the client registered for it).
     package func removeAPIRecords(resource: String, issuer: String?) throws(SignInError) {
         try removeRecord(kind: "api", name: resource)
-        if let issuer { try removeRecord(kind: "registration", name: ClientRegistration.recordName(issuer: issuer, resource: resource)) }
+        if let issuer { try removeRecord(kind: "registration", name: CredentialStore.registrationName(issuer: issuer, resource: resource)) }
         if (try? currentAPI()) == resource { try? setCurrentAPI(nil) }
     }
 }

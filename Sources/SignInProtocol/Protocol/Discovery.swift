@@ -21,7 +21,7 @@ package enum Discovery {
         if let problem = EndpointURL.problem(config.issuer) {
             throw .configInvalid(file: config.sourcePath, field: "issuer", reason: problem)
         }
-        // The configuration names every endpoint it needs: no metadata is read (a document of nothing is read).
+        // An empty document, for a configuration that names every endpoint it needs: then no metadata is read.
         var doc = AuthorizationServerMetadata(document: [:], url: "")
         // A plain OAuth 2.0 server needs no JWKS: an ID token is expected only when `openid` is asked.
         let needsJWKS = config.asksForIDToken
