@@ -205,7 +205,7 @@ REQUEST_ONLY = ["*LoopbackServerC9acceptAll*XEtF", "*LoopbackServerC11readReques
 def grind(name, args, env, run=None, only=None, stdin_text=None):
     out = os.path.join(WORK, name + ".cg")
     toggles = [] if only is None else ["--collect-atstart=no"] + [f"--toggle-collect={f}" for f in REQUEST_ONLY + only]
-    p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-jumps=yes", "--compress-strings=no",
+    p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--compress-strings=no",
                           "--compress-pos=no"] + toggles + [SIGNIN] + args, env=env,
                          stdout=subprocess.PIPE, stderr=open(out + ".err", "w"),
                          stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL, text=True)
@@ -276,7 +276,7 @@ def main():
               f"{len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
         if LIST:
             print("      deciding, in reading order: " + ", ".join(m["deciding"]))
-            print("      of the path (without the system layer, the runtime, the values and the C shims): " + ", ".join(path))
+            print("      of the path (without the system layer, the runtime, the values, the crypto and the C shims): " + ", ".join(path))
             if LINES:
                 for f, ns in sorted(m.get("lines", {}).items()):
                     print(f"        {f}: " + ", ".join(str(n) for n in ns))
