@@ -9,7 +9,7 @@ enum Paths {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let providers = repo.appendingPathComponent("Tests/Providers")
 
-    /// `$SIGNIN_TEST_BINARY` (CI runs the suite again against `scripts/build-release`'s binary), else the `signin`
+    /// `$SIGNIN_TEST_BINARY` (CI runs the suite under ThreadSanitizer against `scripts/build-release`'s binary), else the `signin`
     /// built beside this test bundle.
     static var signin: String {
         if let p = ProcessInfo.processInfo.environment["SIGNIN_TEST_BINARY"], !p.isEmpty { return p }
