@@ -30,6 +30,12 @@ protocol TokenSource {
 }
 
 extension TokenSource {
+    /// The token a command's options ask for: the access token for one API when `target` names one (`--resource`,
+    /// `--audience`; the commands refuse them with another `kind`), else the grant's own token of `kind`.
+    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        target.isSet ? try accessToken(freshness, for: target) : try token(kind, freshness, audience: nil)
+    }
+
     /// A source with no DPoP-bound grant (a stand-in): the token, and no proof.
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
         try token(.access, freshness, audience: nil)

@@ -44,7 +44,7 @@ struct Token: SignInCommand {
 
     /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
-        let issued = target.isSet ? try source.accessToken(freshness, for: target) : try source.token(.access, freshness, audience: nil)
+        let issued = try source.token(.access, freshness, for: target)
         let (type, value) = try issued.presented(to: .typed)
         // Said, not refused: the token works, but it is the grant's whole reach, not the one API's.
         let notice = issued.evidentlyUnrestricted

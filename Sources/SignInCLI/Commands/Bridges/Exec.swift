@@ -120,7 +120,7 @@ struct Exec: SignInCommand {
 
     private func become(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
         let io = source.io
-        let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
+        let issued = try source.token(kind, Freshness(minTTL: minTTL), for: target)
         let (type, token) = try issued.presented(to: .typed)
         let name = variable
         Posix.setenv(name, token, 1)

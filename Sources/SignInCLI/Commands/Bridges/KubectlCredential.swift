@@ -57,7 +57,7 @@ struct KubectlCredential: SignInCommand {
     /// The ExecCredential for `source`'s token, in the API version `environment`'s `KUBERNETES_EXEC_INFO` asks.
     func answer(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> BridgeAnswer {
         let version = KubectlExecInfo.apiVersion(environment)
-        let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minTTL), for: target) : try source.token(kind, Freshness(minTTL: minTTL), audience: nil)
+        let issued = try source.token(kind, Freshness(minTTL: minTTL), for: target)
         let token = issued.token
         // ExecCredential has no token type: kubectl sends `Authorization: Bearer`.
         var status: [String: JSONValueOut] = ["token": .string(try issued.presented(to: .bearerOnly("kubectl (an ExecCredential)")).value)]

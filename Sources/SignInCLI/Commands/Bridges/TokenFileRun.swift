@@ -73,7 +73,7 @@ final class TokenFileRun: @unchecked Sendable {
 
     /// Replaces the file with a token valid for `minimumValidity` more.
     private func renew(minimumValidity: Int) throws(SignInError) {
-        let issued = target.isSet ? try source.accessToken(Freshness(minTTL: minimumValidity), for: target) : try source.token(kind, Freshness(minTTL: minimumValidity), audience: nil)
+        let issued = try source.token(kind, Freshness(minTTL: minimumValidity), for: target)
         let (type, value) = try issued.presented(to: .typed)
         try TextFiles.write(value, to: path, mode: 0o600)
         expiry.withLock { $0 = issued.token.expirationDate }
