@@ -9,8 +9,10 @@ protocol TokenSource {
     /// The token `kind`, as fresh as `freshness` asks; `audience` for an ID token (nil: this client). The
     /// source adds its account and service-account chain.
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken
-    /// The access token for one API (`target`: a resource, or an audience to exchange for).
-    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken
+    /// The token a command's options ask for: with `target` set (`--resource`, `--audience`; the commands refuse
+    /// them with another `kind`), the access token for that one API; else the grant's own token of `kind`. The
+    /// request carries both, and the one token path decides (`TokenUseCase`).
+    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken
     /// The access token with a DPoP proof for `target` when the grant is bound to a key (`IssuedToken.dpopProof`;
     /// nil for a bearer token).
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken
@@ -30,12 +32,6 @@ protocol TokenSource {
 }
 
 extension TokenSource {
-    /// The token a command's options ask for: the access token for one API when `target` names one (`--resource`,
-    /// `--audience`; the commands refuse them with another `kind`), else the grant's own token of `kind`.
-    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        target.isSet ? try accessToken(freshness, for: target) : try token(kind, freshness, audience: nil)
-    }
-
     /// A source with no DPoP-bound grant (a stand-in): the token, and no proof.
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
         try token(.access, freshness, audience: nil)
@@ -44,9 +40,10 @@ extension TokenSource {
     /// A stand-in: no host has a resource of its own.
     func gitResources() -> [String: String] { [:] }
 
-    /// A source that cannot ask for one API's token (a stand-in): says so.
-    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        throw .unsupported(reason: "this token source gives no token for one API (--resource, --audience)")
+    /// A source that cannot ask for one API's token (a stand-in): the grant's own token, or says so.
+    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        guard !target.isSet else { throw .unsupported(reason: "this token source gives no token for one API (--resource, --audience)") }
+        return try token(kind, freshness, audience: nil)
     }
 }
 
@@ -58,8 +55,9 @@ extension Freshness {
         return r
     }
 
-    func request(_ target: TokenTarget, principal: TokenRequest.Principal, account: String?) -> TokenRequest {
-        var r = request(.access, audience: target.audience, principal: principal, account: account)
+    /// The request of `kind` for `target` (`--resource`, `--audience`: set only with an access token).
+    func request(_ kind: TokenKind, _ target: TokenTarget, principal: TokenRequest.Principal, account: String?) -> TokenRequest {
+        var r = request(kind, audience: target.audience, principal: principal, account: account)
         r.resource = target.resource
         return r
     }
@@ -98,8 +96,8 @@ struct LocalTokens: TokenSource {
         try answer(freshness.request(kind, audience: audience, principal: principal, account: c.account))
     }
 
-    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        try answer(freshness.request(target, principal: principal, account: c.account))
+    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        try answer(freshness.request(kind, target, principal: principal, account: c.account))
     }
 
     private func answer(_ r: TokenRequest) throws(SignInError) -> IssuedToken {
@@ -172,8 +170,8 @@ final class AgentTokens: TokenSource {
         try agent.token(request(kind, freshness, audience: audience))
     }
 
-    func accessToken(_ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        var r = request(.access, freshness, audience: target.audience)
+    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
+        var r = request(kind, freshness, audience: target.audience)
         r.resource = target.resource
         return try agent.token(r)
     }

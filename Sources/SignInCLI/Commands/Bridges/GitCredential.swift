@@ -70,7 +70,7 @@ struct GitCredential: SignInCommand {
             // A host given an API of its own (`git_resources`) gets the token for that API alone (RFC 8707).
             let issued: IssuedToken
             if let r = GitHosts.resource(for: host, in: source.gitResources()) {
-                issued = try source.accessToken(Freshness(minTTL: minTTL), for: TokenTarget(resource: r))
+                issued = try source.token(.access, Freshness(minTTL: minTTL), for: TokenTarget(resource: r))
             } else {
                 issued = try source.token(.access, Freshness(minTTL: minTTL), audience: nil)
             }
