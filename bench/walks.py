@@ -55,7 +55,9 @@ HELPER = ("Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs", "wcp", "wca", "
 MECHANISM = ("SignInBase/System/", "SignInBase/Runtime/", "SignInBase/Values/", "SignInBase/Crypto/", "CSignIn")
 # What states a condition on a source line: a conditional branch that ran there is a decision that line makes.
 # (A ternary is " ? ", with a space each side: "String? = nil" and "-> T? {" are types, not conditions.)
-CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", " for ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (")
+CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (")
+# A loop's `for x in xs` decides (whether there is another); an argument label `for target:` does not.
+FOR_IN = re.compile(r"\bfor\s+(?:case\s+|try\s+|await\s+)*[^:]*?\s+in\b")
 
 
 def states_condition(text):
@@ -67,7 +69,7 @@ def states_condition(text):
     # An enum's `case a = 1, b = 2` declares; a switch's `case .a:` decides (its colon says so).
     if code.startswith("case ") and ":" not in code:
         return False
-    return any(c in " " + code + " " for c in CONDITION)
+    return any(c in " " + code + " " for c in CONDITION) or FOR_IN.search(code) is not None
 
 
 def source_file(path):
