@@ -162,8 +162,11 @@ final class AgentTokens: TokenSource {
     /// No chain on this command line: the laptop's configuration decides the principal, as it does there.
     private(set) var configuredChain = false
 
+    /// Whose tokens: the laptop's configuration's principal, or the chain on this command line.
+    private var principal: TokenRequest.Principal { configuredChain ? .configured : .init(given: chain) }
+
     private func request(_ kind: TokenKind, _ freshness: Freshness, audience: String?) -> TokenRequest {
-        freshness.request(kind, audience: audience, principal: configuredChain ? .configured : .init(given: chain), account: account)
+        freshness.request(kind, audience: audience, principal: principal, account: account)
     }
 
     func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
@@ -171,9 +174,7 @@ final class AgentTokens: TokenSource {
     }
 
     func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        var r = request(kind, freshness, audience: target.audience)
-        r.resource = target.resource
-        return try agent.token(r)
+        try agent.token(freshness.request(kind, target, principal: principal, account: account))
     }
 
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {

@@ -67,13 +67,10 @@ struct GitCredential: SignInCommand {
             if attributes["protocol"] == "http" && !GitHosts.isLoopback(host) {
                 return BridgeAnswer(code: .usage, error: "signin: git-credential gives no token over plain http to \"\(host.withoutControlCharacters)\" (anyone on the way could read it); use https.")
             }
-            // A host given an API of its own (`git_resources`) gets the token for that API alone (RFC 8707).
-            let issued: IssuedToken
-            if let r = GitHosts.resource(for: host, in: source.gitResources()) {
-                issued = try source.token(.access, Freshness(minTTL: minTTL), for: TokenTarget(resource: r))
-            } else {
-                issued = try source.token(.access, Freshness(minTTL: minTTL), audience: nil)
-            }
+            // A host given an API of its own (`git_resources`) gets the token for that API alone (RFC 8707); any
+            // other, the grant's own (a target with no resource).
+            let api = TokenTarget(resource: GitHosts.resource(for: host, in: source.gitResources()))
+            let issued = try source.token(.access, Freshness(minTTL: minTTL), for: api)
             let token = issued.token
             let username = self.username ?? source.gitUsername ?? issued.name
             var answer = "username=\(username.withoutControlCharacters)\npassword=\(try issued.presented(to: .bearerOnly("git (a password)")).value)\n"
