@@ -9,7 +9,7 @@ $STANDIN_LOG.
 import json
 import os
 
-from harness import launch_detached
+from harness import launch_detached, start_chromium
 
 
 def log(entry):
@@ -18,16 +18,10 @@ def log(entry):
 
 
 def work(url):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = start_chromium()
     try:
         driver.set_page_load_timeout(30)
         driver.get(url)

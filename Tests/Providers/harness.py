@@ -61,6 +61,28 @@ def launch_detached(work) -> None:
         os._exit(0)
 
 
+def start_chromium(attempts: int = 3):
+    """Headless Chromium under Selenium (Debian's chromium, chromium-driver and python3-selenium), in the temporary
+    profile chromedriver makes and removes. A browser that did not come up ("DevToolsActivePort file doesn't exist":
+    chromedriver gave up waiting for it, as on a loaded machine running the sanitizer suites) is started again, up to
+    `attempts` times in all, each failure said on standard error: what the tests check begins once a page is open."""
+    from selenium import webdriver
+    from selenium.common.exceptions import SessionNotCreatedException
+    from selenium.webdriver.chrome.service import Service
+
+    for attempt in range(1, attempts + 1):
+        options = webdriver.ChromeOptions()
+        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
+            options.add_argument(arg)
+        options.binary_location = "/usr/bin/chromium"
+        try:
+            return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        except SessionNotCreatedException as e:
+            print(f"chromium did not start (attempt {attempt} of {attempts}): {e.msg}", file=sys.stderr, flush=True)
+            if attempt == attempts:
+                raise
+
+
 def self_signed_context(key, cert_out: str | None = None):
     """A TLS server context with a fresh self-signed certificate for 127.0.0.1 under `key`, which no client trusts
     unless told to (`cert_out` receives the certificate in PEM for such a client)."""

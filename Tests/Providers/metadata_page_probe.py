@@ -12,6 +12,8 @@ import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from harness import start_chromium
+
 TOKEN_URL = sys.argv[1]
 PAGE = """<!doctype html><title>probe</title><script>
 async function attempt(options) {
@@ -47,8 +49,6 @@ class Page(BaseHTTPRequestHandler):
 
 
 def main():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
     # Chromium leaves a folder of its own (SingletonSocket) in the temporary folder when it quits: give it one
@@ -57,11 +57,7 @@ def main():
     os.environ["TMPDIR"] = scratch
     server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = start_chromium()
     try:
         driver.set_page_load_timeout(30)
         driver.get(f"http://127.0.0.1:{server.server_port}/")
