@@ -4,9 +4,11 @@ build's DWARF 4 line tables and its conditional jumps):
   - files: the source files of Sources/ (Swift and C) in which a function ran: initialisers, accessors and the
     top-level code of main.swift included (a reader opens them too), the compiler's own helpers (outlined copies,
     value witnesses) and the standard library's specializations left out;
-  - deciding: the files in which a line that states a condition (if, guard, switch, case, while, ?:, ??, &&, ||,
-    where, catch; outside string literals and comments) ran, whichever way it went; and, beside it, "of the path": those outside the mechanism every path
-    stands on (SignInBase's System, Runtime, Values and Crypto folders, the C shims);
+  - deciding: the files in which a line that states a condition (if, guard, switch, case, default, while, for-in,
+    ?:, ??, &&, ||, where, catch; outside string literals and comments, not an argument label such as `default: 60`,
+    and not inside `#if DEBUG`, which the release build does not have) ran, whichever way it went; and, beside it,
+    "of the path": those outside the mechanism every path stands on (SignInBase's System, Runtime, Values and Crypto
+    folders, the C shims);
   - folder changes: the distinct calls from one folder of Sources/ into another;
   - CLI->library: the distinct calls from a file of SignInCLI into one of the library's targets;
   - library->CLI: calls from a library target up into SignInCLI (the compiler refuses them now; counted to show it);
@@ -55,9 +57,11 @@ HELPER = ("Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs", "wcp", "wca", "
 MECHANISM = ("SignInBase/System/", "SignInBase/Runtime/", "SignInBase/Values/", "SignInBase/Crypto/", "CSignIn")
 # What states a condition on a source line: a conditional branch that ran there is a decision that line makes.
 # (A ternary is " ? ", with a space each side: "String? = nil" and "-> T? {" are types, not conditions.)
-CONDITION = (" if ", "guard ", "switch ", "case ", "default:", "while ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (")
+CONDITION = (" if ", "guard ", "switch ", "case ", "while ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (")
 # A loop's `for x in xs` decides (whether there is another); an argument label `for target:` does not.
 FOR_IN = re.compile(r"\bfor\s+(?:case\s+|try\s+|await\s+)*[^:]*?\s+in\b")
+# A switch's `default:` decides where a statement begins; an argument label `default: 60` does not.
+DEFAULT_CASE = re.compile(r"(?:^|[{;]\s*)default\s*:")
 
 
 def states_condition(text):
@@ -69,7 +73,27 @@ def states_condition(text):
     # An enum's `case a = 1, b = 2` declares; a switch's `case .a:` decides (its colon says so).
     if code.startswith("case ") and ":" not in code:
         return False
-    return any(c in " " + code + " " for c in CONDITION) or FOR_IN.search(code) is not None
+    return (any(c in " " + code + " " for c in CONDITION) or FOR_IN.search(code) is not None
+            or DEFAULT_CASE.search(code) is not None)
+
+
+def debug_only_lines(src):
+    """The lines (1-based) inside `#if DEBUG` (up to its `#else` or `#endif`): code the debug build this tool reads
+    runs, and the release build README recommends does not have, so no decision of the shipped path."""
+    lines, stack = set(), []
+    for n, text in enumerate(src, 1):
+        t = text.strip()
+        if t.startswith("#if"):
+            stack.append(t == "#if DEBUG")
+        elif t.startswith("#else") or t.startswith("#elseif"):
+            if stack:
+                stack[-1] = False
+        elif t.startswith("#endif"):
+            if stack:
+                stack.pop()
+        elif any(stack):
+            lines.add(n)
+    return lines
 
 
 def source_file(path):
@@ -110,7 +134,7 @@ def parse(out):
     fl = fi = fn = None
     cfile = cfn = None
     pending_call = None
-    lines = {}
+    lines, debug_only = {}, {}
 
     def text_at(path, line):
         if path not in lines:
@@ -119,7 +143,10 @@ def parse(out):
                     lines[path] = f.read().split("\n")
             except OSError:
                 lines[path] = []
+            debug_only[path] = debug_only_lines(lines[path])
         src = lines[path]
+        if line in debug_only[path]:
+            return ""
         return src[line - 1] if 0 < line <= len(src) else ""
 
     with open(out, errors="replace") as f:

@@ -23,6 +23,9 @@ struct CommandSpec: Sendable {
     var takesAccount = false
     /// Has a `--json` form.
     var takesJSON = true
+    /// Takes words beside its options (`use ACCOUNT`, `mcp URL`, `exec COMMAND`); a command that does not refuses
+    /// any, by name, as its command line is read.
+    var takesArguments = false
     /// Everything after the first non-option argument is a command to run.
     var takesCommand = false
     /// An option it does not know starts the command's own arguments (`signin ssh -p 2222 host`: ssh's).
@@ -31,7 +34,7 @@ struct CommandSpec: Sendable {
     var programNames: [String] = []
 
     init(of command: any SignInCommand.Type, summary: String, details: String, usageTail: String = "", usageOverride: String? = nil, positionalWords: [String] = [], readsConfiguration: Bool = true,
-         takesAccount: Bool = false, takesJSON: Bool = true, takesCommand: Bool = false, passesUnknownOptions: Bool = false,
+         takesAccount: Bool = false, takesJSON: Bool = true, takesArguments: Bool = false, takesCommand: Bool = false, passesUnknownOptions: Bool = false,
          programNames: [String] = []) {
         self.command = command
         self.name = command.name
@@ -43,6 +46,7 @@ struct CommandSpec: Sendable {
         self.readsConfiguration = readsConfiguration
         self.takesAccount = takesAccount
         self.takesJSON = takesJSON
+        self.takesArguments = takesArguments
         self.takesCommand = takesCommand
         self.passesUnknownOptions = passesUnknownOptions
         self.programNames = programNames

@@ -29,10 +29,6 @@ func scopes(_ a: Arguments, _ option: OptionSpec) throws(UsageError) -> [String]
     return scopes
 }
 
-func noPositional(_ a: Arguments, _ spec: CommandSpec) throws(UsageError) {
-    if let extra = a.positional.first { throw UsageError("`signin \(spec.name)` takes no argument \"\(extra)\"") }
-}
-
 /// `blockingAwait` for typed-throwing work.
 func blockingAwaitTyped<T: Sendable>(_ body: @escaping @Sendable () async throws(SignInError) -> T) throws(SignInError) -> T {
     do { return try blockingAwait { try await body() } } catch let e as SignInError { throw e } catch { throw .system(reason: "\(error)") }

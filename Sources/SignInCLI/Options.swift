@@ -9,12 +9,15 @@ struct OptionSpec: Sendable, Equatable {
     let help: String
     /// The words the value may be (`key move --to`), which the completions offer; empty for a free value.
     let choices: [String]
+    /// What the value must be, checked as the command line is read (`Arguments.parse`), before any command runs.
+    let check: ValueCheck?
 
-    init(_ long: String, short: String? = nil, value: String? = nil, choices: [String] = [], _ help: String) {
+    init(_ long: String, short: String? = nil, value: String? = nil, choices: [String] = [], check: ValueCheck? = nil, _ help: String) {
         self.long = long
         self.short = short
         self.value = value
         self.choices = choices
+        self.check = check
         self.help = help
     }
 
@@ -30,6 +33,39 @@ struct OptionSpec: Sendable, Equatable {
     static let forceRefresh = OptionSpec("--force-refresh", "Refresh even when the stored token is fresh")
     static let passphraseFD = OptionSpec("--passphrase-fd", value: "N", "Read the store's passphrase from file descriptor N (for scripts)")
     static let yes = OptionSpec("--yes", short: "-y", "Do not ask for confirmation")
+}
+
+/// What an option's value must be, declared with the option and checked where the command line is read, so a command
+/// (or an option group) reads a value that is already right.
+enum ValueCheck: Sendable, Equatable {
+    /// Any text but the empty one; the message says what the value names (`--audience`: whom the token is for).
+    case nonEmpty(what: String)
+    /// A resource indicator (RFC 8707): an absolute https URI without a fragment, http only on loopback.
+    case resourceIndicator
+    /// An API's URL, as the account commands take it (the same rule, named for what it finds).
+    case apiURL
+    /// A service account's e-mail, or a comma-separated delegation chain of them.
+    case serviceAccountChain
+
+    /// Why `value`, given to `option`, is not what it must be; nil when it is.
+    func problem(_ value: String, option: String) -> String? {
+        switch self {
+        case .nonEmpty(let what):
+            return value.isEmpty ? "\(option) needs a value (\(what))" : nil
+        case .resourceIndicator, .apiURL:
+            guard !SignInConfiguration.isValidResource(value) else { return nil }
+            let rule = "an absolute https URI without a fragment; http only on loopback"
+            return "\(option) \"\(value.withoutControlCharacters)\" is not \(self == .apiURL ? "an API's URL" : "a resource indicator") (\(rule))"
+        case .serviceAccountChain:
+            let items = Self.serviceAccounts(value)
+            guard !items.isEmpty else { return "\(option) needs a service account's e-mail" }
+            guard let bad = items.first(where: { !ServiceAccounts.isEmail($0) }) else { return nil }
+            return "\(option): \"\(bad.withoutControlCharacters)\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)"
+        }
+    }
+
+    /// The e-mails of a comma-separated chain, as `serviceAccountChain` checks them.
+    static func serviceAccounts(_ value: String) -> [String] { value.split(separator: ",").map { $0.trimmingWhitespace } }
 }
 
 /// What the command line said, checked against what the command accepts.
@@ -137,6 +173,7 @@ struct Arguments {
                     value = args[i]
                     i += 1
                 }
+                if let problem = spec.check?.problem(value, option: spec.long) { throw UsageError(problem) }
                 a.values[spec.long] = value
                 a.repeated[spec.long, default: []].append(value)
             } else {
@@ -144,6 +181,7 @@ struct Arguments {
                 a.flags.insert(spec.long)
             }
         }
+        if !command.takesArguments, let extra = a.positional.first { throw UsageError("`signin \(command.name)` takes no argument \"\(extra)\"") }
         return a
     }
 }

@@ -27,24 +27,9 @@ package struct StoreNames: Equatable {
     }
 
     /// Format 2's name of a configuration.
-    static func legacyConfiguration(issuer: String, clientID: String) -> String { fnv("\(issuer)\u{0}\(clientID)") }
+    static func legacyConfiguration(issuer: String, clientID: String) -> String { FNV1a.twoWay("\(issuer)\u{0}\(clientID)") }
     /// Format 2's name of an account.
-    static func legacyAccount(subject: String) -> String { fnv(subject) }
-
-    /// Two 64-bit FNV-1a hashes (format 2 and the version 1 file).
-    static func fnv(_ text: String) -> String {
-        let input = Array(text.utf8)
-        var forward: UInt64 = 0xcbf2_9ce4_8422_2325, backward: UInt64 = 0x8422_2325_cbf2_9ce4
-        for b in input {
-            forward = (forward ^ UInt64(b)) &* 0x0000_0100_0000_01b3
-        }
-        var i = input.count
-        while i > 0 {
-            i -= 1
-            backward = (backward ^ UInt64(input[i])) &* 0x0000_0100_0000_01b3
-        }
-        return Hex.encode(forward) + Hex.encode(backward)
-    }
+    static func legacyAccount(subject: String) -> String { FNV1a.twoWay(subject) }
 
     /// Whether `name` is a format 2 or 3 entry file name, `C.A.cred`: returns `C` and `A`.
     static func parseEntry(_ name: String) -> (configuration: String, account: String)? {

@@ -23,7 +23,6 @@ struct AccountsCommand: SignInCommand {
         (explicitPath, profile) = (a.value(.config), a.value(.profile))
         json = a.has(.json)
         configurationNamed = explicitPath != nil || profile != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
-        try noPositional(a, Self.spec)
     }
 
     /// The configuration in use (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default file): found

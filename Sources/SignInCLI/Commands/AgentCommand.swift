@@ -38,7 +38,6 @@ struct AgentCommand: SignInCommand {
         stop = a.has(Self.stopOption)
         json = a.has(.json)
         if list && stop { throw UsageError("--list and --stop ask for two things; give one") }
-        try noPositional(a, Self.spec)
     }
 
     func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {

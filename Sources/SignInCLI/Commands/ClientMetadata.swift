@@ -23,7 +23,6 @@ struct ClientMetadata: SignInCommand {
         if let url, let problem = Self.problem(url) {
             throw UsageError("--url \(url.withoutControlCharacters) \(problem)")
         }
-        try noPositional(a, Self.spec)
     }
 
     /// Why `url` cannot be a client ID metadata document's address (the draft: an https URL with a path, no fragment;

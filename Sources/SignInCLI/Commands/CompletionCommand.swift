@@ -8,7 +8,7 @@ import Glibc
 struct CompletionCommand: SignInCommand {
     static let spec = CommandSpec(of: Self.self, summary: "Print the shell completion script for bash, zsh or fish",
                                   details: "Prints a completion script: `source <(signin completion bash)`, or see `signin --help`.",
-                                  usageTail: " bash|zsh|fish", positionalWords: ["bash", "zsh", "fish"], readsConfiguration: false, takesJSON: false)
+                                  usageTail: " bash|zsh|fish", positionalWords: ["bash", "zsh", "fish"], readsConfiguration: false, takesJSON: false, takesArguments: true)
 
     let script: String
 

@@ -25,7 +25,6 @@ struct DPoPProofCommand: SignInCommand {
         guard let url = a.value(Self.urlOption) else { throw UsageError("usage: signin dpop-proof --url https://... [--method GET]") }
         target = TokenRequest.DPoPTarget(method: method ?? "GET", url: url)
         if let problem = target.problem { throw UsageError("signin dpop-proof: \(problem)") }
-        try noPositional(a, Self.spec)
     }
 
     /// Through a forwarded agent: the laptop signs (the key never crosses).

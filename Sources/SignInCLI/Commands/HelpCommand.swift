@@ -8,7 +8,7 @@ import Glibc
 struct HelpCommand: SignInCommand {
     static let manOption = OptionSpec("--man", "Print the manual page (roff) instead")
     static let spec = CommandSpec(of: Self.self, summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
-                                  usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false)
+                                  usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false, takesArguments: true)
 
     let man: Bool
     let command: (any SignInCommand.Type)?

@@ -22,11 +22,10 @@ struct IDTokenCommand: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
         startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
-        chain = try Impersonation(a).chain
+        chain = Impersonation(a).chain
         audience = a.value(Self.audienceOption)
         if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }
         json = a.has(.json)
-        try noPositional(a, Self.spec)
     }
 
     let json: Bool

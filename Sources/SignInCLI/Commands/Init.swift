@@ -17,7 +17,6 @@ struct Init: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         try a.checkOneConfiguration()
         _ = a.has(.yes)  // declared here; `initialize` reads it
-        try noPositional(a, Self.spec)
         arguments = a
     }
 

@@ -17,7 +17,7 @@ struct KeyCommand: SignInCommand {
             is journaled: interrupted anywhere, the next command finishes it or rolls it back. `status` says where
             the key is now.
             """,
-        usageOverride: "signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase [--passphrase-fd N]", positionalWords: ["move"])
+        usageOverride: "signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase [--passphrase-fd N]", positionalWords: ["move"], takesArguments: true)
 
     let target: KeyStorage
 

@@ -9,7 +9,7 @@ struct Lock: SignInCommand {
     static let spec = CommandSpec(of: Self.self, summary: "Forget the unlocked store key (the kernel keyring's copy) until the next unlock",
                                   details: "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase). A running agent ends every session forwarded with `signin ssh`.")
 
-    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {}
 
     /// `signin lock`: the kernel keyring forgets the unlocked key.
     func run(_ c: Context) throws(SignInError) -> ExitCode {

@@ -57,9 +57,8 @@ struct Login: SignInCommand {
         port = a.value(Self.portOption) == nil ? nil : try a.int(Self.portOption, default: 0, in: 1...65535)
         timeout = try a.int(Self.timeoutOption, default: 300, in: 1...86400)
         loginHint = a.value(Self.loginHintOption)
-        resource = try TokenTarget.resource(a)
+        resource = TokenTarget.resource(a)
         addedScopes = try scopes(a, Self.scopeOption)
-        try noPositional(a, Self.spec)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {

@@ -46,9 +46,8 @@ struct Logout: SignInCommand {
         revoke = a.has(Self.revokeOption)
         all = a.has(Self.allOption)
         yes = a.has(.yes)
-        apiResource = try TokenTarget.apiAccount(a)
+        apiResource = TokenTarget.apiAccount(a)
         if all && a.value(.account) != nil { throw UsageError("--all and --account contradict each other; give one") }
-        try noPositional(a, Self.spec)
     }
 
     /// Signs out the current account, `--account`, or `--all`; asks first on a terminal; `--revoke` ends the grant

@@ -35,7 +35,7 @@ struct MCPCommand: SignInCommand {
             5 s), the session is ended, exit 0. A server that cannot be reached at the start: an error answer to the
             client's initialize, a line on standard error, exit 5.
             """,
-        usageTail: " URL", readsConfiguration: false)
+        usageTail: " URL", readsConfiguration: false, takesArguments: true)
 
     let url: String
     let scopes: [String]

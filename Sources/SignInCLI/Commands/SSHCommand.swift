@@ -36,7 +36,7 @@ struct SSHCommand: SignInCommand {
             not an ID token.
             """,
         usageTail: " [SSH OPTIONS...] [--] DESTINATION [COMMAND...]",
-        readsConfiguration: false, takesJSON: false, takesCommand: true, passesUnknownOptions: true)
+        readsConfiguration: false, takesJSON: false, takesArguments: true, takesCommand: true, passesUnknownOptions: true)
 
     let accounts: [String]
     let profile: String?
@@ -61,7 +61,7 @@ struct SSHCommand: SignInCommand {
             return s
         }
         confirm = a.has(Self.confirmOption)
-        chain = try Impersonation(a).chain
+        chain = Impersonation(a).chain
         audiences = a.all(Self.audienceOption)
         resources = a.all(Self.resourceOption)
         sshArguments = a.rest

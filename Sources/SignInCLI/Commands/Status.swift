@@ -18,8 +18,7 @@ struct Status: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         json = a.has(.json)
-        apiResource = try TokenTarget.apiAccount(a)
-        try noPositional(a, Self.spec)
+        apiResource = TokenTarget.apiAccount(a)
     }
 
     /// Through a forwarded agent: the session, its accounts and its limits.

@@ -25,10 +25,9 @@ struct Token: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
         startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
-        chain = try Impersonation(a).chain
+        chain = Impersonation(a).chain
         json = a.has(.json)
-        target = try TokenTarget(a)
-        try noPositional(a, Self.spec)
+        target = TokenTarget(a)
     }
 
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }

@@ -12,7 +12,6 @@ struct Version: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         json = a.has(.json)
-        try noPositional(a, Self.spec)
     }
 
     func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {

@@ -12,8 +12,7 @@ struct Whoami: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         json = a.has(.json)
-        apiResource = try TokenTarget.apiAccount(a)
-        try noPositional(a, Self.spec)
+        apiResource = TokenTarget.apiAccount(a)
     }
 
     /// Through a forwarded agent: the profile in the forwarded ID token.

@@ -56,6 +56,26 @@ import Testing
         }
     }
 
+    /// What an option's value must be is declared with the option, and a command that takes no words says so: both are
+    /// checked as the command line is read, before any command's initialiser, each message naming what is wrong.
+    @Test func valuesAndWordsAreCheckedAsTheCommandLineIsReadNamingTheMistake() throws {
+        func message(_ words: [String]) -> String? {
+            do { _ = try parse(words); return nil } catch { return error.message }
+        }
+        for type in Commands.all where !type.spec.takesArguments {
+            #expect(message([type.name, "extra"]) == "`signin \(type.name)` takes no argument \"extra\"", "\(type.name)")
+        }
+        #expect(try parse(["use", "alice@example.com"]) is Use && parse(["completion", "zsh"]) is CompletionCommand)
+        #expect(message(["token", "--resource", "api.example"]) == "--resource \"api.example\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
+        #expect(message(["login", "--resource=https://api.example/#f"])?.hasSuffix("is not a resource indicator (an absolute https URI without a fragment; http only on loopback)") == true)
+        #expect(message(["whoami", "--resource", "http://api.example/"]) == "--resource \"http://api.example/\" is not an API's URL (an absolute https URI without a fragment; http only on loopback)")
+        #expect(message(["token", "--audience="]) == "--audience needs a value (whom the token is for)")
+        #expect(message(["exec", "--impersonate-service-account", ",", "--", "env"]) == "--impersonate-service-account needs a service account's e-mail")
+        #expect(message(["token", "--impersonate-service-account", "a@p.iam.gserviceaccount.com,not-an-email"]) == "--impersonate-service-account: \"not-an-email\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)")
+        let token = try #require(try parse(["token", "--impersonate-service-account", "a@p.iam.gserviceaccount.com, b@p.iam.gserviceaccount.com", "--resource", "https://api.example/"]) as? Token)
+        #expect(token.chain == ["a@p.iam.gserviceaccount.com", "b@p.iam.gserviceaccount.com"] && token.target.resource == "https://api.example/")
+    }
+
     /// An option is declared where it is read: the initialiser, run over an empty command line, lists what help,
     /// the completions and the parser show, so a command takes exactly the options it reads.
     @Test func aCommandTakesTheOptionsItsInitialiserReadsAndNoOthers() throws {

@@ -18,7 +18,7 @@ struct AWSCommand: SignInCommand {
             --profile chooses signin's own configuration, as in every command.)
             """,
         usageOverride: "signin aws configure --role-arn ARN [--aws-profile NAME] [--duration TIME] [--session-name NAME] [--account ACCOUNT]",
-        positionalWords: ["configure"], takesAccount: true)
+        positionalWords: ["configure"], takesAccount: true, takesArguments: true)
 
     let role: AWSRoleOptions
     let profile: String

@@ -26,7 +26,6 @@ struct AWSCredentialProcess: SignInCommand {
         forceRefresh = try RefreshChoice(a).forceRefresh
         role = try AWSRoleOptions(a)
         startsStatic = Commands.isCached(Self.self) && Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
-        try noPositional(a, Self.spec)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {

@@ -31,7 +31,7 @@ struct Exec: SignInCommand {
             With --resource or --audience, the access token for that API (as `signin token` gives it).
             """,
         usageTail: " [--] COMMAND [ARGS...]", takesAccount: true,
-        takesJSON: false, takesCommand: true)
+        takesJSON: false, takesArguments: true, takesCommand: true)
 
     let kind: TokenKind
     let login: Bool
@@ -54,8 +54,8 @@ struct Exec: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         // Every option read first (their order is help's), then the checks.
         minTTL = try MinimumValidity(a).seconds
-        chain = try Impersonation(a).chain
-        target = try TokenTarget(a)
+        chain = Impersonation(a).chain
+        target = TokenTarget(a)
         let env = a.value(Self.envOption)
         let idToken = a.has(Self.idTokenOption)
         login = a.has(Self.loginOption)

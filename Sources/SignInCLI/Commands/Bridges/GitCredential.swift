@@ -19,7 +19,7 @@ struct GitCredential: SignInCommand {
               git config --global credential.https://HOST.helper ''
               git config --global --add credential.https://HOST.helper '!signin git-credential'
             """,
-        usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false)
+        usageTail: " get|store|erase", positionalWords: ["get", "store", "erase"], takesAccount: true, takesJSON: false, takesArguments: true)
 
     let operation: String
     let username: String?

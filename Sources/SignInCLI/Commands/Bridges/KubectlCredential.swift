@@ -29,7 +29,7 @@ struct KubectlCredential: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         minTTL = try MinimumValidity(a).seconds
-        target = try TokenTarget(a)
+        target = TokenTarget(a)
         switch a.value(Self.tokenOption) ?? "id" {
         case "id": kind = .id
         case "access": kind = .access
@@ -37,7 +37,6 @@ struct KubectlCredential: SignInCommand {
         }
         if target.isSet && kind != .access { throw UsageError("--resource and --audience ask for an access token: add --token access") }
         interactive = KubectlExecInfo.interactive(env)
-        try noPositional(a, Self.spec)
     }
 
     /// A kubectl exec credential plugin (client.authentication.k8s.io): prints an ExecCredential with a fresh ID

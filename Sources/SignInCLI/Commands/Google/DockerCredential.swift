@@ -29,7 +29,7 @@ struct DockerCredential: SignInCommand {
             config.json (as `gcloud auth configure-docker` does); docker, skopeo and podman then ask signin.
             """,
         usageTail: " get|store|erase|list|configure [REGISTRY...]",
-        positionalWords: ["get", "store", "erase", "list", "configure"], takesAccount: true, takesJSON: false,
+        positionalWords: ["get", "store", "erase", "list", "configure"], takesAccount: true, takesJSON: false, takesArguments: true,
         programNames: ["docker-credential-signin"])
 
     let operation: String
@@ -37,7 +37,7 @@ struct DockerCredential: SignInCommand {
     let chain: [String]?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        chain = try Impersonation(a).chain
+        chain = Impersonation(a).chain
         guard let op = a.positional.first, ["get", "store", "erase", "list", "configure"].contains(op) else {
             throw UsageError("`signin docker-credential` takes one of get, store, erase, list (docker calls it so) or configure REGISTRY...")
         }

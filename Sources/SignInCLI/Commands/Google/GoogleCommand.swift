@@ -20,7 +20,7 @@ struct GoogleCommand: SignInCommand {
             server serves the same tokens and no file is needed.
             """,
         usageOverride: "signin google external-account --audience POOL_PROVIDER [--output FILE] [--service-account EMAIL] [--workforce-pool-user-project PROJECT]",
-        positionalWords: ["external-account"], takesAccount: true, takesJSON: false)
+        positionalWords: ["external-account"], takesAccount: true, takesJSON: false, takesArguments: true)
 
     let audience: String
     let output: String?

@@ -17,7 +17,7 @@ struct GoogleExecutableSource: SignInCommand {
 
     static let tokenType = "urn:ietf:params:oauth:token-type:id_token"
 
-    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { try noPositional(a, Self.spec) }
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {}
 
     func run(_ c: Context) throws(SignInError) -> ExitCode { try serve(LocalTokens(c: c, chain: [], interactive: false)) }
 

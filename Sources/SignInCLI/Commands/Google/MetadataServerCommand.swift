@@ -28,7 +28,7 @@ struct MetadataServerCommand: SignInCommand {
     let verbose: Bool
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        chain = try Impersonation(a).chain
+        chain = Impersonation(a).chain
         if let p = a.value(Self.portOption) {
             guard let n = Int(p), (1...65535).contains(n) else { throw UsageError("--port needs a port number from 1 to 65535") }
             port = n
@@ -36,7 +36,6 @@ struct MetadataServerCommand: SignInCommand {
             port = 0
         }
         verbose = a.has(Self.verboseOption)
-        try noPositional(a, Self.spec)
     }
 
     func run(_ c: Context) throws(SignInError) -> ExitCode {
