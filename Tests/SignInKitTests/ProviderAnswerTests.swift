@@ -119,5 +119,24 @@ import Testing
         #expect(hybrid.tokenEndpoint == "https://as.example/token" && hybrid.jwksURI == "https://as.example/jwks")
         #expect(hybrid.requirePushedAuthorizationRequests == true)
         #expect(!openID.isOAuthMetadata && AuthorizationServerMetadata(document: [:], url: "u").isOpenIDProvider == false)
+
+        // Every member signin reads is read from its own name, and completed from the other document when missing.
+        let names = ["authorization_endpoint", "token_endpoint", "jwks_uri", "userinfo_endpoint", "revocation_endpoint",
+                     "device_authorization_endpoint", "registration_endpoint", "pushed_authorization_request_endpoint"]
+        let flags = ["require_pushed_authorization_requests", "authorization_response_iss_parameter_supported", "client_id_metadata_document_supported"]
+        let lists = ["scopes_supported", "code_challenge_methods_supported", "token_endpoint_auth_methods_supported", "grant_types_supported",
+                     "dpop_signing_alg_values_supported"]
+        var document: [String: JSONValue] = ["issuer": .string("https://as.example")]
+        for n in names { document[n] = .string("https://as.example/\(n)") }
+        for n in flags { document[n] = .bool(true) }
+        for n in lists { document[n] = .array([.string(n)]) }
+        let full = AuthorizationServerMetadata(document: document, url: "https://as.example/.well-known/openid-configuration")
+        let read: [String?] = [full.authorizationEndpoint, full.tokenEndpoint, full.jwksURI, full.userinfoEndpoint, full.revocationEndpoint,
+                               full.deviceAuthorizationEndpoint, full.registrationEndpoint, full.pushedAuthorizationRequestEndpoint]
+        #expect(read == names.map { "https://as.example/\($0)" })
+        #expect([full.requirePushedAuthorizationRequests, full.authorizationResponseIssParameterSupported, full.clientIDMetadataDocumentSupported] == [true, true, true])
+        #expect([full.scopesSupported, full.codeChallengeMethodsSupported, full.tokenEndpointAuthMethodsSupported, full.grantTypesSupported,
+                 full.dpopSigningAlgValuesSupported] == lists.map { [$0] })
+        #expect(AuthorizationServerMetadata(document: ["issuer": .string("https://as.example")], url: "u").completed(by: full) == AuthorizationServerMetadata(document: document, url: "u"))
     }
 }

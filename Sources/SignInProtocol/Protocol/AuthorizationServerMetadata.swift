@@ -33,28 +33,31 @@ package struct AuthorizationServerMetadata: Sendable, Equatable {
 
     /// The members of `document`, read from `url`.
     package init(document d: [String: JSONValue], url: String) {
-        func string(_ key: String) -> String? { d[key]?.string.flatMap { $0.isEmpty ? nil : $0 } }
-        func strings(_ key: String) -> [String]? { d[key]?.array.map { $0.compactMap(\.string) } }
-        func bool(_ key: String) -> Bool? { d[key]?.bool }
         self.url = url
         issuer = d["issuer"]?.string ?? ""
-        authorizationEndpoint = string("authorization_endpoint")
-        tokenEndpoint = string("token_endpoint")
-        jwksURI = string("jwks_uri")
-        userinfoEndpoint = string("userinfo_endpoint")
-        revocationEndpoint = string("revocation_endpoint")
-        deviceAuthorizationEndpoint = string("device_authorization_endpoint")
-        registrationEndpoint = string("registration_endpoint")
-        pushedAuthorizationRequestEndpoint = string("pushed_authorization_request_endpoint")
-        requirePushedAuthorizationRequests = bool("require_pushed_authorization_requests")
-        authorizationResponseIssParameterSupported = bool("authorization_response_iss_parameter_supported")
-        scopesSupported = strings("scopes_supported")
-        codeChallengeMethodsSupported = strings("code_challenge_methods_supported")
-        tokenEndpointAuthMethodsSupported = strings("token_endpoint_auth_methods_supported")
-        grantTypesSupported = strings("grant_types_supported")
-        dpopSigningAlgValuesSupported = strings(DPoP.discoveryMember)
-        clientIDMetadataDocumentSupported = bool("client_id_metadata_document_supported")
+        for (name, member) in Self.texts { self[keyPath: member] = d[name]?.string.flatMap { $0.isEmpty ? nil : $0 } }
+        for (name, member) in Self.flags { self[keyPath: member] = d[name]?.bool }
+        for (name, member) in Self.lists { self[keyPath: member] = d[name]?.array.map { $0.compactMap(\.string) } }
     }
+
+    // Each optional member once: its name in the document and the property that keeps it, for `init` to read and
+    // `completed(by:)` to complete.
+    private static let texts: [(String, any WritableKeyPath<Self, String?> & Sendable)] = [
+        ("authorization_endpoint", \.authorizationEndpoint), ("token_endpoint", \.tokenEndpoint), ("jwks_uri", \.jwksURI),
+        ("userinfo_endpoint", \.userinfoEndpoint), ("revocation_endpoint", \.revocationEndpoint),
+        ("device_authorization_endpoint", \.deviceAuthorizationEndpoint), ("registration_endpoint", \.registrationEndpoint),
+        ("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
+    ]
+    private static let flags: [(String, any WritableKeyPath<Self, Bool?> & Sendable)] = [
+        ("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
+        ("authorization_response_iss_parameter_supported", \.authorizationResponseIssParameterSupported),
+        ("client_id_metadata_document_supported", \.clientIDMetadataDocumentSupported),
+    ]
+    private static let lists: [(String, any WritableKeyPath<Self, [String]?> & Sendable)] = [
+        ("scopes_supported", \.scopesSupported), ("code_challenge_methods_supported", \.codeChallengeMethodsSupported),
+        ("token_endpoint_auth_methods_supported", \.tokenEndpointAuthMethodsSupported), ("grant_types_supported", \.grantTypesSupported),
+        (DPoP.discoveryMember, \.dpopSigningAlgValuesSupported),
+    ]
 
     /// Whether this is RFC 8414's document (read at an `oauth-authorization-server` well-known URL), not OpenID's.
     package var isOAuthMetadata: Bool { url.contains("/.well-known/oauth-authorization-server") }
@@ -67,22 +70,9 @@ package struct AuthorizationServerMetadata: Sendable, Equatable {
     /// `jwks_uri` optional, which OpenID needs).
     package func completed(by other: AuthorizationServerMetadata) -> AuthorizationServerMetadata {
         var m = self
-        m.authorizationEndpoint = m.authorizationEndpoint ?? other.authorizationEndpoint
-        m.tokenEndpoint = m.tokenEndpoint ?? other.tokenEndpoint
-        m.jwksURI = m.jwksURI ?? other.jwksURI
-        m.userinfoEndpoint = m.userinfoEndpoint ?? other.userinfoEndpoint
-        m.revocationEndpoint = m.revocationEndpoint ?? other.revocationEndpoint
-        m.deviceAuthorizationEndpoint = m.deviceAuthorizationEndpoint ?? other.deviceAuthorizationEndpoint
-        m.registrationEndpoint = m.registrationEndpoint ?? other.registrationEndpoint
-        m.pushedAuthorizationRequestEndpoint = m.pushedAuthorizationRequestEndpoint ?? other.pushedAuthorizationRequestEndpoint
-        m.requirePushedAuthorizationRequests = m.requirePushedAuthorizationRequests ?? other.requirePushedAuthorizationRequests
-        m.authorizationResponseIssParameterSupported = m.authorizationResponseIssParameterSupported ?? other.authorizationResponseIssParameterSupported
-        m.scopesSupported = m.scopesSupported ?? other.scopesSupported
-        m.codeChallengeMethodsSupported = m.codeChallengeMethodsSupported ?? other.codeChallengeMethodsSupported
-        m.tokenEndpointAuthMethodsSupported = m.tokenEndpointAuthMethodsSupported ?? other.tokenEndpointAuthMethodsSupported
-        m.grantTypesSupported = m.grantTypesSupported ?? other.grantTypesSupported
-        m.dpopSigningAlgValuesSupported = m.dpopSigningAlgValuesSupported ?? other.dpopSigningAlgValuesSupported
-        m.clientIDMetadataDocumentSupported = m.clientIDMetadataDocumentSupported ?? other.clientIDMetadataDocumentSupported
+        for (_, member) in Self.texts { m[keyPath: member] = m[keyPath: member] ?? other[keyPath: member] }
+        for (_, member) in Self.flags { m[keyPath: member] = m[keyPath: member] ?? other[keyPath: member] }
+        for (_, member) in Self.lists { m[keyPath: member] = m[keyPath: member] ?? other[keyPath: member] }
         return m
     }
 }
