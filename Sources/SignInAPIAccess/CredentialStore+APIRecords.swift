@@ -58,11 +58,14 @@ extension CredentialStore {
         try saveRecord(JSONValueOut.object(["resource": .string(resource)]).text, kind: "current-api", name: "current")
     }
 
-    /// Forgets what signin kept for the API at `resource` (its `.api` record and the client registered for it).
+    /// Forgets what signin kept for the API at `resource` (its `.api` record and the client registered for it), and
+    /// that it is the current API if it is. The key is opened once (with a Secret Service or a TPM, each opening is a
+    /// round trip).
     package func removeAPIRecords(resource: String, issuer: String?) throws(SignInError) {
-        try removeRecord(kind: "api", name: resource)
-        if let issuer { try removeRecord(kind: "registration", name: CredentialStore.registrationName(issuer: issuer, resource: resource)) }
-        if (try? currentAPI()) == resource { try? setCurrentAPI(nil) }
+        guard let o = try open() else { return }
+        removeRecord(o, kind: "api", name: resource)
+        if let issuer { removeRecord(o, kind: "registration", name: CredentialStore.registrationName(issuer: issuer, resource: resource)) }
+        if record(o, kind: "current-api", name: "current")?["resource"]?.string == resource { removeRecord(o, kind: "current-api", name: "current") }
     }
 }
 

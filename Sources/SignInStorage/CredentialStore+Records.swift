@@ -20,7 +20,12 @@ extension CredentialStore {
     /// The record `name` of `kind`, or nil when none is kept or it does not decrypt.
     package func record(kind: String, name: String) throws(SignInError) -> [String: JSONValue]? {
         guard let o = try open() else { return nil }
-        return Self.openRecord(path: recordPath(o, kind: kind, name: name).path, kind: kind, key: o.key)
+        return record(o, kind: kind, name: name)
+    }
+
+    /// The same, with a key already opened (one key custody operation for several records).
+    package func record(_ o: Opened, kind: String, name: String) -> [String: JSONValue]? {
+        Self.openRecord(path: recordPath(o, kind: kind, name: name).path, kind: kind, key: o.key)
     }
 
     /// Keeps `json` as the record `name` of `kind` (atomically, 0600, encrypted).
@@ -42,6 +47,11 @@ extension CredentialStore {
     /// Forgets the record `name` of `kind`, if one is kept (a store whose key cannot be opened says why).
     package func removeRecord(kind: String, name: String) throws(SignInError) {
         guard let o = try open() else { return }
+        removeRecord(o, kind: kind, name: name)
+    }
+
+    /// The same, with a key already opened.
+    package func removeRecord(_ o: Opened, kind: String, name: String) {
         _ = Posix.unlink(recordPath(o, kind: kind, name: name).path)
     }
 
