@@ -16,7 +16,7 @@ enum ForwardedAgent {
     static func whoami(_ agent: AgentTokens, json: Bool) throws(SignInError) -> ExitCode? {
         let io = agent.io
         if agent.isOwnAgent { return nil }
-        let issued = try agent.token(.id, Freshness(minTTL: 0), audience: nil)
+        let issued = try agent.token(.id, Freshness(minTTL: 0))
         guard let profile = SignInProfile(forwardedIDToken: issued.token.value) else {
             throw .noPreviousSignIn(reason: .agentRefused(reason: "its ID token holds no profile"))
         }

@@ -6,12 +6,10 @@ import SignInKit
 protocol TokenSource {
     /// Where the command's text goes.
     var io: IOStreams { get }
-    /// The token `kind`, as fresh as `freshness` asks; `audience` for an ID token (nil: this client). The
-    /// source adds its account and service-account chain.
-    func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken
-    /// The token a command's options ask for: with `target` set (`--resource`, `--audience`; the commands refuse
-    /// them with another `kind`), the access token for that one API; else the grant's own token of `kind`. The
-    /// request carries both, and the one token path decides (`TokenUseCase`).
+    /// The token of `kind` a command asks for, as fresh as `freshness` asks: with `target` set, an access token for
+    /// that one API (`--resource`, `--audience`), or an ID token for `target.audience` (`id-token --audience`);
+    /// else the grant's own token of `kind`. The source adds its account and service-account chain; the request
+    /// carries all of it, and the one token path decides (`TokenUseCase`).
     func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken
     /// The access token with a DPoP proof for `target` when the grant is bound to a key (`IssuedToken.dpopProof`;
     /// nil for a bearer token).
@@ -34,31 +32,26 @@ protocol TokenSource {
 extension TokenSource {
     /// A source with no DPoP-bound grant (a stand-in): the token, and no proof.
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
-        try token(.access, freshness, audience: nil)
+        try token(.access, freshness)
+    }
+
+    /// The grant's own token of `kind` (no target).
+    func token(_ kind: TokenKind, _ freshness: Freshness) throws(SignInError) -> IssuedToken {
+        try token(kind, freshness, for: TokenTarget())
     }
 
     /// A stand-in: no host has a resource of its own.
     func gitResources() -> [String: String] { [:] }
 
-    /// A source that cannot ask for one API's token (a stand-in): the grant's own token, or says so.
-    func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
-        guard !target.isSet else { throw .unsupported(reason: "this token source gives no token for one API (--resource, --audience)") }
-        return try token(kind, freshness, audience: nil)
-    }
 }
 
 extension Freshness {
-    /// The request of `kind` for `account` and `principal` with this freshness.
-    func request(_ kind: TokenKind, audience: String?, principal: TokenRequest.Principal, account: String?) -> TokenRequest {
-        var r = TokenRequest(kind: kind, audience: audience, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh, account: account)
-        r.principal = principal
-        return r
-    }
-
-    /// The request of `kind` for `target` (`--resource`, `--audience`: set only with an access token).
+    /// The request of `kind` for `target` (`--resource` and `--audience` for an access token; `audience` for an ID
+    /// token), `account` and `principal`, with this freshness.
     func request(_ kind: TokenKind, _ target: TokenTarget, principal: TokenRequest.Principal, account: String?) -> TokenRequest {
-        var r = request(kind, audience: target.audience, principal: principal, account: account)
+        var r = TokenRequest(kind: kind, audience: target.audience, minimumValidity: .seconds(minTTL), forceRefresh: forceRefresh, account: account)
         r.resource = target.resource
+        r.principal = principal
         return r
     }
 }
@@ -92,10 +85,6 @@ struct LocalTokens: TokenSource {
     /// 2. Not signed in (exit 3): with `interactive`, say so on standard error, sign in through the browser, and ask
     ///    again (no refresh forced: the sign-in's tokens are new); otherwise throw, so a script is never stopped by
     ///    a browser.
-    func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        try answer(freshness.request(kind, audience: audience, principal: principal, account: c.account))
-    }
-
     func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
         try answer(freshness.request(kind, target, principal: principal, account: c.account))
     }
@@ -117,7 +106,7 @@ struct LocalTokens: TokenSource {
     }
 
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
-        var r = freshness.request(.access, audience: nil, principal: principal, account: c.account)
+        var r = freshness.request(.access, TokenTarget(), principal: principal, account: c.account)
         r.proofFor = target
         return try c.client.token(r)
     }
@@ -165,20 +154,12 @@ final class AgentTokens: TokenSource {
     /// Whose tokens: the laptop's configuration's principal, or the chain on this command line.
     private var principal: TokenRequest.Principal { configuredChain ? .configured : .init(given: chain) }
 
-    private func request(_ kind: TokenKind, _ freshness: Freshness, audience: String?) -> TokenRequest {
-        freshness.request(kind, audience: audience, principal: principal, account: account)
-    }
-
-    func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
-        try agent.token(request(kind, freshness, audience: audience))
-    }
-
     func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
         try agent.token(freshness.request(kind, target, principal: principal, account: account))
     }
 
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
-        var r = request(.access, freshness, audience: nil)
+        var r = freshness.request(.access, TokenTarget(), principal: principal, account: account)
         r.proofFor = target
         return try agent.token(r)
     }

@@ -40,7 +40,7 @@ struct IDTokenCommand: SignInCommand {
 
     /// What the command prints for `source`'s ID token: the token alone, or with `--json` its expiry and claims.
     func answer(_ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
-        let token = try source.token(.id, freshness, audience: audience).token
+        let token = try source.token(.id, freshness, for: TokenTarget(audience: audience)).token
         guard json else { return BridgeAnswer(output: token.value + "\n") }
         return BridgeAnswer(output: JSONText.object(["id_token": .string(token.value), "expires_at": token.expirationDate.map { .string(iso8601($0)) } ?? .null,
                                                      "claims": JSONText.claims(of: token.value)]) + "\n")

@@ -3,7 +3,8 @@ import SignInKit
 /// `--resource URI` and `--audience AUDIENCE`: an access token for one API. `--resource` asks for a token for
 /// that API alone (RFC 8707; one of the configuration's `resources`, asked for at sign-in), `--audience` exchanges the
 /// person's access token for one meant for that audience (RFC 8693 token exchange). Each is kept in the encrypted
-/// entry until it expires, so the next call is answered with no network.
+/// entry until it expires, so the next call is answered with no network. With an ID token (`id-token --audience`,
+/// which reads its own option), `audience` is the ID token's audience.
 struct TokenTarget: OptionGroup, Equatable {
     static let resourceOption = OptionSpec("--resource", value: "URI", check: .resourceIndicator, "An access token for this API alone (RFC 8707; one of the configuration's resources)")
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", check: .nonEmpty(what: "whom the token is for"), "An access token exchanged for one meant for this audience (RFC 8693 token exchange)")

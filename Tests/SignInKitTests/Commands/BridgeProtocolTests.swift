@@ -13,7 +13,7 @@ import Testing
         let io = IOStreams.capturing().0
         var hosts = ["git.example.org", "*.example.com", "127.0.0.1:8080"]
         var marked: [String] = []
-        func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken {
+        func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken {
             IssuedToken(token: SignInToken(value: "at-1", expirationDate: Date(timeIntervalSince1970: 2_000_000_000)), kind: kind, subject: "alice", name: "alice@example.org")
         }
         func markRejected(_ token: String) throws(SignInError) { marked.append(token) }
@@ -102,7 +102,7 @@ import Testing
 
         final class SignedOut: TokenSource {
             let io = IOStreams.capturing().0
-            func token(_ kind: TokenKind, _ freshness: Freshness, audience: String?) throws(SignInError) -> IssuedToken { throw .noPreviousSignIn(reason: .noStore(path: "/s")) }
+            func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken { throw .noPreviousSignIn(reason: .noStore(path: "/s")) }
             func markRejected(_ token: String) throws(SignInError) {}
             func gitHosts() -> [String] { [] }
             func dockerRegistries() -> [String] { [] }

@@ -88,7 +88,7 @@ struct DockerCredential: SignInCommand {
             guard let registry = DockerRegistries.normalized(input), DockerRegistries.allows(registry, patterns: patterns) else {
                 return BridgeAnswer(code: .failure, output: Self.notFound + "\n")
             }
-            let secret = try source.token(.access, Freshness(minTTL: 60), audience: nil).presented(to: .bearerOnly("docker (a registry password)")).value
+            let secret = try source.token(.access, Freshness(minTTL: 60)).presented(to: .bearerOnly("docker (a registry password)")).value
             return BridgeAnswer(output: JSONText.object(["ServerURL": .string(input.trimmingWhitespace), "Username": .string(Self.username), "Secret": .string(secret)]) + "\n")
         case "list":
             var entries: [String: JSONValueOut] = [:]

@@ -33,7 +33,7 @@ struct GCEMetadataRun {
 
     func run(_ command: [String]) throws(SignInError) -> ExitCode {
         let io = c.io
-        _ = try LocalTokens(c: c, chain: chain, interactive: login).token(.access, Freshness(minTTL: 300), audience: nil)
+        _ = try LocalTokens(c: c, chain: chain, interactive: login).token(.access, Freshness(minTTL: 300))
         guard let path = ExecCommand.locate(command, environment: c.environment, io) else { return ExecCommand.notFound }
         for line in Self.precedenceNotes(c.environment, c.client.configuration, command: command[0]) { io.err("signin: note: " + line) }
         let gceCache = Self.gcloudGCECache(c.environment)

@@ -37,7 +37,7 @@ struct GoogleExecutableSource: SignInCommand {
     /// documented failure shape).
     func answer(_ source: some TokenSource) -> (output: String, failure: SignInError?) {
         do throws(SignInError) {
-            let token = try source.token(.id, Freshness(minTTL: 300), audience: nil).token
+            let token = try source.token(.id, Freshness(minTTL: 300)).token
             var o: [String: JSONValueOut] = ["version": .int(1), "success": .bool(true), "token_type": .string(Self.tokenType), "id_token": .string(token.value)]
             if let exp = token.expirationDate { o["expiration_time"] = .int(Int(exp.timeIntervalSince1970)) }
             return (JSONText.object(o) + "\n", nil)

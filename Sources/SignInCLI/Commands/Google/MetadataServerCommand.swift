@@ -46,7 +46,7 @@ struct MetadataServerCommand: SignInCommand {
             let started = try MetadataServer(client: c.client, account: c.account, impersonate: chain, port: port, onEvent: { log.show($0, io) })
             server = started
             do throws(SignInError) {
-                _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300), audience: nil)
+                _ = try LocalTokens(c: c, chain: chain, interactive: false).token(.access, Freshness(minTTL: 300))
             } catch .noPreviousSignIn(let reason) {
                 io.err("signin: note: not signed in (\(reason.description.withoutControlCharacters)); the metadata server holds \(started.address) and answers \"not signed in\" until `\(c.command("login"))`.")
             }
