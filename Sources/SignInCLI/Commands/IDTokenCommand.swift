@@ -2,7 +2,7 @@ import SignInKit
 
 /// `signin id-token`: only the ID token, refreshed first when needed; `--json` adds its expiry and claims.
 struct IDTokenCommand: SignInCommand {
-    static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
+    static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", check: .nonEmpty(what: "the service the token is for"), "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
     let startsStatic: Bool
     var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
@@ -24,7 +24,6 @@ struct IDTokenCommand: SignInCommand {
         startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
         chain = Impersonation(a).chain
         audience = a.value(Self.audienceOption)
-        if audience?.isEmpty == true { throw UsageError("--audience needs a value (the service the token is for)") }
         json = a.has(.json)
     }
 

@@ -70,6 +70,7 @@ import Testing
         #expect(message(["login", "--resource=https://api.example/#f"])?.hasSuffix("is not a resource indicator (an absolute https URI without a fragment; http only on loopback)") == true)
         #expect(message(["whoami", "--resource", "http://api.example/"]) == "--resource \"http://api.example/\" is not an API's URL (an absolute https URI without a fragment; http only on loopback)")
         #expect(message(["token", "--audience="]) == "--audience needs a value (whom the token is for)")
+        #expect(message(["id-token", "--audience="]) == "--audience needs a value (the service the token is for)")
         #expect(message(["exec", "--impersonate-service-account", ",", "--", "env"]) == "--impersonate-service-account needs a service account's e-mail")
         #expect(message(["token", "--impersonate-service-account", "a@p.iam.gserviceaccount.com,not-an-email"]) == "--impersonate-service-account: \"not-an-email\" is not a service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com)")
         let token = try #require(try parse(["token", "--impersonate-service-account", "a@p.iam.gserviceaccount.com, b@p.iam.gserviceaccount.com", "--resource", "https://api.example/"]) as? Token)
