@@ -42,7 +42,6 @@ extension TokenSource {
 
     /// A stand-in: no host has a resource of its own.
     func gitResources() -> [String: String] { [:] }
-
 }
 
 extension Freshness {
