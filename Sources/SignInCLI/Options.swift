@@ -131,6 +131,7 @@ struct Arguments {
     static func parse(_ args: [String], for command: CommandSpec) throws(UsageError) -> Arguments {
         let accepted = command.accepted
         var a = Arguments()
+        var mistake: UsageError?
         var i = 0
         while i < args.count {
             let arg = args[i]
@@ -173,7 +174,7 @@ struct Arguments {
                     value = args[i]
                     i += 1
                 }
-                if let problem = spec.check?.problem(value, option: spec.long) { throw UsageError(problem) }
+                if mistake == nil, let problem = spec.check?.problem(value, option: spec.long) { mistake = UsageError(problem) }
                 a.values[spec.long] = value
                 a.repeated[spec.long, default: []].append(value)
             } else {
@@ -181,7 +182,9 @@ struct Arguments {
                 a.flags.insert(spec.long)
             }
         }
-        if !command.takesArguments, let extra = a.positional.first { throw UsageError("`signin \(command.name)` takes no argument \"\(extra)\"") }
+        if mistake == nil, !command.takesArguments, let extra = a.positional.first { mistake = UsageError("`signin \(command.name)` takes no argument \"\(extra)\"") }
+        // A wrong value or word is refused, unless the command line asks for help (which says what is right).
+        if let mistake, !a.flags.contains(OptionSpec.help.long) { throw mistake }
         return a
     }
 }

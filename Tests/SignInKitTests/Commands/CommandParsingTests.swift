@@ -66,6 +66,8 @@ import Testing
             #expect(message([type.name, "extra"]) == "`signin \(type.name)` takes no argument \"extra\"", "\(type.name)")
         }
         #expect(try parse(["use", "alice@example.com"]) is Use && parse(["completion", "zsh"]) is CompletionCommand)
+        // Asking for help is never refused for a placeholder or a word (README shows `signin login --resource URL`).
+        #expect(message(["login", "--resource", "URL", "--help"]) == nil && message(["whoami", "extra", "--help"]) == nil)
         #expect(message(["token", "--resource", "api.example"]) == "--resource \"api.example\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
         #expect(message(["login", "--resource=https://api.example/#f"])?.hasSuffix("is not a resource indicator (an absolute https URI without a fragment; http only on loopback)") == true)
         #expect(message(["whoami", "--resource", "http://api.example/"]) == "--resource \"http://api.example/\" is not an API's URL (an absolute https URI without a fragment; http only on loopback)")
