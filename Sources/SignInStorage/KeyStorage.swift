@@ -27,6 +27,8 @@ public enum KeyStorage: String, Sendable, CaseIterable, Codable {
     package var isTPM: Bool { self == .tpm || self == .tpmPassphrase }
     /// Whether opening the key asks for a passphrase.
     package var asksPassphrase: Bool { self == .passphrase || self == .tpmPassphrase }
+    /// Whether a key of this storage is kept elsewhere than the folder and described in `key.json`.
+    var isDescribed: Bool { self != .file && self != .auto }
 }
 
 /// Why a passphrase is asked for.

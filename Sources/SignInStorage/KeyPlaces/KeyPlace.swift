@@ -37,7 +37,4 @@ extension KeyStorage {
         case .tpmPassphrase: return TPMKey(withPassphrase: true)
         }
     }
-
-    /// Whether a key of this storage is kept elsewhere than the folder and described in `key.json`.
-    var isDescribed: Bool { self != .file && self != .auto }
 }
