@@ -20,11 +20,13 @@ extension CredentialStore {
     }
 
     /// After the last account anywhere in this folder is signed out, nothing of signin's stays behind: the key
-    /// (wherever it was ever put), the pointers and the lock files go, and so does the folder when it is empty.
+    /// (wherever it was ever put), the records sealed with it (which nothing could open again), the pointers and the
+    /// lock files go, and so does the folder when it is empty.
     package func removeLeftoversIfEmpty() {
         guard let names = try? fileNames(), !names.contains(where: { $0.hasSuffix(".cred") }) else { return }
         key.destroy()
-        for name in Directory.fileNames(directory) where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" {
+        for name in Directory.fileNames(directory)
+        where name.hasSuffix(".current") || name.hasSuffix(".lock") || name == "kernel-keyring-unavailable" || Self.isRecordFile(name) {
             Posix.unlink(directory + "/" + name)
         }
         Posix.rmdir(directory)

@@ -72,6 +72,14 @@ extension CredentialStore {
         }
     }
 
+    /// Whether `name` is a record's file, `<keyed name>.<kind>`: 32 hex digits, a dot and a kind of lowercase letters
+    /// and hyphens that is not an entry's (`C.A.cred`), a pointer's (`.current`) or a lock's.
+    static func isRecordFile(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].utf8.count == 32, parts[0].allSatisfy(\.isHexDigit), !parts[1].isEmpty else { return false }
+        return !["cred", "current", "lock"].contains(parts[1]) && parts[1].allSatisfy { ($0.isLetter && $0.isLowercase) || $0 == "-" }
+    }
+
     /// The name of the client registered at `issuer` (for `resource` alone, when given).
     package static func registrationName(issuer: String, resource: String?) -> String { resource.map { issuer + "\n" + $0 } ?? issuer }
 

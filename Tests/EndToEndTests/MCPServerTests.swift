@@ -145,6 +145,9 @@ import Testing
         let logout = try box.signin("logout", "--resource", url, "--yes")
         #expect(logout.status == 0 && logout.stdout.contains("Forgot the API's registration"), "\(logout.stdout) \(logout.stderr)")
         #expect(!(try box.signin("accounts").stdout.contains(url)), "nothing kept for the API")
+        // The last account went, and with it the store key: nothing is left in the folder (the API's records, sealed
+        // with that key, were once left behind, unreadable, while the logout said they were forgotten).
+        #expect(!FileManager.default.fileExists(atPath: box.storeDir), "\((try? FileManager.default.contentsOfDirectory(atPath: box.storeDir)) ?? [])")
         #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
         #expect(try Self.stats(p)["registrations"] as? Int == 3, "a new registration after the logout")
     }

@@ -86,6 +86,13 @@ import Testing
                 == "https://as.example\nhttps://a.example/")
         #expect(CredentialStore.recordName(kind: "registration", json: ["issuer": .string("https://as.example")]) == "https://as.example")
         #expect(CredentialStore.recordName(kind: "current-api", json: ["resource": .string("https://a.example/")]) == nil)
+
+        // What the last sign-out removes with the key: records of any kind, never an entry, a pointer or a lock.
+        let c = String(repeating: "ab", count: 16)
+        for name in ["\(c).api", "\(c).registration", "\(c).current-api"] { #expect(CredentialStore.isRecordFile(name), "\(name)") }
+        for name in ["\(c).\(c).cred", "\(c).current", "\(c).lock", "\(c).\(c).cred.lock", "key", "key.json", "\(c).api.tmp-12-3", "abc.api", "\(c)."] {
+            #expect(!CredentialStore.isRecordFile(name), "\(name)")
+        }
     }
 
     @Test func legacyEntryNamesDoNotChange() {
