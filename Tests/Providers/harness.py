@@ -63,24 +63,37 @@ def launch_detached(work) -> None:
 
 def start_chromium(attempts: int = 3):
     """Headless Chromium under Selenium (Debian's chromium, chromium-driver and python3-selenium), in the temporary
-    profile chromedriver makes and removes. A browser that did not come up ("DevToolsActivePort file doesn't exist":
-    chromedriver gave up waiting for it, as on a loaded machine running the sanitizer suites) is started again, up to
-    `attempts` times in all, each failure said on standard error: what the tests check begins once a page is open."""
+    profile chromedriver makes and removes, driven over a pipe. A browser that did not come up (stop 61's CI: "session
+    not created: DevToolsActivePort file doesn't exist", in the port mode used then) is started again, up to
+    `attempts` times in all, each failure said on standard error with the end of chromedriver's log: what the tests
+    check begins once a page is open."""
+    import tempfile
     from selenium import webdriver
     from selenium.common.exceptions import SessionNotCreatedException
     from selenium.webdriver.chrome.service import Service
 
     for attempt in range(1, attempts + 1):
         options = webdriver.ChromeOptions()
-        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
+        # --remote-debugging-pipe: chromedriver talks to Chromium over a pipe, not a port Chromium announces in a
+        # DevToolsActivePort file, which a start on a loaded machine did not write in time (chromedriver's own advice).
+        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                    "--remote-debugging-pipe"):
             options.add_argument(arg)
         options.binary_location = "/usr/bin/chromium"
+        # chromedriver's own log, read only when the browser did not come up (what it saw of Chromium's start).
+        fd, log = tempfile.mkstemp(prefix="chromedriver-", suffix=".log")
+        os.close(fd)
         try:
-            return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+            return webdriver.Chrome(service=Service("/usr/bin/chromedriver", service_args=["--verbose"], log_path=log), options=options)
         except SessionNotCreatedException as e:
+            with open(log, errors="replace") as f:
+                tail = f.read().splitlines()[-15:]
             print(f"chromium did not start (attempt {attempt} of {attempts}): {e.msg}", file=sys.stderr, flush=True)
+            print("  chromedriver: " + "\n  chromedriver: ".join(tail), file=sys.stderr, flush=True)
             if attempt == attempts:
                 raise
+        finally:
+            os.unlink(log)
 
 
 def self_signed_context(key, cert_out: str | None = None):
