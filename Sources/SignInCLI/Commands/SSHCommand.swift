@@ -22,7 +22,7 @@ struct SSHCommand: SignInCommand {
     static let forOption = OptionSpec("--for", value: "DURATION", "End the forwarding after this long (90s, 10m, 8h, 1d; default: the SSH session)")
     static let confirmOption = OptionSpec("--confirm", "Ask here (through $SIGNIN_ASKPASS or $SSH_ASKPASS) before each new account or token kind is served")
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Forward only tokens exchanged for this audience (RFC 8693; again for more)")
-    static let resourceOption = OptionSpec("--resource", value: "URI", "Forward only tokens for this API (RFC 8707, one of the configuration's resources; again for more)")
+    static let resourceOption = OptionSpec("--resource", value: "URI", check: .resourceIndicator, "Forward only tokens for this API (RFC 8707, one of the configuration's resources; again for more)")
     static let spec = CommandSpec(
         of: Self.self, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
         details: """
@@ -74,9 +74,6 @@ struct SSHCommand: SignInCommand {
         // ssh would read a destination that starts with "-" as an option (-oProxyCommand=... runs a command here).
         if a.rest[d].hasPrefix("-") { throw UsageError("\"\(a.rest[d].withoutControlCharacters)\" is not a destination (it starts with \"-\")") }
         if audiences.contains(where: { $0.isEmpty || $0.contains("\n") }) { throw UsageError("--audience needs a value (whom the tokens are for)") }
-        if let bad = resources.first(where: { !SignInConfiguration.isValidResource($0) }) {
-            throw UsageError("--resource \"\(bad.withoutControlCharacters)\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
-        }
         if confirm && (env["SIGNIN_ASKPASS"] ?? env["SSH_ASKPASS"] ?? "").isEmpty {
             throw UsageError("--confirm asks through a program: set SIGNIN_ASKPASS (or SSH_ASKPASS) to one that shows the question and exits 0 for yes (ssh-askpass does)")
         }

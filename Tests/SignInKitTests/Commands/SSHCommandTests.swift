@@ -19,5 +19,14 @@ import Testing
         #expect(SSHCommand.seconds("90") == 90 && SSHCommand.seconds("10m") == 600 && SSHCommand.seconds("1d") == 86400 && SSHCommand.seconds("x") == nil)
         #expect(throws: UsageError.self) { _ = try parse(["ssh", "--for", "soon", "host"]) }
         #expect(throws: UsageError.self) { _ = try parse(["ssh", "-p", "22"]) }
+        // Every --resource is a resource indicator, checked as the command line is read (as token's).
+        do {
+            _ = try parse(["ssh", "--resource", "https://api.example/", "--resource", "api.example", "host"])
+            Issue.record("a second --resource that is no resource indicator was taken")
+        } catch {
+            #expect(error.message == "--resource \"api.example\" is not a resource indicator (an absolute https URI without a fragment; http only on loopback)")
+        }
+        let two = try #require(try parse(["ssh", "--resource", "https://a.example/", "--resource", "https://b.example/", "host"]) as? SSHCommand)
+        #expect(two.resources == ["https://a.example/", "https://b.example/"])
     }
 }
