@@ -72,11 +72,11 @@ extension CredentialStore {
         }
     }
 
-    /// Whether `name` is a record's file, `<keyed name>.<kind>`: 32 hex digits, a dot and a kind of lowercase letters
-    /// and hyphens that is not an entry's (`C.A.cred`), a pointer's (`.current`) or a lock's.
+    /// Whether `name` is a record's file, `<keyed name>.<kind>`: a store name (`StoreNames.isName`), a dot and a kind
+    /// of lowercase letters and hyphens that is not an entry's (`C.A.cred`), a pointer's (`.current`) or a lock's.
     static func isRecordFile(_ name: String) -> Bool {
         let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].utf8.count == 32, parts[0].allSatisfy(\.isHexDigit), !parts[1].isEmpty else { return false }
+        guard parts.count == 2, StoreNames.isName(parts[0].utf8), !parts[1].isEmpty else { return false }
         return !["cred", "current", "lock"].contains(parts[1]) && parts[1].allSatisfy { ($0.isLetter && $0.isLowercase) || $0 == "-" }
     }
 

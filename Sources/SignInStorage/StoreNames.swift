@@ -35,9 +35,13 @@ package struct StoreNames: Equatable {
     static func parseEntry(_ name: String) -> (configuration: String, account: String)? {
         guard name.utf8.count == 32 + 1 + 32 + 5, name.hasSuffix(".cred") else { return nil }
         let u = Array(name.utf8)
-        guard u[32] == UInt8(ascii: "."), u[0..<32].allSatisfy(isHex), u[33..<65].allSatisfy(isHex) else { return nil }
+        guard u[32] == UInt8(ascii: "."), isName(u[0..<32]), isName(u[33..<65]) else { return nil }
         return (String(decoding: u[0..<32], as: UTF8.self), String(decoding: u[33..<65], as: UTF8.self))
     }
 
-    private static func isHex(_ b: UInt8) -> Bool { (48...57).contains(b) || (97...102).contains(b) }
+    /// Whether `bytes` spell one of the store's names: 32 lowercase hex digits (a configuration's or an account's,
+    /// format 2 or 3, and a record's).
+    static func isName(_ bytes: some Collection<UInt8>) -> Bool {
+        bytes.count == 32 && bytes.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
 }

@@ -90,7 +90,7 @@ import Testing
         // What the last sign-out removes with the key: records of any kind, never an entry, a pointer or a lock.
         let c = String(repeating: "ab", count: 16)
         for name in ["\(c).api", "\(c).registration", "\(c).current-api"] { #expect(CredentialStore.isRecordFile(name), "\(name)") }
-        for name in ["\(c).\(c).cred", "\(c).current", "\(c).lock", "\(c).\(c).cred.lock", "key", "key.json", "\(c).api.tmp-12-3", "abc.api", "\(c)."] {
+        for name in ["\(c).\(c).cred", "\(c).current", "\(c).lock", "\(c).\(c).cred.lock", "key", "key.json", "\(c).api.tmp-12-3", "abc.api", "\(c).", "\(c.uppercased()).api"] {
             #expect(!CredentialStore.isRecordFile(name), "\(name)")
         }
     }
