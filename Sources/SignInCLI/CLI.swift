@@ -106,33 +106,16 @@ public enum CLI {
         }
     }
 
-    /// The configuration at `path`; for a command for one API, or with no provider of the file's, what
-    /// `APICommandConfiguration` decides (its doc comment has the tree). With no file there, and none named (no `-c`,
-    /// `--profile`, `$SIGNIN_CONFIG` or `$SIGNIN_PROFILE`), an API's configuration when there is one.
+    /// The configuration at `path`, as `APICommandConfiguration.resolve` decides for this command (its doc comment has
+    /// the tree); the command line says whether the file was named on purpose and how a person confirms.
     static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand,
                               io: IOStreams = .standard) throws(SignInError) -> SignInConfiguration {
-        let store = { CredentialStore.defaultDirectory(environment: env) }
         let asked = APICommandConfiguration.Command(resource: command.apiResource, signsIn: command.signsIn, addedScopes: command.addedScopes)
+        let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
         // A move of the API to another authorization server is followed only when a person at a terminal says so.
         let confirm = { (detail: String) -> Bool in Posix.isatty(0) && Posix.isatty(2) && io.confirm("signin: \(detail)\nSign in at the new server?") }
-        let loaded: SignInConfiguration
-        do throws(SignInError) {
-            loaded = try SignInConfiguration.load(path: path)
-        } catch .configNotFound(let file) {
-            let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
-            guard !named, let api = try APICommandConfiguration.withoutProvider(asked, file: file, storeDirectory: store(), environment: env, httpTimeout: .seconds(30),
-                                                                               document: nil, confirmServerChange: confirm) else { throw .configNotFound(file: file) }
-            return api
-        }
-        if loaded.isForAPIsOnly {
-            // No provider of its own: as with no configuration, but with its document and settings.
-            guard let api = try APICommandConfiguration.withoutProvider(asked, file: path, storeDirectory: store(), environment: env, httpTimeout: loaded.httpTimeout,
-                                                                        document: loaded.clientIDMetadataDocument, confirmServerChange: confirm) else {
-                throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds client_id_metadata_document (for API sign-ins), and no API is signed in; `signin login --resource URL` signs one in")
-            }
-            return api
-        }
-        return try APICommandConfiguration.withProvider(loaded, asked, storeDirectory: store(), environment: env, confirmServerChange: confirm)
+        return try APICommandConfiguration.resolve(path: path, named: named, asked, storeDirectory: { CredentialStore.defaultDirectory(environment: env) },
+                                                   environment: env, confirmServerChange: confirm)
     }
 
     /// `--profile NAME` and `$SIGNIN_PROFILE` name a file in the configuration folder, never a path.

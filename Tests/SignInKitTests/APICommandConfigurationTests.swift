@@ -61,6 +61,43 @@ import Testing
                                                             storeDirectory: store, environment: [:], httpTimeout: .seconds(1), document: nil,
                                                             confirmServerChange: Self.never) == nil)
     }
+
+    /// The whole tree from the file's path: a file that is not there is what is missing, named; a file with only a client
+    /// ID metadata document and no API signed in lacks its `client_id`; a plain file is the configuration, and finding
+    /// it never looks for the store.
+    @Test func resolveReadsTheFileAndSaysWhatIsMissingByName() throws {
+        let store = try Self.emptyStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let plain = APICommandConfiguration.Command(resource: nil, signsIn: false, addedScopes: [])
+        func resolve(_ path: String, named: Bool, asked: inout Bool) -> Result<SignInConfiguration, SignInError> {
+            var looked = false
+            defer { asked = looked }
+            do throws(SignInError) {
+                return .success(try APICommandConfiguration.resolve(path: path, named: named, plain, storeDirectory: { looked = true; return store },
+                                                                    environment: [:], confirmServerChange: Self.never))
+            } catch { return .failure(error) }
+        }
+        var asked = false
+        let missing = store + "/missing.json"
+        for named in [false, true] {
+            guard case .failure(.configNotFound(let file)) = resolve(missing, named: named, asked: &asked) else {
+                Issue.record("a missing file was not refused as missing"); return
+            }
+            #expect(file == missing)
+            #expect(asked == !named, "only a file not named on purpose looks for an API's sign-in in the store")
+        }
+        let documentOnly = store + "/document.json"
+        try Data(#"{"client_id_metadata_document": "https://client.example/signin.json"}"#.utf8).write(to: URL(fileURLWithPath: documentOnly))
+        guard case .failure(.configInvalid(let file, let field, _)) = resolve(documentOnly, named: true, asked: &asked) else {
+            Issue.record("a document-only file with no API signed in was not refused"); return
+        }
+        #expect(file == documentOnly && field == "client_id")
+        let ordinary = store + "/ordinary.json"
+        try Data(#"{"client_id": "mine", "issuer": "https://idp.example"}"#.utf8).write(to: URL(fileURLWithPath: ordinary))
+        guard case .success(let c) = resolve(ordinary, named: false, asked: &asked) else { Issue.record("the file was not used"); return }
+        #expect(c.clientID == "mine" && c.issuer == "https://idp.example" && c.sourcePath == ordinary)
+        #expect(!asked, "a file of its own with no API named does not look for the store")
+    }
 }
 
 /// Whether an error is the "not signed in" kind (exit 3 at the command line).

@@ -5,12 +5,13 @@ import SignInTransport
 import FoundationEssentials
 
 /// Which configuration a command for one API uses (`signin login|token|whoami|status|exec|logout --resource URL`, and
-/// plain commands when only APIs are signed in): the decision, in one place; the command line asks it and renders
-/// what it answers.
+/// plain commands when only APIs are signed in): the decision, in one place (`resolve`, which also reads the file); the
+/// command line asks it and renders what it answers.
 ///
 /// 1. No provider of the file's (no file, none named; or a file with only `client_id_metadata_document`): the API the
 ///    command names, else the one API signed in to from its address (`onlyAPISignIn`: with several, the one
-///    `signin use URL` chose, else an error naming them); none at all: nil, and the caller says what is missing.
+///    `signin use URL` chose, else an error naming them); none at all: the file is what is missing (or, in a file with
+///    only the document, its `client_id`), said naming it.
 /// 2. A configuration that lists the API in `resources`: the configuration (the person's client and grant serve it).
 /// 3. Any other API never gets the person's own client and grant, even when its metadata names the configured
 ///    provider (any server can name accounts.google.com): it has a sign-in of its own.
@@ -34,6 +35,30 @@ package enum APICommandConfiguration {
             self.signsIn = signsIn
             self.addedScopes = addedScopes
         }
+    }
+
+    /// The configuration a command uses, the file at `path` read here: the whole tree above. `named`: the file was
+    /// named on purpose (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`), so its absence is the error even when
+    /// an API is signed in to from its address. `storeDirectory` is asked only when an API's sign-in is looked for.
+    package static func resolve(path: String, named: Bool, _ command: Command, storeDirectory: () -> String, environment: [String: String],
+                                confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
+        let loaded: SignInConfiguration
+        do throws(SignInError) {
+            loaded = try SignInConfiguration.load(path: path)
+        } catch .configNotFound(let file) {
+            guard !named, let api = try withoutProvider(command, file: file, storeDirectory: storeDirectory(), environment: environment, httpTimeout: .seconds(30),
+                                                        document: nil, confirmServerChange: confirmServerChange) else { throw .configNotFound(file: file) }
+            return api
+        }
+        if loaded.isForAPIsOnly {
+            // No provider of its own: as with no configuration, but with its document and settings.
+            guard let api = try withoutProvider(command, file: path, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
+                                                document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange) else {
+                throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds client_id_metadata_document (for API sign-ins), and no API is signed in; `signin login --resource URL` signs one in")
+            }
+            return api
+        }
+        return try withProvider(loaded, command, storeDirectory: storeDirectory(), environment: environment, confirmServerChange: confirmServerChange)
     }
 
     /// Step 1: with no provider of the file's, the configuration of the API the command names or of the one API signed
