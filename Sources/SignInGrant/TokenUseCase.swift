@@ -17,7 +17,8 @@ import FoundationEssentials
 /// 0. The principal: a service-account chain the request names; `.configured`, the chain a family's configuration
 ///    section names (Google's `impersonate_service_account`), else the person; `.person`, the person.
 /// 1. A service account or a family's parameters: offered to each family in turn; the first that derives the
-///    token answers (buying it through this grant, `derivedCredential`, cached in the entry).
+///    token answers (buying it through this grant, `derivedCredential`, cached in the entry). A service account no
+///    family mints: `.unsupported` (a family's parameters alone that none answers go on as the person's request).
 /// 2. The person's access token for one API: `audience` exchanges it (RFC 8693, `exchangedToken`); `resource` alone
 ///    refreshes for that API (RFC 8707, `resourceToken`). Each is kept in the entry under its own key.
 /// 3. An ID token for an audience other than this client: `.unsupported`.
@@ -70,6 +71,10 @@ package struct TokenUseCase: PersonGrant {
         if !request.serviceAccountChain.isEmpty || !request.familyParameters.isEmpty {
             for family in families {
                 if let derived = try family.token(for: request, grant: self) { return derived }
+            }
+            // Never the person's own token for a service account's: only a family mints one.
+            if let account = request.serviceAccountChain.last {
+                throw .unsupported(reason: "no provider family here mints a token for the service account \(account.withoutControlCharacters)")
             }
         }
         if request.kind == .access, request.audience != nil || request.resource != nil {

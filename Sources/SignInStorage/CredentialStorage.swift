@@ -12,7 +12,9 @@ import SignInProtocol
 /// - `withExclusiveAccess` serialises: with a `subject`, the refresh and save of that one account (other accounts
 ///   do not wait); with none, changes to which account is current and removals. The client takes the
 ///   configuration-wide one first when it needs both, and calls `makeCurrent`, `removeCredentials` and
-///   `removeCurrentCredentials` only inside it. Storage shared between processes must make this hold across them.
+///   `removeCurrentCredentials` only inside it. A thread that holds access and asks for the same again runs on: the
+///   token path nests them (a derived token's retry refreshes the grant under the account's lock it holds). Storage
+///   shared between processes must make this hold across them.
 /// - A failure to read is thrown (`.storeUnreadable`), never reported as "nothing stored": the client then refuses
 ///   to overwrite what it could not read.
 /// - `save` replaces an account's credentials entirely or not at all.

@@ -18,7 +18,7 @@ public final class InMemoryCredentialStorage: CredentialStorage {
     }
 
     private let state = Locked<[Scope: Accounts]>([:])
-    private let exclusive = Locked<[String: Locked<Void>]>([:])
+    private let exclusive = NamedLocks()
 
     /// Storage holding `credentials` (the last of each client is current), or nothing.
     public init(_ credentials: [StoredCredentials] = []) {
@@ -80,19 +80,10 @@ public final class InMemoryCredentialStorage: CredentialStorage {
         }
     }
 
-    /// A mutex per account (or per client, `subject` nil) held around `body`; within this process only.
+    /// A mutex per account (or per client, `subject` nil) held around `body`; within this process only. A thread that
+    /// holds it already runs on, as the store's file locks do.
     public func withExclusiveAccess<T>(for client: ClientIdentity, subject: String?,
                                        _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
-        let name = "\(client.issuer)\u{0}\(client.clientID)\u{0}\(subject.map { "account\u{0}" + $0 } ?? "configuration")"
-        let lock = exclusive.withLock { locks in
-            if let existing = locks[name] { return existing }
-            let made = Locked<Void>(())
-            locks[name] = made
-            return made
-        }
-        let result: Result<T, SignInError> = lock.withLock { _ in
-            do throws(SignInError) { return .success(try body()) } catch { return .failure(error) }
-        }
-        return try result.get()
+        try exclusive.with("\(client.issuer)\u{0}\(client.clientID)\u{0}\(subject.map { "account\u{0}" + $0 } ?? "configuration")", body)
     }
 }

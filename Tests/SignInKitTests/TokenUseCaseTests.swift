@@ -116,6 +116,41 @@ import SignInGrant
         return World(store: store, endpoint: endpoint, clock: clock, useCase: useCase, changes: changes)
     }
 
+    /// The in-memory store, with what another process does once the lock is taken (`whenLocked`, run once) and a save
+    /// that fails while `failingSaves` says so: the two things a test cannot otherwise put between a read and a save.
+    final class InterleavedStorage: CredentialStorage {
+        let inner: InMemoryCredentialStorage
+        let whenLocked = Locked<(@Sendable (InMemoryCredentialStorage) -> Void)?>(nil)
+        let failingSaves = Locked(false)
+
+        init(_ inner: InMemoryCredentialStorage) { self.inner = inner }
+
+        func allCredentials(for client: ClientIdentity) -> [StoredCredentials] { inner.allCredentials(for: client) }
+        func credentials(for client: ClientIdentity, subject: String) -> StoredCredentials? { inner.credentials(for: client, subject: subject) }
+        func currentCredentials(for client: ClientIdentity) -> StoredCredentials? { inner.currentCredentials(for: client) }
+        func save(_ credentials: StoredCredentials) throws(SignInError) {
+            if failingSaves.withLock({ $0 }) { throw .storeUnwritable(path: "/store/alice.cred", reason: "No space left on device") }
+            inner.save(credentials)
+        }
+        func makeCurrent(subject: String, for client: ClientIdentity) { inner.makeCurrent(subject: subject, for: client) }
+        func removeCredentials(for client: ClientIdentity, subject: String) -> Bool { inner.removeCredentials(for: client, subject: subject) }
+        func removeCurrentCredentials(for client: ClientIdentity) -> Bool { inner.removeCurrentCredentials(for: client) }
+        func withExclusiveAccess<T>(for client: ClientIdentity, subject: String?, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+            let other = whenLocked.withLock { f -> (@Sendable (InMemoryCredentialStorage) -> Void)? in defer { f = nil }; return f }
+            other?(inner)
+            return try inner.withExclusiveAccess(for: client, subject: subject, body)
+        }
+    }
+
+    /// A use case over an `InterleavedStorage` of `entries`, with `families`.
+    static func interleaved(_ entries: [StoredCredentials] = [entry()], answers: [ScriptedEndpoint.Answer] = [],
+                            families: [any TokenFamily] = [ServiceAccountFamily()]) -> (InterleavedStorage, ScriptedEndpoint, TokenUseCase) {
+        let store = InterleavedStorage(InMemoryCredentialStorage(entries))
+        let endpoint = ScriptedEndpoint(answers)
+        let config = SignInConfiguration(clientID: "client", scopes: ["openid", "email"], issuer: issuer)
+        return (store, endpoint, TokenUseCase(configuration: config, store: store, endpoint: endpoint, clock: FixedClock(), families: families))
+    }
+
     /// The `SignInError` `body` throws (nil: none).
     static func error(_ body: () throws -> Void) -> SignInError? {
         do { try body(); return nil } catch let error as SignInError { return error } catch { return nil }
@@ -167,6 +202,34 @@ import SignInGrant
         // Fresh now: the next call asks nothing.
         #expect(try w.useCase.token(TokenRequest()).token.value == "at-2")
         #expect(w.endpoint.requests.count == 1)
+    }
+
+    /// Between the first read and the lock another process may act: its fresh token is taken without a request (the
+    /// refresh token read first may be spent already), and an account signed out meanwhile is said as such.
+    @Test func whatAnotherProcessDidWhileThisOneWaitedForTheLockCounts() throws {
+        let (store, endpoint, useCase) = Self.interleaved([Self.entry(expiresIn: 0)])
+        store.whenLocked.withLock { $0 = { inner in inner.save(TokenUseCaseTests.entry(refresh: "rt-2", access: "at-theirs", expiresIn: 3600)) } }
+        #expect(try useCase.token(TokenRequest()).token.value == "at-theirs")
+        #expect(endpoint.requests.isEmpty, "nothing asked: the other process refreshed")
+        // Forced, a token another process refreshed meanwhile is as good as a forced refresh of this one's.
+        store.whenLocked.withLock { $0 = { inner in inner.save(TokenUseCaseTests.entry(refresh: "rt-3", access: "at-forced", expiresIn: 3600)) } }
+        #expect(try useCase.token(TokenRequest(forceRefresh: true)).token.value == "at-forced")
+        #expect(endpoint.requests.isEmpty)
+        let (gone, goneEndpoint, goneUseCase) = Self.interleaved([Self.entry(expiresIn: 0)])
+        gone.whenLocked.withLock { $0 = { inner in _ = inner.removeCredentials(for: ClientIdentity(issuer: TokenUseCaseTests.issuer, clientID: "client"), subject: "alice") } }
+        #expect(Self.error { _ = try goneUseCase.token(TokenRequest()) } == .noPreviousSignIn(reason: .signedOutMeanwhile))
+        #expect(goneEndpoint.requests.isEmpty)
+    }
+
+    /// A save that fails after the provider rotated the refresh token says the grant is spent (not "nothing changed");
+    /// one that fails without a rotation is the store's own error.
+    @Test func aRotatedGrantThatCannotBeSavedIsSaidToBeSpent() throws {
+        let (store, _, useCase) = Self.interleaved([Self.entry(expiresIn: 0)], answers: [.tokens(TokenResponse(accessToken: "at-2", expiresIn: 3600, refreshToken: "rt-2")),
+                                                                                        .tokens(TokenResponse(accessToken: "at-3", expiresIn: 3600))])
+        store.failingSaves.withLock { $0 = true }
+        #expect(Self.error { _ = try useCase.token(TokenRequest()) } == .rotatedGrantUnsaved(path: "/store/alice.cred", reason: "No space left on device"))
+        #expect(Self.error { _ = try useCase.token(TokenRequest()) } == .storeUnwritable(path: "/store/alice.cred", reason: "No space left on device"))
+        #expect(store.inner.credentials(for: ClientIdentity(issuer: Self.issuer, clientID: "client"), subject: "alice")?.accessToken == "at-1", "nothing half-saved")
     }
 
     @Test func aForcedRefreshRefreshesAFreshToken() throws {
@@ -263,6 +326,16 @@ import SignInGrant
         #expect(reason.contains("never given out"))
     }
 
+    /// A service account no family composed here mints is refused, never answered with the person's own token.
+    @Test func aServiceAccountNoFamilyMintsIsRefusedNotAnsweredWithThePersons() {
+        let (_, endpoint, useCase) = Self.interleaved(families: [])
+        guard case .unsupported(let reason)? = Self.error({ _ = try useCase.token(TokenRequest(serviceAccountChain: ["robot@sa"])) }) else {
+            Issue.record("a service account's token was answered without a family"); return
+        }
+        #expect(reason.contains("robot@sa"))
+        #expect(endpoint.requests.isEmpty)
+    }
+
     @Test func aServiceAccountIsTheFamilysAndBoughtOnceWithThePersonsToken() throws {
         let w = Self.world(scopes: ["openid", "email", "sa"])
         #expect(w.useCase.serviceAccountChain(for: .configured) == ["robot@sa"])
@@ -293,6 +366,97 @@ import SignInGrant
         // A provider that ignores `resource` answers with the grant's own token: said so.
         request.resource = "https://other.example"
         #expect(try w.useCase.token(request).evidentlyUnrestricted)
+    }
+
+    /// A kept token for one API decides whether a request would refresh: not while it is fresh, yes when forced.
+    @Test func wouldRefreshReadsTheTokenKeptForTheAPI() throws {
+        let w = Self.world(answers: [.tokens(TokenResponse(accessToken: "at-api", expiresIn: 600))])
+        var request = TokenRequest()
+        request.resource = "https://api.example"
+        _ = try w.useCase.token(request)
+        #expect(try !w.useCase.wouldRefresh(request))
+        request.forceRefresh = true
+        #expect(try w.useCase.wouldRefresh(request))
+        request = TokenRequest(minimumValidity: .seconds(900))
+        request.resource = "https://api.example"
+        #expect(try w.useCase.wouldRefresh(request), "600 s kept, 900 asked")
+    }
+
+    /// Whether a token for one API is evidently the grant's own reach: the grant's token again, or a JWT whose `aud` (a
+    /// string or a list) does not name the API; an opaque token or one without `aud` says nothing, so it is taken.
+    @Test func aTokenIsEvidentlyUnrestrictedOnlyWhenItSaysSo() {
+        func jwt(_ claims: String) -> String { "e30." + Base64URL.encode(Array(claims.utf8)) + ".sig" }
+        let api = "https://api.example"
+        #expect(TokenUseCase.evidentlyUnrestricted("at-1", for: api, grantsOwn: "at-1"))
+        #expect(!TokenUseCase.evidentlyUnrestricted("opaque", for: api, grantsOwn: "at-1"))
+        #expect(!TokenUseCase.evidentlyUnrestricted(jwt(#"{"aud":"https://api.example"}"#), for: api, grantsOwn: nil))
+        #expect(TokenUseCase.evidentlyUnrestricted(jwt(#"{"aud":"https://other.example"}"#), for: api, grantsOwn: nil))
+        #expect(!TokenUseCase.evidentlyUnrestricted(jwt(#"{"aud":["x","https://api.example"]}"#), for: api, grantsOwn: nil))
+        #expect(TokenUseCase.evidentlyUnrestricted(jwt(#"{"aud":["x","y"]}"#), for: api, grantsOwn: nil))
+        #expect(!TokenUseCase.evidentlyUnrestricted(jwt(#"{"sub":"alice"}"#), for: api, grantsOwn: nil))
+    }
+
+    /// A bound token's proof for an API's request: made with the entry's key, for that method and URL and this token.
+    @Test func aDPoPProofIsMadeForTheRequestItNames() throws {
+        var bound = Self.entry()
+        bound.accessTokenType = "DPoP"
+        bound.dpopKey = try ProofKey.generate().stored
+        let w = Self.world([bound])
+        var request = TokenRequest()
+        request.proofFor = .init(method: "get", url: "https://api.example/items?page=2")
+        let issued = try w.useCase.token(request)
+        #expect(issued.tokenType == "DPoP")
+        let proof = try #require(issued.dpopProof)
+        let payload = try #require(Base64URL.decode(String(proof.split(separator: ".")[1])))
+        let claims = try #require(JSONValue.object(from: Data(payload)))
+        #expect(claims["htm"]?.string == "GET" && claims["htu"]?.string == "https://api.example/items")
+        #expect(claims["ath"]?.string == Base64URL.encode(Crypto.sha256(Array("at-1".utf8))))
+    }
+
+    /// A derived token whose subject token the provider finds expired: the person's token refreshed once and the
+    /// exchange asked again; a refusal the rule does not name is the provider's error as it is.
+    @Test func anExchangeRefusedForAnExpiredSubjectRefreshesItOnceAndAsksAgain() throws {
+        let expired = SignInError.providerError(endpoint: "token endpoint", code: "invalid_token", detail: "expired")
+        let w = Self.world(answers: [.refused(expired), .tokens(TokenResponse(accessToken: "at-2", expiresIn: 3600)),
+                                     .tokens(TokenResponse(accessToken: "xt", expiresIn: 600))])
+        #expect(try w.useCase.token(TokenRequest(audience: "https://api.example")).token.value == "xt")
+        #expect(w.endpoint.requests == [.init(grant: "token-exchange", token: "at-1", audience: "https://api.example"),
+                                        .init(grant: "refresh_token", token: "rt-1"),
+                                        .init(grant: "token-exchange", token: "at-2", audience: "https://api.example")])
+        let other = SignInError.providerError(endpoint: "token endpoint", code: "invalid_request", detail: nil)
+        let refused = Self.world(answers: [.refused(other)])
+        #expect(Self.error { _ = try refused.useCase.token(TokenRequest(audience: "https://api.example")) } == other)
+        #expect(refused.endpoint.requests.count == 1, "asked once")
+    }
+
+    /// A family that buys with a bearer of its own (Google's federated token) is asked for a new one, not the
+    /// person's, when the provider refuses the first.
+    @Test func aFamilysOwnBearerIsRenewedWhenRefused() throws {
+        struct OwnBearerFamily: TokenFamily {
+            let bearers = Locked<[Bool]>([])
+            var configurationSection: (any ConfigurationSection.Type)? { nil }
+            var forwardedSettingKeys: [String] { [] }
+            func forwardedSettings(_ configuration: SignInConfiguration) -> [String: String] { [:] }
+            func configuredChain(_ configuration: SignInConfiguration) -> [String] { [] }
+            func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? { nil }
+            func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken? {
+                guard let sa = request.serviceAccountChain.last else { return nil }
+                let tries = Locked(0)
+                let t: SignInToken = try grant.derivedCredential(DerivedTokenKey(DerivedTokenKey.Kind("test-own"), [sa]), account: nil, minimumValidity: .seconds(60),
+                                                                buyingWith: .access, retryWhen: { $0 == "invalid_token" },
+                                                                bearer: { force in bearers.withLock { $0.append(force) }; return force ? "own-2" : "own-1" }) { bearer throws(SignInError) in
+                    let n = tries.withLock { $0 += 1; return $0 }
+                    if n == 1 { throw .providerError(endpoint: "iam", code: "invalid_token", detail: nil) }
+                    return SignInToken(value: "sa-with-\(bearer)", expirationDate: TokenUseCaseTests.start.addingTimeInterval(3600))
+                }
+                return IssuedToken(token: t, kind: .access, subject: sa, name: sa)
+            }
+        }
+        let family = OwnBearerFamily()
+        let (_, endpoint, useCase) = Self.interleaved(families: [family])
+        #expect(try useCase.token(TokenRequest(serviceAccountChain: ["robot@sa"])).token.value == "sa-with-own-2")
+        #expect(family.bearers.withLock { $0 } == [false, true])
+        #expect(endpoint.requests.isEmpty, "the person's grant was not refreshed")
     }
 
     @Test func anExchangeIsRefusedBeforeAskingAProviderThatListsNone() throws {

@@ -24,3 +24,32 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// Locks by name within this process, each held by one thread at a time; a thread that holds a name and asks for it
+/// again runs on. The token path nests an account's lock (a derived token whose subject token the provider refused
+/// refreshes the grant under the lock it holds), so a lock that waited for its own holder would hang it forever.
+/// `FileLock` keeps the same rule across processes.
+package final class NamedLocks: Sendable {
+    private let locks = Locked<[String: Locked<Void>]>([:])
+    private let held = Locked<Set<String>>([])
+
+    package init() {}
+
+    /// Runs `body` holding `name`'s lock (at once when this thread holds it already).
+    package func with<T>(_ name: String, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        let mine = "\(pthread_self()) \(name)"
+        if held.withLock({ $0.contains(mine) }) { return try body() }
+        let lock = locks.withLock { all in
+            if let existing = all[name] { return existing }
+            let made = Locked<Void>(())
+            all[name] = made
+            return made
+        }
+        let result: Result<T, SignInError> = lock.withLock { _ in
+            held.withLock { _ = $0.insert(mine) }
+            defer { held.withLock { _ = $0.remove(mine) } }
+            do throws(SignInError) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+}
