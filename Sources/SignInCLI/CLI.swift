@@ -111,7 +111,7 @@ public enum CLI {
     static func configuration(_ path: String, _ a: Arguments, _ env: [String: String], _ command: some SignInCommand,
                               io: IOStreams = .standard) throws(SignInError) -> SignInConfiguration {
         let asked = APICommandConfiguration.Command(resource: command.apiResource, signsIn: command.signsIn, addedScopes: command.addedScopes)
-        let named = a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
+        let named = { a.value(.config) != nil || a.value(.profile) != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty }
         // A move of the API to another authorization server is followed only when a person at a terminal says so.
         let confirm = { (detail: String) -> Bool in Posix.isatty(0) && Posix.isatty(2) && io.confirm("signin: \(detail)\nSign in at the new server?") }
         return try APICommandConfiguration.resolve(path: path, named: named, asked, storeDirectory: { CredentialStore.defaultDirectory(environment: env) },

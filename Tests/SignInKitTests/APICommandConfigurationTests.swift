@@ -73,7 +73,7 @@ import Testing
             var looked = false
             defer { asked = looked }
             do throws(SignInError) {
-                return .success(try APICommandConfiguration.resolve(path: path, named: named, plain, storeDirectory: { looked = true; return store },
+                return .success(try APICommandConfiguration.resolve(path: path, named: { named }, plain, storeDirectory: { looked = true; return store },
                                                                     environment: [:], confirmServerChange: Self.never))
             } catch { return .failure(error) }
         }
