@@ -21,13 +21,6 @@ package struct ProtectedResourceMetadata: Sendable, Equatable {
         return EndpointURL.wellKnown("oauth-protected-resource", insertedInto: resource)
     }
 
-    /// The `resource_metadata` URL of a 401's `WWW-Authenticate` challenge (RFC 9728 5.1), when it names one.
-    package static func url(fromChallenge challenge: String) -> String? {
-        let parts = challenge.split(separator: "resource_metadata=\"", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let url = parts[1].split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) else { return nil }
-        return EndpointURL.problem(url) == nil ? url : nil
-    }
-
     /// Fetches and checks the metadata of `resource`: an answer for another resource, or naming an authorization
     /// server that is not https (but on loopback), is refused (a mix-up, or tokens sent in the clear).
     ///
@@ -82,11 +75,6 @@ package struct ProtectedResourceMetadata: Sendable, Equatable {
         }
         guard let doc = JSONValue.object(from: r.body) else { throw .providerError(endpoint: endpoint, code: "invalid_response", detail: "not a JSON object") }
         return try parse(doc, for: resource, endpoint: endpoint)
-    }
-
-    /// `discover` without a challenge: the metadata alone.
-    package static func fetch(for resource: String, http: HTTPClient) throws(SignInError) -> ProtectedResourceMetadata {
-        try discover(for: resource, http: http).metadata
     }
 
     package static func parse(_ doc: [String: JSONValue], for resource: String, endpoint: String) throws(SignInError) -> ProtectedResourceMetadata {

@@ -64,7 +64,7 @@ import FoundationEssentials
         }
         let text = String(decoding: bytes, as: UTF8.self)
         if let o = JSONValue.object(from: Data(bytes)) { _ = try? ProtectedResourceMetadata.parse(o, for: "https://api.example/", endpoint: "fuzz") }
-        _ = ProtectedResourceMetadata.url(fromChallenge: String(text.prefix(512)))
+        _ = WWWAuthenticate(String(text.prefix(512))).tokenChallenge?.resourceMetadata
         if let q = FormEncoding.decode(Substring(text)) { _ = AgentProtocol.tokenRequest(q) }
         if case .request(let head) = HTTPRequestHead.parse(bytes), let q = FormEncoding.decode(Substring(head.query)) { _ = AgentProtocol.tokenRequest(q) }
     }

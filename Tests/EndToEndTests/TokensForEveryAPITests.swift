@@ -171,6 +171,15 @@ import Testing
         let mixed = try box.signin("login", "--resource", strict.issuer + "/api/elsewhere")
         #expect(mixed.status == 5 && mixed.stderr.contains("resource_mismatch"), "\(mixed.status) \(mixed.stderr)")
         #expect(try apiStats()["registrations"] as? Int == registrations + 1)
+        // An address that publishes no metadata at all (no 401 naming it, nothing at either well-known place): said
+        // in a sentence naming the first place looked, exit 5, nothing registered or stored for it.
+        let plain = strict.issuer + "/plain/thing"
+        let none = try box.signin("login", "--resource", plain)
+        #expect(none.status == 5, "\(none.status) \(none.stderr)")
+        #expect(none.stderr.contains("signin: The API's metadata (\(strict.issuer)/.well-known/oauth-protected-resource/plain/thing) answered with error \"http_404\": the API publishes no protected resource metadata (RFC 9728) there"),
+                "\(none.stderr)")
+        #expect(try apiStats()["registrations"] as? Int == registrations + 1)
+        #expect(try box.signin("accounts").stdout.contains(plain) == false)
     }
 
     /// Against idpyoidc 5's OP (IdentityPython; a server no one here wrote), whose token exchange helper decides: an

@@ -73,7 +73,9 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut(let after):
             return "Timed out after \(after.components.seconds) s waiting for the sign-in in the browser. If the browser shows an error page of the provider's, the provider refused the sign-in request (the page says why)."
         case .providerError(let endpoint, let code, let detail):
-            return "The provider's \(endpoint) answered with error \"\(code)\"" + (detail.map { ": \($0)" } ?? ".")
+            // An endpoint named with its owner ("the API's metadata (URL)", "the authorization server X") reads as it is.
+            let who = endpoint.hasPrefix("the ") ? "The " + endpoint.dropFirst(4) : "The provider's \(endpoint)"
+            return "\(who) answered with error \"\(code)\"" + (detail.map { ": \($0)" } ?? ".")
         case .networkUnavailable(let endpoint, let detail):
             return "Could not reach \(endpoint): \(detail)"
         case .invalidIDToken(let reason): return "The ID token was refused: \(reason)"
