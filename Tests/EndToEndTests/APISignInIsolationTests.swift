@@ -77,7 +77,8 @@ import Testing
 
     /// Through `signin ssh --resource API` for an API signed in to from its address: the remote side gets the token
     /// of that API's own sign-in (the one `token --resource` prints here), not one refreshed through the configured
-    /// client; an API with no sign-in here is refused when the session is asked for.
+    /// client; another API signed in here but not forwarded (by a session for one API, or one that names none), and an API
+    /// with no sign-in here, are refused when the session is asked for them.
     @Test func aForwardedAPITokenComesFromTheAPIsOwnSignIn() throws {
         // A provider of its own: the tests that count the shared one's registrations are not disturbed.
         let strict = try Provider(script: "strict_provider.py")
@@ -90,8 +91,16 @@ import Testing
         #expect(login.status == 0, "\(login.stderr)")
         let local = try box.signin("token", "--resource", api).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let remote = try RemoteMachine(box)
-        let r = try box.signin(["ssh", "--resource", api] + remote.sshArguments + ["echo \"api=$(signin token --resource \(api))\""])
+        // A second API signed in here too, but not forwarded: the session for the first never hands out its token.
+        let second = Self.api(strict, "not-forwarded")
+        #expect(try box.signin("login", "--resource", second, "--timeout", "30").status == 0)
+        let r = try box.signin(["ssh", "--resource", api] + remote.sshArguments + ["echo \"api=$(signin token --resource \(api))\"; signin token --resource \(second); echo \"second=$?\""])
         #expect(r.stdout.contains("api=\(local)\n"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("second=3\n") && r.stderr.contains("this forwarded session gives only access tokens for --resource \(api)"), "\(r.stdout) \(r.stderr)")
+        // A session that names no API forwards no API's sign-in either: an API is an account of its own, named to forward.
+        let unnamed = try box.signin(["ssh"] + remote.sshArguments + ["signin token --resource \(api); echo \"unnamed=$?\""])
+        #expect(unnamed.stdout.contains("unnamed=3\n") && unnamed.stderr.contains("the API \(api) is not forwarded to this machine (on the laptop: signin ssh --resource \(api) ...)"),
+                "\(unnamed.stdout) \(unnamed.stderr)")
         // An unrestricted session asking for an API that is neither configured nor signed in: refused, not asked of
         // the configured provider with the person's grant.
         let open = try box.signin(["ssh"] + remote.sshArguments + ["signin token --resource https://unlisted.example.test/ >/dev/null; echo \"unlisted=$?\""])
