@@ -117,6 +117,32 @@ import Testing
         #expect(try await restored.userInfo()["sub"]?.string == "alice")
     }
 
+    /// `APIAuthorizer.perform` (SignInKitURLSession) for an API signed in to from its address: the request reaches the
+    /// API with the API's own token; when the server has revoked it, the 401 `invalid_token` gets one refresh of the
+    /// API's grant and the request once more, which the API accepts.
+    @Test func anAPIAuthorizerSendsTheAPIsTokenAndRefreshesARevokedOneOnce() async throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        box.environment["SIGNIN_CONFIG"] = ""
+        let api = strict.issuer + "/api/authorizer-perform"
+        #expect(try box.signin("login", "--resource", api).status == 0)
+        let status = try box.signin("status", "--resource", api, "--json")
+        let clientID = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["client_id"] as? String)
+        let authorizer = APIAuthorizer(resource: api, storeDirectory: box.storeDir, environment: box.environment)
+        let (body, ok) = try await authorizer.perform(URLRequest(url: URL(string: api)!))
+        #expect(ok.statusCode == 200, "\(String(decoding: body, as: UTF8.self))")
+        #expect((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["api"] as? String == "/api/authorizer-perform")
+        // The server revokes the API's token early: refreshed once, sent once more, accepted.
+        let old = try box.signin("token", "--resource", api).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try strict.http("POST", "/revoke", body: Data("client_id=\(clientID)&token=\(old)".utf8))
+        let before = try strict.stats(clientID)["refreshes"] as? Int ?? 0
+        let (_, again) = try await authorizer.perform(URLRequest(url: URL(string: api)!))
+        #expect(again.statusCode == 200)
+        #expect(try strict.stats(clientID)["refreshes"] as? Int == before + 1, "one refresh")
+        let now = try box.signin("token", "--resource", api).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!now.isEmpty && now != old, "the refreshed token is the stored one")
+    }
+
     // 3. An authorized request, retried once on a refused token; many at once share one refresh.
     @Test func performRetriesOnceOnARefusedTokenAndParallelCallersShareOneRefresh() async throws {
         let strict = try Shared.strict.get()
