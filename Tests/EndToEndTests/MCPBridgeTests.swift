@@ -72,6 +72,30 @@ import Testing
     /// Progress notifications reach the client in order before the answer; the server's request on a call's stream
     /// (sampling) is answered back; on the session's own stream (GET), a log message and a sampling request arrive
     /// and the client's answer reaches the server; a 1 MB result and 200 calls in a row come whole.
+    /// On a machine reached with `signin ssh --resource URL` from a laptop that signs in only to MCP servers (no
+    /// configuration file there), the MCP client launches `signin mcp URL`, which asks the agent forwarded from the
+    /// laptop for the server's token: the session works, with no browser and no grant on the remote side. (The laptop's
+    /// agent refused to open such a session, asking for a configuration it had no use for.)
+    @Test func overSSHTheBridgeTakesTheServersTokenFromTheForwardedAgent() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--require-resource"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        let launches = Self.browserLaunches(box)
+        let remote = try RemoteMachine(box)
+        let client = [Paths.python, Paths.providers.appendingPathComponent("mcp_stdio_client.py").path, "basic", Paths.signin, "mcp", url].joined(separator: " ")
+        let r = try box.signin(["ssh", "--resource", url] + remote.sshArguments + ["signin token --resource \(url) >/dev/null; echo token=$?; BROWSER=/bin/false \(client)"])
+        let answer = TokensForEveryAPITests.json(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
+        #expect(r.status == 0 && answer["sum"] as? String == "5", "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("token=0\n"), "`signin token --resource URL` there too: \(r.stdout)")
+        #expect(Self.browserLaunches(box) == launches, "no sign-in on either side")
+        let token = try box.signin("token", "--resource", url).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!token.isEmpty && !r.stdout.contains(token) && !r.stderr.contains(token))
+    }
+
     @Test func streamsProgressServerRequestsBigResultsAndManyCalls() throws {
         let p = try Provider(script: "mcp_server.py")
         defer { p.stop() }

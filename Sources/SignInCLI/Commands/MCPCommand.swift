@@ -141,7 +141,8 @@ struct MCPCommand: SignInCommand {
 }
 
 /// The tokens of a forwarded agent for one MCP server (`signin ssh --resource URL` on the laptop): asked for each
-/// request (the agent answers from memory while fresh), marked rejected and asked again on a 401.
+/// request (the agent answers from memory while fresh; a DPoP-bound token with the agent's proof for that request),
+/// marked rejected and asked again on a 401.
 struct ForwardedMCPAuthorization: MCPAuthorization {
     let agent: AgentClient
     let account: String?
@@ -153,9 +154,13 @@ struct ForwardedMCPAuthorization: MCPAuthorization {
             var r = TokenRequest()
             r.account = account
             r.resource = resource
+            // A token bound to the laptop's DPoP key travels with the agent's proof for this one request.
+            r.proofFor = TokenRequest.DPoPTarget(method: method, url: url.absoluteString)
             return try agent.token(r)
         }
-        return ["Authorization": "Bearer " + issued.token.value]
+        let (type, value) = try issued.presented(to: .typed)
+        guard let proof = issued.dpopProof else { return ["Authorization": type + " " + value] }
+        return ["Authorization": type + " " + value, "DPoP": proof]
     }
 
     func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> APIAuthorizer.Decision {

@@ -234,8 +234,8 @@ package final class TokenAgent: @unchecked Sendable {
 
     /// Whether the agent can answer for the API at `resource`: one of the configuration's `resources`, or an API
     /// signed in to from its address (what `signin ssh --resource` accepts).
-    private func knowsAPI(_ resource: String, configured: SignInClient) -> Bool {
-        configured.configuration.resources.contains(resource) || apiClient(resource, configured: configured) != nil
+    private func knowsAPI(_ resource: String, configured: SignInClient?) -> Bool {
+        configured?.configuration.resources.contains(resource) == true || apiClient(resource, configured: configured) != nil
     }
 
     /// The token path's answer to `r`, logged for a forwarded session.
@@ -351,25 +351,38 @@ package final class TokenAgent: @unchecked Sendable {
         let profile = asked.profile
         let chains = Set(asked.chains.map { $0.joined(separator: ",") })
         let audiences = Set(asked.audiences), resources = Set(asked.resources)
-        let c: SignInClient
-        do throws(SignInError) { c = try client(profile) } catch {
+        let configured: SignInClient?
+        do throws(SignInError) { configured = try client(profile) } catch .configNotFound where profile == nil && !resources.isEmpty && audiences.isEmpty && chains.isEmpty && asked.accounts.isEmpty {
+            // A machine that signs in only to APIs from their address (MCP servers, say) has no configuration: a session
+            // for those APIs alone needs none.
+            configured = nil
+        } catch {
             return Self.failure(.init(.noConfiguration, error.description))
         }
         // Only APIs this side can answer for: the configuration's resources and the APIs signed in from their address.
-        if let unknown = resources.sorted().first(where: { !knowsAPI($0, configured: c) }) {
+        if let unknown = resources.sorted().first(where: { !knowsAPI($0, configured: configured) }) {
             return Self.failure(.init(.notSignedIn, "the API \(unknown.withoutControlCharacters) is neither one of the configuration's resources nor signed in to from its address (`signin login --resource \(unknown.withoutControlCharacters)`)"))
         }
         var subjects: [String] = [], names: [String] = []
         do throws(SignInError) {
-            if asked.accounts.isEmpty {
-                guard let current = try c.storedUser() else { throw c.noAccount() }
-                subjects = [current.userID]
-                names = [current.profile.email ?? current.userID]
-            }
-            for a in asked.accounts {
-                guard let u = try c.storedUser(account: a) else { throw c.noAccount() }
-                subjects.append(u.userID)
-                names.append(u.profile.email ?? u.userID)
+            if let c = configured {
+                if asked.accounts.isEmpty {
+                    guard let current = try c.storedUser() else { throw c.noAccount() }
+                    subjects = [current.userID]
+                    names = [current.profile.email ?? current.userID]
+                }
+                for a in asked.accounts {
+                    guard let u = try c.storedUser(account: a) else { throw c.noAccount() }
+                    subjects.append(u.userID)
+                    names.append(u.profile.email ?? u.userID)
+                }
+            } else {
+                // With no configuration, the APIs' own sign-ins are the session's accounts.
+                for resource in resources.sorted() {
+                    guard let u = try apiClient(resource, configured: nil)?.storedUser() else { throw APICommandConfiguration.notSignedIn(to: resource) }
+                    subjects.append(u.userID)
+                    names.append(u.profile.email ?? u.userID)
+                }
             }
         } catch {
             return Self.failure(.init(.notSignedIn, error.description))
