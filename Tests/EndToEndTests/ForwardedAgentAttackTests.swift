@@ -100,7 +100,8 @@ import FoundationNetworking
         func markAccessTokenRejected(_ token: String) throws(SignInError) { marked.set(marked.get() + 1) }
     }
 
-    // Part 3: an agent folder or socket of another user is never trusted; an agent of another store is not reused.
+    // Part 3: an agent folder or socket of another user is never trusted; an agent of another store is not reused; a
+    // file where the socket goes is not removed.
     @Test func anAgentFolderOfAnotherUserOrAnotherStoreIsNeverTrusted() throws {
         let strict = try Shared.strict.get()
         let box = try Self.laptop(strict)
@@ -136,6 +137,12 @@ import FoundationNetworking
         #expect(!sshElsewhere.stdout.contains("reached") && sshElsewhere.stderr.contains("another store"), "\(sshElsewhere.stderr)")
         #expect(try box.signin("agent", "--stop").status == 0)
         _ = mine.stop(0)
+        // A file that is not a socket where the agent's socket goes: refused by name, and left as it is.
+        let planted = folder + "/agent.sock"
+        try Data("not a socket".utf8).write(to: URL(fileURLWithPath: planted))
+        let onFile = try box.signin("agent")
+        #expect(onFile.status != 0 && onFile.stderr.contains("\(planted) exists and is not a socket of yours; remove it"), "\(onFile.stderr)")
+        #expect(try String(contentsOfFile: planted, encoding: .utf8) == "not a socket")
     }
 
     // Part 5: a SIGKILLed `signin ssh` ends its session (the kernel says so through a pidfd).
