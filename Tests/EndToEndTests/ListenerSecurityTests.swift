@@ -23,6 +23,25 @@ import Testing
         #expect(try box.signin("whoami").stdout.contains("alice@example.org"))
     }
 
+    /// The same over IPv6: a browser that resolved localhost to [::1] reaches the listener there (it listens on both),
+    /// and the check reads the connection's owner from the kernel's IPv6 table: another user's delivery is refused
+    /// as over IPv4, the person's completes the sign-in.
+    @Test func overIPv6LoopbackTheOtherUsersCodeIsRefusedAndThePersonsTaken() throws {
+        guard geteuid() == 0 else {
+            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
+            return
+        }
+        let strict = try Shared.strict.get()
+        let box = try strict.sandbox()
+        let r = try box.signin(["login"], env: ["STANDIN_MODE": "otheruser,allow", "STANDIN_CALLBACK_HOST": "[::1]"])
+        #expect(r.status == 0 && r.stdout == "Signed in as Alice Example <alice@example.org>\n", "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("refused a connection from another user, uid 65534"), "\(r.stderr)")
+        let attack = try #require(box.standinSteps().first { $0["step"] as? String == "otheruser" })
+        #expect([52, 56].contains(attack["curl_exit"] as? Int ?? 0) && attack["http"] as? String == "000", "\(attack)")
+        let final = try #require(box.standinSteps().first { $0["step"] as? String == "final" })
+        #expect((final["url"] as? String)?.hasPrefix("http://[::1]:") == true, "the person's callback went over IPv6: \(final)")
+    }
+
     /// The same attack with the check turned off succeeds, which is what the setting is for (relays through
     /// another user) and shows the check above is what stops it.
     @Test func withTheCheckOffTheOtherUsersCodeWins() throws {

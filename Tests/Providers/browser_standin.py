@@ -13,6 +13,8 @@ listener and reads the page it ends on. STANDIN_MODE is a comma-separated list o
          web page reaching the listener through DNS rebinding sends)
   allow  consent as $STANDIN_SUB (default alice)      deny  press "deny"      none  do nothing
   visit  open the page with a GET and follow its redirects (a server that approves on sight)
+With $STANDIN_CALLBACK_HOST (say "[::1]", a browser that resolved localhost to IPv6), the callback of `otheruser` and
+`allow` goes to the listener under that host instead of the one the redirect names.
 The outcome is appended to $STANDIN_LOG as one JSON line: {"status", "url", "page"}. The descriptors the
 browser command was started with are logged first ({"step": "fds"}), before anything else opens one.
 """
@@ -103,8 +105,17 @@ def approve_without_following(url: str, sub: str) -> str:
     return ""
 
 
+def to_callback_host(callback: str) -> str:
+    """`callback` under $STANDIN_CALLBACK_HOST, when it is set."""
+    host = os.environ.get("STANDIN_CALLBACK_HOST")
+    if not host:
+        return callback
+    u = urllib.parse.urlparse(callback)
+    return u._replace(netloc=f"{host}:{u.port}").geturl()
+
+
 def other_user(url: str) -> dict:
-    callback = approve_without_following(url, "mallory")
+    callback = to_callback_host(approve_without_following(url, "mallory"))
     uid = os.environ.get("STANDIN_OTHER_UID", "65534")
     r = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "curl", "-s", "-o", "/dev/null",
                         "-w", "%{http_code}", "--max-time", "10", callback], capture_output=True, text=True)
@@ -142,6 +153,8 @@ def work(url: str) -> None:
         elif "visit" in steps:
             # A page that approves on sight (the MCP SDK's test provider): a plain GET, as a browser opens it.
             status, final, body = fetch(url)
+        elif "allow" in steps and os.environ.get("STANDIN_CALLBACK_HOST"):
+            status, final, body = fetch(to_callback_host(approve_without_following(url, os.environ.get("STANDIN_SUB", "alice"))))
         elif "allow" in steps:
             status, final, body = fetch(url, urllib.parse.urlencode({"sub": os.environ.get("STANDIN_SUB", "alice")}).encode())
         else:
