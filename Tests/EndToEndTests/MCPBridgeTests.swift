@@ -143,6 +143,26 @@ import Testing
         #expect(requests.last?["method"] as? String == "DELETE", "the session ended: \(requests)")
     }
 
+    /// A server that fails one call (HTTP 500): the client gets a JSON-RPC error for that call's id, saying what the
+    /// server answered, and the bridge goes on (the next call is answered, the session ends as usual, exit 0).
+    @Test func aCallTheServerFailsIsAnErrorForThatCallAndTheBridgeGoesOn() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let input = Self.lines([Self.call(#""failed""#, "add", #"{"a":500,"b":1}"#), Self.call(#""after""#, "add", #"{"a":2,"b":3}"#)])
+        let r = try box.signin(["mcp", url], stdin: input)
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        let out = Self.messages(r.stdout)
+        let failed = try #require(out.first { $0["id"] as? String == "failed" }, "\(r.stdout)")
+        let error = try #require(failed["error"] as? [String: Any], "\(failed)")
+        #expect((error["message"] as? String)?.contains("http_500") == true && (error["message"] as? String)?.contains("the tool server is down") == true, "\(error)")
+        let answered = out.first { $0["id"] as? String == "after" }
+        #expect(((answered?["result"] as? [String: Any])?["content"] as? [[String: Any]])?.first?["text"] as? String == "5", "\(r.stdout) \(r.stderr)")
+        let requests = (try MCPServerTests.stats(p)["mcp_requests"] as? [[String: Any]]) ?? []
+        #expect(requests.last?["method"] as? String == "DELETE", "the session ended as usual: \(requests)")
+    }
+
     /// `notifications/cancelled` from the client ends that request's POST: no answer comes for it, the others are
     /// answered, and the bridge does not wait for the abandoned one when its input closes.
     @Test func aCancelledRequestIsAbandoned() throws {

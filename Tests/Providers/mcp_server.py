@@ -23,7 +23,8 @@ list of scopes: every MCP server requires those too from then on (403 `insuffici
 `POST /_forget`: every access token issued so far ends (the next request with one gets 401 invalid_token).
 `POST /_restart`: as a development server restarted with its registrations in memory: every client, code and token
 is forgotten (a refresh then gets `invalid_client`), and every MCP session ends (404).
-`POST /_end_sessions`: every MCP session ends (the next request naming one gets 404).
+`POST /_end_sessions`: every MCP session ends (the next request naming one gets 404). A tool called with `"a": 500`
+(without --split) is answered HTTP 500 in plain text, as a server failing one call.
 `GET /_stats` also lists, for each request to an MCP endpoint, its method, session id and protocol version header
 (`mcp_requests`), and what the background work of the `later` tool heard back (`background`).
 
@@ -43,7 +44,7 @@ import urllib.parse
 import uvicorn
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from mcp.server.auth.provider import AccessToken, AuthorizationCode, AuthorizationParams, RefreshToken, TokenError, construct_redirect_uri
@@ -297,6 +298,31 @@ def mcp_server(name, issuer, url, scopes, provider):
     return server
 
 
+def failing_calls(app):
+    """A server failing one call: a POST to an MCP endpoint whose message calls a tool with `"a": 500` is answered HTTP 500
+    with a plain-text body; every other request goes on as sent."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith("/mcp"):
+            return await app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if b'"a":500' in body.replace(b" ", b""):
+            return await PlainTextResponse("the tool server is down", status_code=500)(scope, receive, send)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()  # the real disconnect, when it comes (a streamed answer listens for it)
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await app(scope, replay, send)
+    return wrapped
+
+
 def recording(app):
     """Notes each request to an MCP endpoint: its method and the session and protocol headers it carried."""
     async def wrapped(scope, receive, send):
@@ -369,7 +395,7 @@ async def main():
         app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100) if resumable
                                                else server.streamable_http_app())
         app.router.routes.extend([stats, required, forgotten, restarted, ended])
-        apps.append((as_sock, recording(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden))))
+        apps.append((as_sock, recording(failing_calls(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
     while not all(s.started for s in servers):
