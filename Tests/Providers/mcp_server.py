@@ -126,17 +126,23 @@ class Verifier:
         return await self.provider.load_access_token(token)
 
 
+async def read_body(receive) -> bytes:
+    """A request's whole body, as ASGI hands it in parts."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
 def watching_tokens(app, require_resource):
     """Notes what each token request carried (and, with --require-resource, refuses one without `resource`)."""
 
     async def wrapped(scope, receive, send):
         if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
             return await app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         form = {k: v[0] for k, v in urllib.parse.parse_qs(body.decode(), keep_blank_values=True).items()}
         STATS["token_requests"].append({"grant_type": form.get("grant_type"), "resource": form.get("resource")})
         if require_resource and form.get("grant_type") in ("authorization_code", "refresh_token") and not form.get("resource"):
@@ -304,11 +310,7 @@ def failing_calls(app):
     async def wrapped(scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith("/mcp"):
             return await app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         if b'"a":500' in body.replace(b" ", b""):
             return await PlainTextResponse("the tool server is down", status_code=500)(scope, receive, send)
         sent = False
