@@ -37,10 +37,10 @@ package enum APICommandConfiguration {
         }
     }
 
-    /// The configuration a command uses, the file at `path` read here: the whole tree above. `named`: the file was
-    /// named on purpose (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`), so its absence is the error even when
-    /// an API is signed in to from its address (asked only when the file is missing). `storeDirectory` is asked only when an
-    /// API's sign-in is looked for.
+    /// The configuration a command uses, the file at `path` read here: the whole tree above. `named`: whether the file
+    /// was named on purpose (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`), so that its absence is the error
+    /// even when an API is signed in to from its address; asked only when the file is missing. `storeDirectory` is
+    /// asked only when an API's sign-in is looked for.
     package static func resolve(path: String, named: () -> Bool, _ command: Command, storeDirectory: () -> String, environment: [String: String],
                                 confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
         let loaded: SignInConfiguration
