@@ -69,9 +69,6 @@ import Testing
         #expect(requests.filter { $0["method"] as? String == "POST" }.allSatisfy { $0["accept"] as? String == "application/json, text/event-stream" })
     }
 
-    /// Progress notifications reach the client in order before the answer; the server's request on a call's stream
-    /// (sampling) is answered back; on the session's own stream (GET), a log message and a sampling request arrive
-    /// and the client's answer reaches the server; a 1 MB result and 200 calls in a row come whole.
     /// On a machine reached with `signin ssh --resource URL` from a laptop that signs in only to MCP servers (no
     /// configuration file there), the MCP client launches `signin mcp URL`, which asks the agent forwarded from the
     /// laptop for the server's token: the session works, with no browser and no grant on the remote side. (The laptop's
@@ -96,6 +93,9 @@ import Testing
         #expect(!token.isEmpty && !r.stdout.contains(token) && !r.stderr.contains(token))
     }
 
+    /// Progress notifications reach the client in order before the answer; the server's request on a call's stream
+    /// (sampling) is answered back; on the session's own stream (GET), a log message and a sampling request arrive
+    /// and the client's answer reaches the server; a 1 MB result and 200 calls in a row come whole.
     @Test func streamsProgressServerRequestsBigResultsAndManyCalls() throws {
         let p = try Provider(script: "mcp_server.py")
         defer { p.stop() }
