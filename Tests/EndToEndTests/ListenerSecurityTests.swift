@@ -3,14 +3,21 @@ import Testing
 
 /// The loopback listener against its attackers: another local user, a web page rebinding DNS, a provider that omits `iss`, a browser that would inherit descriptors.
 @Suite struct ListenerSecurityTests {
+    /// Whether this run can act as another local user (root, for setpriv to uid 65534); when not, the test is recorded
+    /// as failed rather than passing without running.
+    static func canActAsAnotherUser() -> Bool {
+        guard geteuid() == 0 else {
+            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
+            return false
+        }
+        return true
+    }
+
     /// Another local user who read the authorization URL (it is in the browser's command line) approves the same
     /// request with their own account and delivers that code with the right state. The listener closes their
     /// connection unanswered, says so once, and the real sign-in completes as the person at the keyboard.
     @Test func aCallbackFromAnotherLocalUserIsRefusedAndTheRealSignInCompletes() throws {
-        guard geteuid() == 0 else {
-            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
-            return
-        }
+        guard Self.canActAsAnotherUser() else { return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()
         let r = try box.signin("login", env: ["STANDIN_MODE": "otheruser,allow"])
@@ -27,10 +34,7 @@ import Testing
     /// and the check reads the connection's owner from the kernel's IPv6 table: another user's delivery is refused
     /// as over IPv4, the person's completes the sign-in.
     @Test func overIPv6LoopbackTheOtherUsersCodeIsRefusedAndThePersonsTaken() throws {
-        guard geteuid() == 0 else {
-            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
-            return
-        }
+        guard Self.canActAsAnotherUser() else { return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox()
         let r = try box.signin(["login"], env: ["STANDIN_MODE": "otheruser,allow", "STANDIN_CALLBACK_HOST": "[::1]"])
@@ -45,10 +49,7 @@ import Testing
     /// The same attack with the check turned off succeeds, which is what the setting is for (relays through
     /// another user) and shows the check above is what stops it.
     @Test func withTheCheckOffTheOtherUsersCodeWins() throws {
-        guard geteuid() == 0 else {
-            Issue.record("not run, so failed: acting as another user needs root here (setpriv to uid 65534)")
-            return
-        }
+        guard Self.canActAsAnotherUser() else { return }
         let strict = try Shared.strict.get()
         let box = try strict.sandbox(extra: ["listener_same_user_only": false])
         let r = try box.signin("login", env: ["STANDIN_MODE": "otheruser,allow"])

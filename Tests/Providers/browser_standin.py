@@ -153,10 +153,12 @@ def work(url: str) -> None:
         elif "visit" in steps:
             # A page that approves on sight (the MCP SDK's test provider): a plain GET, as a browser opens it.
             status, final, body = fetch(url)
-        elif "allow" in steps and os.environ.get("STANDIN_CALLBACK_HOST"):
-            status, final, body = fetch(to_callback_host(approve_without_following(url, os.environ.get("STANDIN_SUB", "alice"))))
         elif "allow" in steps:
-            status, final, body = fetch(url, urllib.parse.urlencode({"sub": os.environ.get("STANDIN_SUB", "alice")}).encode())
+            sub = os.environ.get("STANDIN_SUB", "alice")
+            if os.environ.get("STANDIN_CALLBACK_HOST"):
+                status, final, body = fetch(to_callback_host(approve_without_following(url, sub)))
+            else:
+                status, final, body = fetch(url, urllib.parse.urlencode({"sub": sub}).encode())
         else:
             return
         text = re.sub(r"<[^>]+>", " ", body)

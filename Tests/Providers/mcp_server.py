@@ -136,6 +136,20 @@ async def read_body(receive) -> bytes:
     return body
 
 
+def replaying(body: bytes, receive):
+    """An ASGI `receive` that hands the app `body` (already read) and then whatever comes next: the real disconnect,
+    when it comes (a streamed answer listens for it)."""
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+    return replay
+
+
 def watching_tokens(app, require_resource):
     """Notes what each token request carried (and, with --require-resource, refuses one without `resource`)."""
 
@@ -148,15 +162,7 @@ def watching_tokens(app, require_resource):
         if require_resource and form.get("grant_type") in ("authorization_code", "refresh_token") and not form.get("resource"):
             await JSONResponse({"error": "invalid_target", "error_description": "resource is required (RFC 8707 2.2)"}, status_code=400)(scope, receive, send)
             return
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await app(scope, replay, send)
+        await app(scope, replaying(body, receive), send)
     return wrapped
 
 
@@ -313,15 +319,7 @@ def failing_calls(app):
         body = await read_body(receive)
         if b'"a":500' in body.replace(b" ", b""):
             return await PlainTextResponse("the tool server is down", status_code=500)(scope, receive, send)
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if sent:
-                return await receive()  # the real disconnect, when it comes (a streamed answer listens for it)
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await app(scope, replay, send)
+        await app(scope, replaying(body, receive), send)
     return wrapped
 
 
