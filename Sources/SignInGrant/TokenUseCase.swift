@@ -349,6 +349,11 @@ package struct TokenUseCase: PersonGrant {
     /// The person's access token for one API: exchanged for `audience` (RFC 8693), or for `resource` alone (RFC 8707).
     private func targetedToken(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
         let validity = request.minimumValidity
+        // A proof (and so a request) for another origin than the API's own gets no token for that API: a server naming
+        // another address (an HTTP+SSE endpoint event, say) never draws it out, here or through a forwarded agent.
+        if let target = request.proofFor, let resource = request.resource, resource.hasPrefix("http"), !EndpointURL.sameOrigin(target.url, resource) {
+            throw .unsupported(reason: "The token for \(resource.withoutControlCharacters) is handed out only for requests to its own origin; a request to \(target.url.withoutControlCharacters) got none")
+        }
         let t: SignInToken, stored: StoredCredentials
         var unrestricted = false
         if request.audience != nil {

@@ -2,8 +2,9 @@ import SignInBase
 import FoundationEssentials
 
 /// One JSON-RPC 2.0 message as MCP's transports carry it: the bytes as written (never re-encoded: a client and a
-/// server see each other's text), and what a transport needs of it, read from its top level alone (`kind`), so a
-/// 1 MB result is scanned, not parsed.
+/// server see each other's text), and what a transport needs of it, read from its top level alone (`kind`). Every
+/// byte is checked to be JSON (RFC 8259: no `NaN`, no `[1,,2]`, no control character or broken UTF-8 in a string)
+/// without building the values, so a 1 MB result is checked, not parsed into objects.
 public struct JSONRPCMessage: Sendable {
     /// A message's `id` as its JSON text (`7`, `"a-1"`): two ids are the same when their text is.
     public struct ID: Hashable, Sendable, CustomStringConvertible {
@@ -30,8 +31,8 @@ public struct JSONRPCMessage: Sendable {
     public let kind: Kind
 
     /// The message in `bytes` (one JSON-RPC message, from either side), or nil when it is not one (not JSON, not an
-    /// object or array, no `method` and no `result` or `error`). `checked`: the whole text is checked to be valid
-    /// JSON (what a client wrote); otherwise its top level is scanned only (what a server answered).
+    /// object or array, no `method` and no `result` or `error`). The whole text is checked to be JSON either way;
+    /// `checked` also parses it (kept for callers that asked for it).
     public init?(_ bytes: [UInt8], checked: Bool = false) {
         if checked {
             var parser = JSONParser(bytes: bytes)
@@ -91,7 +92,11 @@ public struct JSONRPCMessage: Sendable {
         func space() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 } }
         space()
         guard i < b.count else { return nil }
-        if b[i] == UInt8(ascii: "[") { return .batch }
+        if b[i] == UInt8(ascii: "[") {
+            guard skipValue(b, &i, depth: 0) else { return nil }
+            space()
+            return i == b.count ? .batch : nil
+        }
         guard b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
         var id: String?, method: String?, answered = false, idIsNull = false
@@ -133,50 +138,139 @@ public struct JSONRPCMessage: Sendable {
         return nil
     }
 
-    /// Skips the string at `i` (its quotes included); its range, or nil when it is not a complete string.
+    /// Skips the string at `i` (its quotes included); its range, or nil when it is not a complete JSON string (an
+    /// unknown escape, a control character, bytes that are not UTF-8).
     private static func skipString(_ b: [UInt8], _ i: inout Int) -> Range<Int>? {
         guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
         let start = i
         i += 1
         while i < b.count {
-            switch b[i] {
-            case UInt8(ascii: "\\"): i += 2
+            let c = b[i]
+            switch c {
+            case UInt8(ascii: "\\"):
+                guard i + 1 < b.count else { return nil }
+                switch b[i + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    i += 2
+                case UInt8(ascii: "u"):
+                    guard i + 5 < b.count, b[(i + 2)...(i + 5)].allSatisfy({ isHexDigit($0) }) else { return nil }
+                    i += 6
+                default: return nil
+                }
             case UInt8(ascii: "\""):
                 i += 1
                 return start..<i
             case 0..<0x20: return nil
+            case 0x80...:
+                guard skipUTF8(b, &i) else { return nil }
             default: i += 1
             }
         }
         return nil
     }
 
-    /// Skips one value at `i` (brackets balanced, strings whole); false when it is not one.
+    private static func isHexDigit(_ c: UInt8) -> Bool {
+        (0x30...0x39).contains(c) || (0x41...0x46).contains(c) || (0x61...0x66).contains(c)
+    }
+
+    /// Skips one UTF-8 sequence of two to four bytes at `i` (no overlong form, no surrogate, nothing past U+10FFFF).
+    private static func skipUTF8(_ b: [UInt8], _ i: inout Int) -> Bool {
+        let c = b[i]
+        let (length, low, high): (Int, UInt8, UInt8)
+        switch c {
+        case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
+        case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
+        case 0xED: (length, low, high) = (3, 0x80, 0x9F)
+        case 0xE1...0xEF: (length, low, high) = (3, 0x80, 0xBF)
+        case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
+        case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
+        case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
+        default: return false
+        }
+        guard i + length <= b.count, (low...high).contains(b[i + 1]) else { return false }
+        for k in 2..<max(2, length) where !(0x80...0xBF).contains(b[i + k]) { return false }
+        i += length
+        return true
+    }
+
+    private static func skipSpace(_ b: [UInt8], _ i: inout Int) {
+        while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+    }
+
+    /// Skips one JSON value at `i`, checking it as RFC 8259 writes it (objects, arrays, strings, numbers, literals),
+    /// without building it; false when it is not one. What is handed on as a message is JSON through and through.
     private static func skipValue(_ b: [UInt8], _ i: inout Int, depth: Int) -> Bool {
         guard depth < 512, i < b.count else { return false }
         switch b[i] {
         case UInt8(ascii: "\""): return skipString(b, &i) != nil
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            var stack: [UInt8] = [b[i] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")]
+        case UInt8(ascii: "{"):
             i += 1
-            while i < b.count, let close = stack.last {
-                switch b[i] {
-                case UInt8(ascii: "\""): guard skipString(b, &i) != nil else { return false }; continue
-                case UInt8(ascii: "{"): stack.append(UInt8(ascii: "}"))
-                case UInt8(ascii: "["): stack.append(UInt8(ascii: "]"))
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    guard b[i] == close else { return false }
-                    stack.removeLast()
-                default: break
-                }
+            skipSpace(b, &i)
+            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return true }
+            while true {
+                skipSpace(b, &i)
+                guard skipString(b, &i) != nil else { return false }
+                skipSpace(b, &i)
+                guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
                 i += 1
-                guard stack.count < 512 else { return false }
+                skipSpace(b, &i)
+                guard skipValue(b, &i, depth: depth + 1) else { return false }
+                skipSpace(b, &i)
+                guard i < b.count else { return false }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                guard b[i] == UInt8(ascii: "}") else { return false }
+                i += 1
+                return true
             }
-            return stack.isEmpty
-        default:
-            let start = i
-            while i < b.count, !",}] \t\r\n".utf8.contains(b[i]) { i += 1 }
-            return i > start
+        case UInt8(ascii: "["):
+            i += 1
+            skipSpace(b, &i)
+            if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; return true }
+            while true {
+                skipSpace(b, &i)
+                guard skipValue(b, &i, depth: depth + 1) else { return false }
+                skipSpace(b, &i)
+                guard i < b.count else { return false }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                guard b[i] == UInt8(ascii: "]") else { return false }
+                i += 1
+                return true
+            }
+        case UInt8(ascii: "t"): return skipLiteral("true", b, &i)
+        case UInt8(ascii: "f"): return skipLiteral("false", b, &i)
+        case UInt8(ascii: "n"): return skipLiteral("null", b, &i)
+        default: return skipNumber(b, &i)
         }
+    }
+
+    private static func skipLiteral(_ word: StaticString, _ b: [UInt8], _ i: inout Int) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard i + n <= b.count else { return false }
+        let matches = word.withUTF8Buffer { w in (0..<n).allSatisfy { b[i + $0] == w[$0] } }
+        if matches { i += n }
+        return matches
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    private static func skipNumber(_ b: [UInt8], _ i: inout Int) -> Bool {
+        func digits() -> Int {
+            let s = i
+            while i < b.count, (0x30...0x39).contains(b[i]) { i += 1 }
+            return i - s
+        }
+        if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < b.count else { return false }
+        if b[i] == UInt8(ascii: "0") { i += 1 } else if (0x31...0x39).contains(b[i]) { _ = digits() } else { return false }
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { return false }
+        }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return true
     }
 }

@@ -61,6 +61,8 @@ public final class MCPClientTransport: Sendable {
         var listening: Task<Void, Never>?
         /// HTTP+SSE: where messages are POSTed (the `endpoint` event's address).
         var legacyEndpoint: String?
+        /// HTTP+SSE: why the `endpoint` event was refused (another origin, not http(s)): nothing is sent anywhere.
+        var legacyRefusal: String?
         var legacyWaiters: [CheckedContinuation<String?, Never>] = []
         /// Requests sent whose answers have not come, and the work sending each.
         var pending: [JSONRPCMessage.ID: Task<Void, Never>] = [:]
@@ -279,7 +281,7 @@ public final class MCPClientTransport: Sendable {
                 if message.method == "notifications/initialized" && !replay { listen() }
                 return .done
             }
-            fail(message, .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: result.errorText), starting: isInitialize && !replay)
+            fail(message, .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: refusalDetail(status, result.errorText)), starting: isInitialize && !replay)
             return .done
         }
         return .done
@@ -346,10 +348,15 @@ public final class MCPClientTransport: Sendable {
         }
     }
 
+    /// Reconnections are bounded: never sooner than half a second (whatever `retry` says), and a stream that ends
+    /// within 30 s having carried nothing doubles the wait (up to a minute); a 401 or 403 is put to the authorization
+    /// once a minute at most, and otherwise the stream is given up (requests go on without it).
     private func listenLoop() async {
-        var last: String?, wait = 1000, authorized = false, failures = 0
+        var last: String?, wait = 1000, failures = 0, quick = 0
+        var lastAuthorized: ContinuousClock.Instant?
         while !Task.isCancelled {
             if state.withLock({ $0.closed }) { return }
+            let began = ContinuousClock.now
             let result: Exchange
             do throws(SignInError) {
                 guard let opened = try await sessionStream(after: last, answering: nil) else { return }
@@ -364,17 +371,21 @@ public final class MCPClientTransport: Sendable {
             let status = result.head.status
             if status == 405 || status == 404 || status == 400 { return }
             if status == 401 || status == 403, let authorization {
-                guard let decision = try? await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: authorized),
-                      decision == .retry, !authorized else { return }
-                authorized = true
+                if let lastAuthorized, ContinuousClock.now - lastAuthorized < .seconds(60) {
+                    notice("the MCP server refused its event stream again (HTTP \(status)); going on without it")
+                    return
+                }
+                lastAuthorized = ContinuousClock.now
+                guard let decision = try? await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: false),
+                      decision == .retry else { return }
                 continue
             }
             guard status == 200 else { return }
-            authorized = false
             failures = 0
             last = result.lastEventID ?? last
-            wait = result.retry ?? wait
-            try? await Task.sleep(for: .milliseconds(wait))
+            wait = max(500, result.retry ?? wait)
+            quick = result.messages == 0 && ContinuousClock.now - began < .seconds(30) ? min(quick + 1, 7) : 0
+            try? await Task.sleep(for: .milliseconds(min(60_000, wait << quick)))
         }
     }
 
@@ -405,14 +416,19 @@ public final class MCPClientTransport: Sendable {
                     parser.feed(bytes) { event in
                         if event.type == "endpoint" {
                             let resolved = Self.resolve(event.data.trimmingWhitespace, against: base)
+                            // Only an endpoint on the stream's own origin (the 2024-11-05 transport's rule for a
+                            // client) gets messages, the token and the headers; another is refused, never used.
+                            let problem = EndpointURL.problem(resolved)
+                                ?? (EndpointURL.sameOrigin(resolved, base) ? nil : "it names \(resolved.withoutControlCharacters), which is not on the origin of \(base.withoutControlCharacters); nothing was sent there")
                             let waiters = state.withLock { s -> [CheckedContinuation<String?, Never>] in
-                                s.legacyEndpoint = resolved
+                                guard s.legacyEndpoint == nil, s.legacyRefusal == nil else { return [] }
+                                if let problem { s.legacyRefusal = problem } else { s.legacyEndpoint = resolved }
                                 defer { s.legacyWaiters = [] }
                                 return s.legacyWaiters
                             }
-                            for w in waiters { w.resume(returning: resolved) }
-                        } else if event.type == "message", let m = JSONRPCMessage(Array(event.data.utf8)) {
-                            receive(m)
+                            for w in waiters { w.resume(returning: problem == nil ? resolved : nil) }
+                        } else if event.type == "message" {
+                            if let m = JSONRPCMessage(Array(event.data.utf8)) { receive(m) } else { notice(Self.dropped) }
                         }
                     }
                     return .more
@@ -434,17 +450,18 @@ public final class MCPClientTransport: Sendable {
         state.withLock { $0.listening = listening }
         let endpoint: String? = await withCheckedContinuation { k in
             let known = state.withLock { s -> String?? in
-                if let e = s.legacyEndpoint { return .some(e) }
+                if s.legacyEndpoint != nil || s.legacyRefusal != nil { return .some(s.legacyEndpoint) }
                 s.legacyWaiters.append(k)
                 return .none
             }
             if case .some(let e) = known { k.resume(returning: e) }
         }
-        guard let endpoint else {
-            throw .networkUnavailable(endpoint: "MCP server (\(url))", detail: "its event stream ended before naming where to send messages (no endpoint event)")
+        if let refusal = state.withLock({ $0.legacyRefusal }) {
+            listening.cancel()
+            throw .providerError(endpoint: "MCP server (\(url))", code: "invalid_endpoint", detail: "its endpoint event was refused: \(refusal)")
         }
-        if let problem = EndpointURL.problem(endpoint) {
-            throw .providerError(endpoint: "MCP server (\(url))", code: "invalid_endpoint", detail: problem)
+        guard endpoint != nil else {
+            throw .networkUnavailable(endpoint: "MCP server (\(url))", detail: "its event stream ended before naming where to send messages (no endpoint event)")
         }
     }
 
@@ -472,7 +489,7 @@ public final class MCPClientTransport: Sendable {
                 continue
             }
             if !(200..<300).contains(status) {
-                fail(message, .providerError(endpoint: "MCP server (\(endpoint))", code: "http_\(status)", detail: result.errorText), starting: message.method == "initialize")
+                fail(message, .providerError(endpoint: "MCP server (\(endpoint))", code: "http_\(status)", detail: refusalDetail(status, result.errorText)), starting: message.method == "initialize")
             }
             return
         }
@@ -483,6 +500,8 @@ public final class MCPClientTransport: Sendable {
     private struct Exchange: Sendable {
         var head: HTTPStreams.Head
         var answered = false
+        /// How many messages came in it.
+        var messages = 0
         var lastEventID: String?
         var retry: Int?
         var protocolVersion: String?
@@ -494,7 +513,7 @@ public final class MCPClientTransport: Sendable {
     /// first bytes, for the error.
     private func exchange(_ method: String, _ target: String, headers: [String], body: [UInt8]?, answering: JSONRPCMessage.ID?,
                           handOn: Bool) async throws(SignInError) -> Exchange {
-        let (streams, receive, endpoint) = (self.streams, self.receive, "MCP server (\(target))")
+        let (streams, receive, endpoint, notice) = (self.streams, self.receive, "MCP server (\(target))", self.notice)
         return try await offPool("the request to the MCP server") { (_) throws(SignInError) -> Exchange in
             final class Reading: @unchecked Sendable {
                 var stream = false, json: [UInt8] = [], error: [UInt8] = [], status = 0
@@ -503,6 +522,7 @@ public final class MCPClientTransport: Sendable {
             }
             let r = Reading()
             func take(_ m: JSONRPCMessage) {
+                r.out.messages += 1
                 if case .response(let id) = m.kind, id == answering {
                     r.out.answered = true
                     if let v = m.member("result")?.object?["protocolVersion"]?.string { r.out.protocolVersion = v }
@@ -526,7 +546,7 @@ public final class MCPClientTransport: Sendable {
                     var done = false
                     r.parser.feed(bytes) { event in
                         guard event.type == "message", !event.data.isEmpty else { return }
-                        if let m = JSONRPCMessage(Array(event.data.utf8)) { take(m) }
+                        if let m = JSONRPCMessage(Array(event.data.utf8)) { take(m) } else { notice(Self.dropped) }
                         if r.out.answered { done = true }
                     }
                     r.out.lastEventID = r.parser.lastEventID
@@ -539,7 +559,9 @@ public final class MCPClientTransport: Sendable {
                 return .more
             }
             r.out.head = head
-            if head.status == 200, !r.stream, !r.json.isEmpty, let m = JSONRPCMessage(r.json) { take(m) }
+            if head.status == 200, !r.stream, !r.json.isEmpty {
+                if let m = JSONRPCMessage(r.json) { take(m) } else { notice(Self.dropped) }
+            }
             if head.status != 200, !r.error.isEmpty {
                 r.out.errorText = String(decoding: r.error.prefix(300), as: UTF8.self).withoutControlCharacters
             }
@@ -548,6 +570,9 @@ public final class MCPClientTransport: Sendable {
     }
 
     // MARK: Helpers
+
+    /// What standard error says of a server message that is not a JSON-RPC message: the client never sees it.
+    static let dropped = "the MCP server sent something that is not a JSON-RPC message (not JSON, or no method, result or error); dropped"
 
     /// An error answer for `message` when it is a request (else a notice), and, for the first initialize, why the
     /// transport could not start.
@@ -564,6 +589,14 @@ public final class MCPClientTransport: Sendable {
             notice("\(message.method ?? "a response") could not be sent: \(error.description)")
         }
         if first { failedToStart(error) }
+    }
+
+    /// The server's text for an error status, and for a 401 or 403 that a refresh or a sign-in did not mend, what the
+    /// person can do about it.
+    private func refusalDetail(_ status: Int, _ text: String?) -> String? {
+        guard (status == 401 || status == 403), authorization != nil else { return text }
+        let hint = "it refused the token signin holds for it even after a refresh or a new sign-in; to sign in again, run `signin login --resource \(url.withoutControlCharacters)` in a terminal"
+        return text.map { "\($0) (\(hint))" } ?? hint
     }
 
     private func requestHeaders(session: String?, version: String?) -> [String] {

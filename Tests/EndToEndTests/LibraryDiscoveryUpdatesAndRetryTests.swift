@@ -141,6 +141,10 @@ import Testing
         #expect(try strict.stats(clientID)["refreshes"] as? Int == before + 1, "one refresh")
         let now = try box.signin("token", "--resource", api).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!now.isEmpty && now != old, "the refreshed token is the stored one")
+        // A request to another origin (the same server under another name) gets no token and is not sent.
+        let elsewhere = api.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        await #expect(throws: SignInError.self) { try await authorizer.perform(URLRequest(url: URL(string: elsewhere)!)) }
+        await #expect(throws: SignInError.self) { try await authorizer.headers(method: "GET", url: URL(string: elsewhere)!) }
     }
 
     // 3. An authorized request, retried once on a refused token; many at once share one refresh.

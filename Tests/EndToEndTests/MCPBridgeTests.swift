@@ -273,6 +273,28 @@ import Testing
         #expect(progress.status == 0 && steps["progress"] as? [Double] == [1, 2, 3, 4, 5], "\(progress.stdout) \(progress.stderr)")
     }
 
+    /// An HTTP+SSE server whose `endpoint` event names another origin (`localhost` for `127.0.0.1`: the same server
+    /// under another name, where the token would be honoured): the session is refused with a message naming the
+    /// address, and nothing at all (no initialize, no token, no header) is sent there; with auto's fallback too.
+    @Test func anEndpointEventNamingAnotherOriginIsRefusedAndGetsNothing() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--sse", "--foreign-endpoint"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        for transport in ["sse", "auto"] {
+            let r = try box.signin(["mcp", url, "--transport", transport, "--header", "X-Api-Key: k1"], stdin: Self.lines([Self.call("1", "add", #"{"a":2,"b":3}"#)]))
+            let out = Self.messages(r.stdout)
+            let initialize = out.first { $0["id"] as? Int == 0 }
+            let message = (initialize?["error"] as? [String: Any])?["message"] as? String
+            #expect(message?.contains("not on the origin") == true, "\(r.stdout) \(r.stderr)")
+            #expect(r.status != 0 && r.stderr.contains("http://localhost:"), "\(r.status) \(r.stderr)")
+        }
+        let requests = (try MCPServerTests.stats(p)["mcp_requests"] as? [[String: Any]]) ?? []
+        #expect(!requests.isEmpty && requests.allSatisfy { ($0["host"] as? String)?.hasPrefix("127.0.0.1") == true }, "nothing went to localhost: \(requests)")
+        #expect(!requests.contains { ($0["method"] as? String) == "POST" && ($0["host"] as? String)?.hasPrefix("localhost") == true })
+    }
+
     /// A server that cannot be reached: the client's initialize gets a JSON-RPC error, standard error names the
     /// address and the cause, and the bridge exits 5 at once.
     @Test func aServerThatIsDownIsSaidAtOnce() throws {
@@ -286,5 +308,193 @@ import Testing
         let out = Self.messages(r.stdout)
         #expect(out.count == 1 && out.first?["id"] as? Int == 0 && out.first?["error"] != nil, "\(r.stdout)")
         #expect(r.stderr.contains("127.0.0.1:\(port)"), "\(r.stderr)")
+    }
+}
+
+/// A `signin mcp` run as a client runs it: messages written one at a time, each answer read before the next is sent.
+final class LiveBridge: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let outPipe = Pipe()
+    private let errURL: URL
+    private var buffer = Data()
+
+    init(_ box: Sandbox, _ args: [String], env extra: [String: String] = [:], environment: [String: String]? = nil) throws {
+        errURL = box.root.appendingPathComponent("bridge-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Paths.signin)
+        process.arguments = args
+        var env = environment ?? box.environment
+        env.merge(extra) { $1 }
+        process.environment = env.filter { !$0.value.isEmpty }
+        process.standardInput = input
+        process.standardOutput = outPipe
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+    }
+
+    var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// The next message on standard output (nil once it closed).
+    func next() -> [String: Any]? {
+        while true {
+            if let nl = buffer.firstIndex(of: 10) {
+                let line = Data(buffer[buffer.startIndex..<nl])
+                buffer.removeSubrange(buffer.startIndex...nl)
+                return (try? JSONSerialization.jsonObject(with: line) as? [String: Any]) ?? ["unparsed": String(decoding: line, as: UTF8.self)]
+            }
+            let chunk = outPipe.fileHandleForReading.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+
+    /// The answer to the request with integer id `id` (messages before it skipped).
+    func answer(_ id: Int) -> [String: Any]? {
+        while let m = next() { if m["id"] as? Int == id, m["method"] == nil { return m } }
+        return nil
+    }
+
+    /// Sends `request` and returns its answer.
+    func ask(_ id: Int, _ request: String) -> [String: Any]? {
+        send(request)
+        return answer(id)
+    }
+
+    /// The client's initialize and `initialized`, its answer read.
+    func start() -> [String: Any]? {
+        let initialize = #"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#
+        let answer = ask(0, initialize)
+        send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        return answer
+    }
+
+    /// Closes standard input and waits for the exit: its status.
+    func finish() -> Int32 {
+        try? input.fileHandleForWriting.close()
+        while next() != nil {}
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// The eighth review's loops: a server that keeps refusing, step-ups that dropped what was held, a stream that
+/// reconnects without bound, a bridge that never saw the next sign-in.
+@Suite struct MCPBridgeRefusalTests {
+    static func start(_ misbehave: String) throws -> (Provider, String, Sandbox) {
+        let p = try Provider(script: "mcp_server.py")
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        _ = try p.http("POST", "/_misbehave", body: Data(misbehave.utf8))
+        return (p, url, box)
+    }
+
+    static func errorText(_ m: [String: Any]?) -> String { ((m?["error"] as? [String: Any])?["message"] as? String) ?? "" }
+
+    /// Every call answered 401, even with a token from a new sign-in: one sign-in in the browser for the whole run,
+    /// then each call gets an error naming the command to run; a person's new sign-in lifts it.
+    @Test func aServerRefusingEveryCallGetsOneSignInNotOneEach() throws {
+        let (p, url, box) = try Self.start(#"{"calls":"401"}"#)
+        defer { p.stop() }
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let bridge = try LiveBridge(box, ["mcp", url])
+        #expect(bridge.start()?["result"] != nil)
+        for id in 1...4 {
+            let answer = bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))
+            #expect(Self.errorText(answer).contains("signin login --resource"), "call \(id): \(answer ?? [:])")
+        }
+        #expect(MCPBridgeTests.browserLaunches(box) - launches <= 1, "at most one sign-in in the browser: \(box.standinSteps())")
+        #expect(bridge.finish() == 0)
+    }
+
+    /// Every refresh refused `invalid_client` and every call 401: one registration anew and one sign-in, not one per call.
+    @Test func aServerForgettingEveryClientIsRegisteredAtOnce() throws {
+        let (p, url, box) = try Self.start(#"{"calls":"401","refresh":"invalid_client"}"#)
+        defer { p.stop() }
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let bridge = try LiveBridge(box, ["mcp", url])
+        #expect(bridge.start()?["result"] != nil)
+        for id in 1...4 {
+            let answer = bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))
+            #expect(answer?["error"] != nil, "call \(id): \(answer ?? [:])")
+        }
+        #expect(bridge.finish() == 0)
+        let stats = try MCPServerTests.stats(p)
+        #expect((stats["registrations"] as? Int ?? 0) <= 2, "the first and one anew: \(stats)")
+        #expect(MCPBridgeTests.browserLaunches(box) - launches <= 1)
+    }
+
+    /// A 403 naming a new scope on every call: one step-up, then errors that name the scope; not one step-up each.
+    @Test func aServerAskingANewScopeEachTimeGetsOneStepUp() throws {
+        let (p, url, box) = try Self.start(#"{"calls":"new-scope"}"#)
+        defer { p.stop() }
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let bridge = try LiveBridge(box, ["mcp", url])
+        #expect(bridge.start()?["result"] != nil)
+        for id in 1...4 {
+            let answer = bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))
+            #expect(Self.errorText(answer).contains("did not grant s"), "call \(id): \(answer ?? [:])")
+        }
+        #expect(bridge.finish() == 0)
+        #expect(MCPBridgeTests.browserLaunches(box) - launches == 1, "one step-up: \(box.standinSteps())")
+        #expect(try MCPServerTests.stats(p)["registrations"] as? Int == 1)
+    }
+
+    /// A read tool and a write tool by turns: the step-up asks the scopes held and the one named, so after it both
+    /// tools work with no further sign-in.
+    @Test func aStepUpKeepsTheScopesHeld() throws {
+        let (p, url, box) = try Self.start(#"{"calls":"write-admin"}"#)
+        defer { p.stop() }
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let bridge = try LiveBridge(box, ["mcp", url])
+        #expect(bridge.start()?["result"] != nil)
+        for id in 1...6 {
+            let call = id % 2 == 0 ? MCPBridgeTests.call(String(id), "write", #"{"text":"n"}"#) : MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#)
+            let answer = bridge.ask(id, call)
+            #expect(answer?["result"] != nil, "call \(id): \(answer ?? [:]) \(bridge.stderr)")
+        }
+        #expect(bridge.finish() == 0)
+        #expect(MCPBridgeTests.browserLaunches(box) - launches == 1, "one step-up: \(box.standinSteps())")
+        let scopes = Set((try MCPServerTests.stats(p)["authorize"] as? [String: Any])?["scopes"] as? [String] ?? [])
+        #expect(scopes.isSuperset(of: ["mcp", "admin"]), "\(scopes)")
+    }
+
+    /// The session's GET stream ending at once with `retry: 0`, or refused and accepted by turns, while a call takes
+    /// two seconds at the server: a handful of reconnections and at most one refresh, not thousands.
+    @Test func aStreamThatEndsAtOnceIsReconnectedWithBackoff() throws {
+        for (mode, maxGets) in [("retry0", 8), ("alternate", 8)] {
+            let (p, url, box) = try Self.start(#"{"stream":"\#(mode)"}"#)
+            defer { p.stop() }
+            let refreshes = try MCPServerTests.stats(p)["refreshes"] as? Int ?? 0
+            let bridge = try LiveBridge(box, ["mcp", url])
+            #expect(bridge.start()?["result"] != nil)
+            let answer = bridge.ask(1, MCPBridgeTests.call("1", "slow", #"{"ms":2000}"#))
+            #expect(answer?["result"] != nil, "\(answer ?? [:])")
+            #expect(bridge.finish() == 0)
+            let stats = try MCPServerTests.stats(p)
+            #expect((stats["stream_gets"] as? Int ?? 0) <= maxGets, "\(mode): \(stats["stream_gets"] ?? 0) reconnections in two seconds")
+            #expect((stats["refreshes"] as? Int ?? 0) - refreshes <= 1, "\(mode): at most one refresh: \(stats["refreshes"] ?? 0)")
+        }
+    }
+
+    /// After `signin logout --resource URL`, a running bridge (where no browser can open) answers that it is not
+    /// signed in; after the person signs in again in a terminal, the same bridge's next call goes through with the
+    /// new sign-in.
+    @Test func aRunningBridgeSeesTheNextSignIn() throws {
+        let (p, url, box) = try Self.start("{}")
+        defer { p.stop() }
+        let bridge = try LiveBridge(box, ["mcp", url], env: ["BROWSER": "/bin/false"])
+        #expect(bridge.start()?["result"] != nil)
+        #expect(bridge.ask(1, MCPBridgeTests.call("1", "add", #"{"a":2,"b":3}"#))?["result"] != nil)
+        #expect(try box.signin("logout", "--resource", url).status == 0)
+        let refused = bridge.ask(2, MCPBridgeTests.call("2", "add", #"{"a":2,"b":3}"#))
+        #expect(refused?["error"] != nil, "\(refused ?? [:])")
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        let again = bridge.ask(3, MCPBridgeTests.call("3", "add", #"{"a":2,"b":3}"#))
+        #expect(again?["result"] != nil, "the new sign-in serves: \(again ?? [:]) \(bridge.stderr)")
+        #expect(bridge.finish() == 0)
     }
 }

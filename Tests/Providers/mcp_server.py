@@ -14,6 +14,8 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
   --sse              (without --split) the MCP server speaks the legacy HTTP+SSE transport (2024-11-05) at /sse
   --resumable        (without --split) its streams are resumable (an event store, retry 100 ms): `interrupted(ms)`
                      closes its call's stream before it answers
+  --foreign-endpoint (with --sse) the `endpoint` event names the message URL on another origin (`localhost` for
+                     127.0.0.1: the same server under another name), as a server luring the client's token elsewhere
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
                      still takes it): a client registered from the list does not cover a step-up to it
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
@@ -23,6 +25,15 @@ list of scopes: every MCP server requires those too from then on (403 `insuffici
 `POST /_forget`: every access token issued so far ends (the next request with one gets 401 invalid_token).
 `POST /_restart`: as a development server restarted with its registrations in memory: every client, code and token
 is forgotten (a refresh then gets `invalid_client`), and every MCP session ends (404).
+`POST /_misbehave` with a JSON object (without --split), as a server a review attacked with:
+  "calls": "401"           every `tools/call` is answered 401 invalid_token (after the session started)
+  "calls": "new-scope"     every `tools/call` is answered 403 insufficient_scope naming a scope it never named before
+  "calls": "write-admin"   a `tools/call` of `write` with a token without `admin` is 403 insufficient_scope "admin"
+                           (and any other call with a token without `mcp`: 403 "mcp"): a read tool and a write tool
+  "refresh": "invalid_client"  every refresh is refused 401 invalid_client
+  "stream": "retry0"       the session's GET stream says `retry: 0` and ends at once, every time
+  "stream": "alternate"    the session's GET stream is 401 and 200 (ended at once) by turns
+`GET /_stats` counts `stream_gets` (GET requests to the MCP endpoint).
 `POST /_end_sessions`: every MCP session ends (the next request naming one gets 404). A tool called with `"a": 500`
 (without --split) is answered HTTP 500 in plain text, as a server failing one call.
 `GET /_stats` also lists, for each request to an MCP endpoint, its method, session id and protocol version header
@@ -54,7 +65,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import SamplingMessage, TextContent
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-SCOPES = ["mcp", "admin"]
+SCOPES = ["mcp", "admin"] + [f"s{i}" for i in range(1, 9)]
 STATS = {"registrations": 0, "token_requests": [], "authorize": None, "refreshes": 0, "mcp_requests": [], "background": []}
 SERVERS: list = []
 # Scopes every MCP server requires from now on, besides its own (`POST /_require` with a JSON list): a token without
@@ -249,6 +260,11 @@ def add_tools(server, name):
         return a + b
 
     @server.tool()
+    def write(text: str) -> str:
+        """Writes a note (with `/_misbehave` "write-admin", it needs the scope `admin`)."""
+        return "written: " + text
+
+    @server.tool()
     def server_name() -> str:
         """Which MCP server answered."""
         return name
@@ -323,6 +339,81 @@ def failing_calls(app):
     return wrapped
 
 
+def foreign_endpoint(app, port):
+    """The HTTP+SSE `endpoint` event rewritten to an absolute URL on `localhost` (another origin than 127.0.0.1)."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/sse":
+            return await app(scope, receive, send)
+
+        async def rewriting(message):
+            if message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                message = dict(message, body=body.replace(b"data: /messages/", f"data: http://localhost:{port}/messages/".encode()))
+            await send(message)
+        await app(scope, receive, rewriting)
+    return wrapped
+
+
+MISBEHAVE: dict = {}
+
+
+async def misbehave(request):
+    MISBEHAVE.clear()
+    MISBEHAVE.update(json.loads(await request.body()))
+    return JSONResponse({"ok": True})
+
+
+def misbehaving(app, url, provider):
+    """The refusals `POST /_misbehave` asks for (see the module's comment)."""
+    metadata = url.split("/mcp")[0] + "/.well-known/oauth-protected-resource/mcp"
+    named = [0]
+
+    def refusal(status, challenge, error):
+        return JSONResponse({"error": error}, status_code=status, headers={"WWW-Authenticate": f'Bearer {challenge}, resource_metadata="{metadata}"'})
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        if scope["path"] == "/token" and MISBEHAVE.get("refresh") == "invalid_client":
+            body = await read_body(receive)
+            if b"grant_type=refresh_token" in body:
+                return await JSONResponse({"error": "invalid_client"}, status_code=401)(scope, receive, send)
+            return await app(scope, replaying(body, receive), send)
+        if not scope["path"].startswith("/mcp"):
+            return await app(scope, receive, send)
+        if scope["method"] == "GET":
+            STATS["stream_gets"] = STATS.get("stream_gets", 0) + 1
+            stream = MISBEHAVE.get("stream")
+            if stream == "retry0" or (stream == "alternate" and STATS["stream_gets"] % 2 == 0):
+                return await PlainTextResponse("retry: 0\n\n", media_type="text/event-stream")(scope, receive, send)
+            if stream == "alternate":
+                return await refusal(401, 'error="invalid_token"', "invalid_token")(scope, receive, send)
+            return await app(scope, receive, send)
+        if scope["method"] != "POST" or not MISBEHAVE.get("calls"):
+            return await app(scope, receive, send)
+        body = await read_body(receive)
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = {}
+        calls = MISBEHAVE["calls"]
+        if message.get("method") == "tools/call":
+            auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode()
+            token = await provider.load_access_token(auth[7:]) if auth.startswith("Bearer ") else None
+            held = set(token.scopes) if token else set()
+            if calls == "401":
+                return await refusal(401, 'error="invalid_token"', "invalid_token")(scope, receive, send)
+            if calls == "new-scope":
+                named[0] += 1
+                return await refusal(403, f'error="insufficient_scope", scope="mcp s{named[0]}"', "insufficient_scope")(scope, receive, send)
+            if calls == "write-admin":
+                needed = "mcp admin" if message.get("params", {}).get("name") == "write" else "mcp"
+                if token is not None and not set(needed.split()) <= held:
+                    return await refusal(403, f'error="insufficient_scope", scope="{needed}"', "insufficient_scope")(scope, receive, send)
+        await app(scope, replaying(body, receive), send)
+    return wrapped
+
+
 def recording(app):
     """Notes each request to an MCP endpoint: its method and the session and protocol headers it carried."""
     async def wrapped(scope, receive, send):
@@ -330,7 +421,8 @@ def recording(app):
             headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
             STATS["mcp_requests"].append({"method": scope["method"], "session": headers.get("mcp-session-id"),
                                           "version": headers.get("mcp-protocol-version"), "accept": headers.get("accept"),
-                                          "last_event_id": headers.get("last-event-id")})
+                                          "last_event_id": headers.get("last-event-id"), "host": headers.get("host"),
+                                          "authorized": "authorization" in headers})
         await app(scope, receive, send)
     return wrapped
 
@@ -374,6 +466,7 @@ async def main():
     forgotten = Route("/_forget", forget, methods=["POST"])
     restarted = Route("/_restart", restart, methods=["POST"])
     ended = Route("/_end_sessions", end_sessions, methods=["POST"])
+    misbehaved = Route("/_misbehave", misbehave, methods=["POST"])
     PROVIDER_REF.append(provider)
     apps, urls = [], []
     if split:
@@ -394,7 +487,10 @@ async def main():
         add_tools(server, "mcp-1")
         app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100) if resumable
                                                else server.streamable_http_app())
-        app.router.routes.extend([stats, required, forgotten, restarted, ended])
+        app.router.routes.extend([stats, required, forgotten, restarted, ended, misbehaved])
+        if "--foreign-endpoint" in args:
+            app = foreign_endpoint(app, as_port)
+        app = misbehaving(app, url, provider)
         apps.append((as_sock, recording(failing_calls(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]

@@ -368,6 +368,22 @@ import SignInGrant
         #expect(try w.useCase.token(request).evidentlyUnrestricted)
     }
 
+    /// A request for an API's token with a proof for another origin (a server naming another address, through a
+    /// forwarded agent) gets no token and sends nothing; a proof for the API's own origin, on any path, gets it.
+    @Test func anAPIsTokenIsNeverGivenForARequestToAnotherOrigin() throws {
+        let w = Self.world(answers: [.tokens(TokenResponse(accessToken: "at-api", expiresIn: 600))])
+        var request = TokenRequest()
+        request.resource = "http://127.0.0.1:8080/sse"
+        for elsewhere in ["http://localhost:8080/messages/", "http://127.0.0.1:8081/messages/", "https://127.0.0.1:8080/messages/",
+                          "http://127.0.0.1:8080@evil.example/messages/"] {
+            request.proofFor = TokenRequest.DPoPTarget(method: "POST", url: elsewhere)
+            #expect(throws: SignInError.self, "\(elsewhere)") { try w.useCase.token(request) }
+        }
+        #expect(w.endpoint.requests.isEmpty, "nothing asked of the provider")
+        request.proofFor = TokenRequest.DPoPTarget(method: "POST", url: "http://127.0.0.1:8080/messages/?session_id=1")
+        #expect(try w.useCase.token(request).token.value == "at-api")
+    }
+
     /// A kept token for one API decides whether a request would refresh: not while it is fresh, yes when forced.
     @Test func wouldRefreshReadsTheTokenKeptForTheAPI() throws {
         let w = Self.world(answers: [.tokens(TokenResponse(accessToken: "at-api", expiresIn: 600))])

@@ -30,6 +30,22 @@ package enum EndpointURL {
         return end > start ? String(decoding: bytes[..<end], as: UTF8.self) : nil
     }
 
+    /// Whether `a` and `b` are on one origin (RFC 6454: scheme, host and port, the scheme's default port filled in, case
+    /// ignored where it does not count). A URL with user information, or one that is not absolute http(s), is on no
+    /// origin: a token or a header for one never goes to such an address.
+    package static func sameOrigin(_ a: String, _ b: String) -> Bool {
+        func key(_ s: String) -> String? {
+            guard !s.unicodeScalars.contains(where: { $0.isControl || $0 == "\\" }), let u = URL(string: s),
+                  let scheme = u.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  let host = u.host?.lowercased(), !host.isEmpty, u.user == nil, u.password == nil,
+                  let origin = origin(of: s), !origin.contains("@") else { return nil }
+            let h = host.hasPrefix("[") ? host : (host.contains(":") ? "[\(host)]" : host)
+            return "\(scheme)://\(h):\(u.port ?? (scheme == "https" ? 443 : 80))"
+        }
+        guard let ka = key(a), let kb = key(b) else { return false }
+        return ka == kb
+    }
+
     package static func problem(_ url: String) -> String? {
         if url.unicodeScalars.contains(where: { $0.isControl }) { return "contains control characters" }
         guard let u = URL(string: url), let scheme = u.scheme?.lowercased(), let host = u.host, !host.isEmpty,

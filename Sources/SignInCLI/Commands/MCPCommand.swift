@@ -149,6 +149,8 @@ struct ForwardedMCPAuthorization: MCPAuthorization {
     let resource: String
 
     func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        // The laptop's token for the server goes only to the server's own origin, whatever the server names.
+        try APIAuthorizer.requireOwnOrigin(url, of: resource)
         let (agent, account, resource) = (self.agent, self.account, self.resource)
         let issued = try await offPool("asking the forwarded agent") { (_) throws(SignInError) -> IssuedToken in
             var r = TokenRequest()

@@ -10,24 +10,32 @@ import FoundationEssentials
 /// restores silently, across runs, from the store the `signin` command shares.
 ///
 /// For each request, `headers(method:url:)` gives `Authorization` (and `DPoP` with a proof, for a bound grant) with
-/// the API's own token, answered from memory while it is fresh. For each answer, `decide(status:wwwAuthenticate:
-/// afterRetry:)` says, in this order:
+/// the API's own token, answered from memory while it is fresh, and only for a request to the API's own origin. For
+/// each answer, `decide(status:wwwAuthenticate:afterRetry:)` says, in this order:
 ///
 /// 1. Not a 401 or 403: `.done`.
 /// 2. A 401 whose challenge (`WWW-Authenticate`, RFC 6750 and RFC 9728) names metadata of another authorization
-///    server than the one signed in at: a sign-in there (when `allowsInteractiveSignIn`), then `.retry`.
-/// 3. A 401 on the first try: the token is marked rejected and refreshed once, then `.retry`.
-/// 4. A 401 after the retry (the refreshed token refused too), or no sign-in at all: a new sign-in (when allowed),
-///    then `.retry`.
-/// 5. A 403 `insufficient_scope` naming scopes: a step-up sign-in for the scopes held and the ones named (when
-///    allowed), then `.retry`; else `.scopesNotGranted(missing:)`.
-/// 6. Any sign-in it may not make is `.noPreviousSignIn`; one that failed is remembered and thrown again, so a
-///    second 401 does not open the browser again (`forgetFailedSignIn()` lets it try anew).
+///    server than the one signed in at: a sign-in there (when one may be made, below), then `.retry`.
+/// 3. A 401 on the first try: the token is refreshed once, then `.retry`. A token that a refresh for a refusal just
+///    gave (within a minute) is not refreshed again: `.retry` with it (another request's refusal already renewed it),
+///    so a server refusing by turns makes at most one refresh per token.
+/// 4. A 401 after the retry (the refreshed token refused too), or no sign-in at all: a new sign-in (when one may be
+///    made), then `.retry`.
+/// 5. A 403 `insufficient_scope` naming scopes: a step-up sign-in asking the scopes held and the ones named (when one
+///    may be made), then `.retry`; else `.scopesNotGranted(missing:)`.
+///
+/// **When a sign-in may be made.** Only with `allowsInteractiveSignIn` (else `.noPreviousSignIn`, naming `signin login
+/// --resource URL`), and at most once for each reason in the authorizer's life: one sign-in (none stored, the grant
+/// ended, the server refused what it issued, another server), one step-up, one registration anew. A server that keeps
+/// refusing gets an error that says so instead of browser after browser; one that failed is remembered and thrown again.
+/// The person acting again lifts both: a new sign-in in the store (`signin login --resource URL` in a terminal, which
+/// a running authorizer picks up at its next request), or the program calling `forgetFailedSignIn()`.
 ///
 /// A refresh the server refuses with `invalid_client` (a server restarted without its registrations) registers a new
 /// client at the next sign-in rather than offering the forgotten one again. Several programs (or several `signin mcp`
 /// processes) signing in to one API at once make one sign-in: each waits for the store's lock of that API, and finds
-/// the sign-in another made meanwhile before opening a browser of its own.
+/// the sign-in another made meanwhile before opening a browser of its own. A sign-in that leaves the store (`signin
+/// logout --resource URL`) is let go: the next request restores whatever the store then holds.
 ///
 /// A challenge never leads to a server that is not https (loopback aside), nor to metadata for another resource.
 /// Cancelling the calling task cancels whatever it waits for.
@@ -55,6 +63,12 @@ public actor APIAuthorizer {
     private var failedSignIn: SignInError?
     /// The server refused the client held (`invalid_client`): the next sign-in registers anew.
     private var clientForgotten = false
+    /// What this authorizer has spent of the sign-ins it may make without the person acting again (see the type).
+    private var signInMade = false
+    private var stepUpMade = false
+    private var registeredAgain = false
+    /// The token a refresh for a refusal gave, and when: not refreshed again for a refusal within a minute.
+    private var renewedForRefusal: (token: String, at: ContinuousClock.Instant)?
     /// The last bearer headers, while their token is fresh and the store's folder unchanged: `headers(method:url:)`
     /// answers from here on any thread without a hop onto the actor (a lock and a clock read, no system call).
     private let fresh = Locked<FreshHeaders?>(nil)
@@ -96,7 +110,11 @@ public actor APIAuthorizer {
     /// new sign-in) is not kept: the store is read again, and the sign-in there (or a new one, when allowed) serves.
     /// A bearer token still fresh, with nothing changed in the store's folder since, is answered from memory on the
     /// caller's own executor (no hop onto the actor, no system call); a DPoP-bound grant makes a proof each time.
+    ///
+    /// A request to another origin than the API's own (scheme, host and port of `resource`) gets no token:
+    /// `.unsupported`, naming both, and nothing is read or sent.
     nonisolated(nonsending) public func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        try Self.requireOwnOrigin(url, of: resource)
         if let kept = fresh.withLock({ f -> [String: String]? in
             guard let f, f.resident.watchedGeneration == f.generation, Date() < f.until else { return nil }
             return f.headers
@@ -104,11 +122,23 @@ public actor APIAuthorizer {
         return try await isolatedHeaders(method: method, url: url)
     }
 
+    /// Refuses a request to `url` when it is not on the origin of `resource`: the API's token is for the API alone.
+    package static func requireOwnOrigin(_ url: URL, of resource: String) throws(SignInError) {
+        guard EndpointURL.sameOrigin(url.absoluteString, resource) else {
+            throw .unsupported(reason: "The token for \(resource.withoutControlCharacters) is handed out only for requests to its own origin; a request to \(url.absoluteString.withoutControlCharacters) got none")
+        }
+    }
+
     private func isolatedHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
         do throws(SignInError) {
             return try await currentHeaders(method: method, url: url)
         } catch .noPreviousSignIn(let reason) where user != nil {
             if case .agentRefused = reason { throw .noPreviousSignIn(reason: reason) }
+            (user, client) = (nil, nil)
+            return try await currentHeaders(method: method, url: url)
+        } catch .accountNotFound where user != nil {
+            // The account held left the store (signed out, or another account signed in instead): whatever the store
+            // holds now serves.
             (user, client) = (nil, nil)
             return try await currentHeaders(method: method, url: url)
         }
@@ -138,20 +168,32 @@ public actor APIAuthorizer {
         if status == 403 {
             guard challenge?.error == "insufficient_scope" else { return .done }
             let needed = challenge?.scopes ?? []
+            let held = user?.grantedScopes ?? []
             // Only what the sign-in does not hold is missing (a challenge names every scope the call needs).
-            guard allowsInteractiveSignIn else { throw .scopesNotGranted(missing: needed.filter { !(user?.grantedScopes.contains($0) ?? false) }) }
-            try await signIn(challenge: challenge, addingScopes: needed)
+            let missing = needed.filter { !held.contains($0) }
+            // Another request's step-up already brought them: the request again, with the token that holds them.
+            if missing.isEmpty && !afterRetry && stepUpMade { return .retry }
+            guard allowsInteractiveSignIn, !stepUpMade else { throw .scopesNotGranted(missing: missing.isEmpty ? needed : missing) }
+            // The step-up keeps what was held: a read tool and a write tool by turns need one sign-in, not one each.
+            try await signIn(challenge: challenge, addingScopes: held + needed.filter { !held.contains($0) }, reason: .stepUp)
             return .retry
         }
         if let named = challenge?.resourceMetadata, let client, !(try await isSameServer(named, as: client.configuration.issuer)) {
-            try await signIn(challenge: challenge, addingScopes: [])
+            try await signIn(challenge: challenge, addingScopes: [], reason: .signIn)
             return .retry
         }
         if !afterRetry, let user {
             do throws(SignInError) {
                 let refused = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
+                if let renewed = renewedForRefusal, renewed.token == refused.value, ContinuousClock.now - renewed.at < .seconds(60) {
+                    // Renewed for a refusal a moment ago (another request's, or the same server by turns): not again.
+                    return .retry
+                }
                 let renewed = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity, forceRefresh: true)
-                if renewed.value != refused.value { return .retry }
+                if renewed.value != refused.value {
+                    renewedForRefusal = (renewed.value, ContinuousClock.now)
+                    return .retry
+                }
             } catch .providerError(_, "invalid_client", _) {
                 // The server no longer knows the client (restarted without its registrations): register anew.
                 clientForgotten = true
@@ -159,12 +201,19 @@ public actor APIAuthorizer {
                 // The grant ended: a new sign-in, below.
             }
         }
-        try await signIn(challenge: challenge, addingScopes: [])
+        try await signIn(challenge: challenge, addingScopes: [], reason: .signIn)
         return .retry
     }
 
-    /// Lets the next decision try a sign-in again after one failed.
-    public func forgetFailedSignIn() { failedSignIn = nil }
+    /// The person acted: the next decision may sign in again (after one failed, or after the sign-in, step-up and
+    /// registration this authorizer may make by itself were spent).
+    public func forgetFailedSignIn() {
+        failedSignIn = nil
+        (signInMade, stepUpMade, registeredAgain) = (false, false, false)
+    }
+
+    /// Why a sign-in is asked for: each reason is spent once (see the type).
+    private enum SignInReason { case signIn, stepUp }
 
     /// The user signed in to the API: restored silently, or, with none, signed in when allowed.
     private func signedInUser() async throws(SignInError) -> SignInUser {
@@ -179,7 +228,7 @@ public actor APIAuthorizer {
                 clientForgotten = true
             } catch {}
         }
-        try await signIn(challenge: nil, addingScopes: scopes)
+        try await signIn(challenge: nil, addingScopes: scopes, reason: .signIn)
         return user!
     }
 
@@ -196,26 +245,40 @@ public actor APIAuthorizer {
         return servers.contains { Issuer.same($0, issuer) }
     }
 
-    /// A browser sign-in for the API (where `challenge` says, with `addingScopes`), when allowed and none failed.
-    private func signIn(challenge: WWWAuthenticate.Challenge?, addingScopes: [String]) async throws(SignInError) {
-        if let failedSignIn { throw failedSignIn }
+    /// A browser sign-in for the API (where `challenge` says, with `addingScopes`), when allowed, none failed, and
+    /// `reason`'s one sign-in is not spent; a sign-in another process put in the store meanwhile serves instead.
+    private func signIn(challenge: WWWAuthenticate.Challenge?, addingScopes: [String], reason: SignInReason) async throws(SignInError) {
         guard allowsInteractiveSignIn else {
             throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters) (sign in with `signin login --resource \(resource.withoutControlCharacters)`, or allow an interactive sign-in)"))
         }
         let (resource, store, env, onEvent, options) = (self.resource, storeDirectory, environment, self.onEvent, self.options)
-        let (forgotten, held) = (clientForgotten, user?.accessToken?.value)
+        let held = user?.accessToken?.value
+        let spent = (reason == .signIn ? signInMade : stepUpMade)
+        let (forgotten, failed) = (clientForgotten && !registeredAgain, failedSignIn)
+        if clientForgotten && registeredAgain {
+            // Registered anew once already, and the server forgot that client too.
+            throw .providerError(endpoint: "the authorization server of \(resource.withoutControlCharacters)", code: "invalid_client",
+                                 detail: "it forgot the client signin registered again a moment ago; signin does not register a third time in this run: run `signin login --resource \(resource.withoutControlCharacters)` in a terminal")
+        }
+        let exhausted: SignInError = reason == .stepUp
+            ? .scopesNotGranted(missing: addingScopes.filter { !(user?.grantedScopes.contains($0) ?? false) })
+            : .providerError(endpoint: "the API (\(resource.withoutControlCharacters))", code: "sign_in_refused",
+                             detail: "it refused the sign-in signin made for it in this run; signin does not open the browser again by itself: run `signin login --resource \(resource.withoutControlCharacters)` in a terminal, then call again")
         do throws(SignInError) {
-            let (client, user) = try await offPool("the sign-in") { (canceller) throws(SignInError) -> (SignInClient, SignInUser) in
+            let (client, user, new) = try await offPool("the sign-in") { (canceller) throws(SignInError) -> (SignInClient, SignInUser, Bool) in
                 // One sign-in to the API at a time, across processes: the lock's holder may sign in for all.
                 try CredentialStore(directory: store).prepareKey()
                 let lock = store + "/api-" + Hex.encode(Array(Crypto.sha256(Array(resource.utf8)).prefix(12))) + ".signin.lock"
-                return try FileLock.with(lock) { () throws(SignInError) -> (SignInClient, SignInUser) in
-                    // Another signed in meanwhile (a token other than the one this authorizer held): that sign-in serves.
+                return try FileLock.with(lock) { () throws(SignInError) -> (SignInClient, SignInUser, Bool) in
+                    // Another signed in meanwhile (a token other than the one this authorizer held): that sign-in serves,
+                    // and counts as the person acting.
                     if challenge == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
                        let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store) {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
-                        if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u) }
+                        if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u, false) }
                     }
+                    if let failed { throw failed }
+                    if spent { throw exhausted }
                     // The program allows sign-ins: an API that moved to another server is followed, and the move said (a
                     // notice the program shows), with the API's metadata read once.
                     let pinned = (try? CredentialStore(directory: store).apiMetadata(resource: resource))??.authorizationServers.first
@@ -225,13 +288,23 @@ public actor APIAuthorizer {
                         onEvent(.notice("\(resource.withoutControlCharacters) now names \(configuration.issuer.withoutControlCharacters) as its authorization server (it named \(pinned.withoutControlCharacters) before); signing in there"))
                     }
                     let client = SignInClient(configuration: configuration, storeDirectory: store, environment: env, onEvent: onEvent)
-                    return (client, try client.signInBlocking(additionalScopes: [], options: options, canceller: canceller, emit: onEvent))
+                    return (client, try client.signInBlocking(additionalScopes: [], options: options, canceller: canceller, emit: onEvent), true)
                 }
             }
+            if new {
+                if reason == .signIn { signInMade = true } else { stepUpMade = true }
+                if forgotten { registeredAgain = true }
+            } else {
+                // The person signed in elsewhere: what this authorizer may do by itself starts afresh.
+                (signInMade, stepUpMade, registeredAgain, failedSignIn) = (false, false, false, nil)
+            }
             (self.client, self.user, self.clientForgotten) = (client, user, false)
+            renewedForRefusal = nil
         } catch {
-            // Remembered: the next 401 does not open the browser again.
-            if case .canceled = error {} else { failedSignIn = error }
+            // Remembered: the next 401 does not open the browser again (a spent sign-in is said again each time).
+            if case .canceled = error {} else if !(spent && error.description == exhausted.description) {
+                failedSignIn = error
+            }
             throw error
         }
     }
