@@ -325,6 +325,18 @@ static void crash_dec(int fd, long v) {
 }
 
 static void crash_frames(int fd, void **frames, int n) {
+    /* The program's own frames are named by the file that runs (/proc/self/exe: signin-dynamic where the static half
+     * handed the run over), not by argv[0], which dladdr gives for the main program and which says "signin". */
+    char exe[1024];
+    const char *exe_name = NULL;
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        const char *slash = strrchr(exe, '/');
+        exe_name = slash ? slash + 1 : exe;
+    }
+    Dl_info self;
+    void *main_base = dladdr((void *)crash_frames, &self) ? self.dli_fbase : NULL;
     for (int i = 0; i < n; i++) {
         Dl_info info;
         crash_put(fd, "  #");
@@ -332,7 +344,8 @@ static void crash_frames(int fd, void **frames, int n) {
         crash_put(fd, " ");
         if (dladdr(frames[i], &info) && info.dli_fname) {
             const char *name = strrchr(info.dli_fname, '/');
-            crash_put(fd, name ? name + 1 : info.dli_fname);
+            if (exe_name && main_base && info.dli_fbase == main_base) crash_put(fd, exe_name);
+            else crash_put(fd, name ? name + 1 : info.dli_fname);
             crash_put(fd, "+");
             crash_hex(fd, (uintptr_t)frames[i] - (uintptr_t)info.dli_fbase);
             if (info.dli_sname) {

@@ -80,6 +80,13 @@ public struct GoogleCloudSettings: ConfigurationSection {
         guard let hostedDomain, claims["hd"]?.string != hostedDomain else { return nil }
         return "account is not in the hosted domain \"\(hostedDomain)\""
     }
+
+    /// A sign-in stored before `hosted_domain` was set (or under another value) serves no longer: its verified `hd`
+    /// must be the domain.
+    public func storedProfileProblem(_ profile: SignInProfile) -> String? {
+        guard let hostedDomain, profile.hostedDomain != hostedDomain else { return nil }
+        return "the stored account \((profile.email ?? profile.userID).withoutControlCharacters) is not in the hosted domain \"\(hostedDomain)\" the configuration now requires; sign in again with an account of that domain (signin login)"
+    }
 }
 
 extension SignInConfiguration {

@@ -138,8 +138,15 @@ package struct TokenUseCase: PersonGrant {
 
     /// The entry `account` names (e-mail, case-insensitive, or `sub`), else the current account's.
     package func credentials(account: String?) throws(SignInError) -> StoredCredentials? {
-        guard let account else { return try store.currentCredentials(for: identity) }
-        return try resolve(account)
+        let entry: StoredCredentials?
+        if let account { entry = try resolve(account) } else { entry = try store.currentCredentials(for: identity) }
+        // A family's rule the stored sign-in no longer meets (Google's `hosted_domain` set after it): not handed out.
+        if let entry {
+            for section in configuration.givenSections {
+                if let problem = section.storedProfileProblem(entry.profile) { throw .invalidIDToken(reason: problem) }
+            }
+        }
+        return entry
     }
 
     /// The one stored account `account` names; an error listing what is stored when it names none or several.

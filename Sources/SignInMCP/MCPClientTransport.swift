@@ -219,7 +219,7 @@ public final class MCPClientTransport: Sendable {
     /// and the message sent again once; a 404 for the session: a new session, then the message again, once.
     @discardableResult
     private func post(_ message: JSONRPCMessage, replay: Bool, fallingBack: Bool = false) async -> Outcome {
-        var authorized = false, renewed = false
+        var authorized = false, renewed = false, target = url, hops = 0
         let isInitialize = message.method == "initialize"
         while !Task.isCancelled {
             let (session, version, generation) = state.withLock { ($0.sessionID, $0.protocolVersion, $0.generation) }
@@ -227,20 +227,34 @@ public final class MCPClientTransport: Sendable {
             do throws(SignInError) {
                 headers = requestHeaders(session: isInitialize ? nil : session, version: isInitialize ? nil : version)
                     + ["Content-Type: application/json", "Accept: application/json, text/event-stream"]
-                    + Self.lines(try await authorization?.headers(method: "POST", url: URL(string: url)!) ?? [:])
+                    + Self.lines(try await authorization?.headers(method: "POST", url: URL(string: target)!) ?? [:])
             } catch {
                 fail(message, error, starting: isInitialize && !replay)
                 return .done
             }
             let result: Exchange
             do throws(SignInError) {
-                result = try await exchange("POST", url, headers: headers, body: message.bytes, answering: message.requestID, handOn: !replay)
+                result = try await exchange("POST", target, headers: headers, body: message.bytes, answering: message.requestID, handOn: !replay)
             } catch {
                 if case .canceled = error { return .done }
                 fail(message, error, starting: isInitialize && !replay)
                 return .done
             }
             let status = result.head.status
+            if status == 307 || status == 308 {
+                // A redirect that keeps the method and body: followed on the endpoint's own origin (a few hops), the
+                // token and headers with it; to another origin, refused with nothing sent there.
+                let location = result.head.headers["location"].map { Self.resolve($0.trimmingWhitespace, against: target) }
+                guard let location, EndpointURL.problem(location) == nil, EndpointURL.sameOrigin(location, url), hops < 5 else {
+                    fail(message, .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)",
+                                                 detail: "it redirected to \(location?.withoutControlCharacters ?? "nowhere")\(hops < 5 ? ", which is not on its own origin; nothing was sent there" : " after five redirects")"),
+                         starting: isInitialize && !replay)
+                    return .done
+                }
+                hops += 1
+                target = location
+                continue
+            }
             if status == 401 || status == 403, let authorization {
                 do throws(SignInError) {
                     let decision = try await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: authorized)
@@ -266,9 +280,16 @@ public final class MCPClientTransport: Sendable {
             if isInitialize && fallingBack && (400..<500).contains(status) && status != 401 && status != 403 { return .refusedInitialize }
             if status == 200 || status == 202 || status == 204 {
                 if isInitialize {
+                    // A session id is visible ASCII (0x21 to 0x7E, as the transport says): anything else would be echoed
+                    // back as a header of signin's making (a bare CR read as a second header).
+                    if let id = result.head.headers["mcp-session-id"], !id.isEmpty, !id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+                        fail(message, .providerError(endpoint: "MCP server (\(url))", code: "invalid_session_id",
+                                                     detail: "its Mcp-Session-Id holds characters other than visible ASCII; the session was not used"), starting: !replay)
+                        return .done
+                    }
                     state.withLock { s in
                         if let id = result.head.headers["mcp-session-id"], !id.isEmpty { s.sessionID = id }
-                        if let v = result.protocolVersion { s.protocolVersion = v }
+                        if let v = result.protocolVersion, v.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { s.protocolVersion = v }
                     }
                 }
                 if let id = message.requestID, !result.answered {

@@ -26,6 +26,21 @@ import Testing
         _ = before
         #expect(try box.signin("token").status == 0, "the sign-in still works")
     }
+
+    /// The program's own frames are named by the file that runs, not by the name it was started under (the release
+    /// build's static half starts `signin-dynamic` as "signin", where `addr2line -e signin` finds nothing).
+    @Test func framesNameTheFileThatRuns() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let link = box.root.appendingPathComponent("started-as")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: Paths.signin)
+        var env = box.environment
+        env["SIGNIN_FAILPOINT"] = "store-after-temp-write:SIGSEGV"
+        let r = try Subprocess.run(link.path, ["token", "--force-refresh"], env: env.filter { !$0.value.isEmpty })
+        let frames = r.stderr.split(separator: "\n").filter { $0.hasPrefix("  #") }
+        let own = URL(fileURLWithPath: Paths.signin).resolvingSymlinksInPath().lastPathComponent
+        #expect(frames.contains { $0.contains(" \(own)+0x") } && !frames.contains { $0.contains("started-as") }, "\(r.stderr)")
+    }
 }
 
 /// Many sign-ins, refreshes and cached tokens at once on one store (CI runs it again under AddressSanitizer and

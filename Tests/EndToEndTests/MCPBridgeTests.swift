@@ -480,6 +480,23 @@ final class LiveBridge: @unchecked Sendable {
         }
     }
 
+    /// A 307 from the MCP endpoint to its own origin is followed (method, body and token with it); one to another
+    /// origin is refused with a message naming it, and nothing goes there.
+    @Test func redirectsAreFollowedOnTheServersOwnOriginOnly() throws {
+        let (p, url, box) = try Self.start(#"{"redirect":"same"}"#)
+        defer { p.stop() }
+        let input = MCPBridgeTests.lines([MCPBridgeTests.call("1", "add", #"{"a":2,"b":3}"#)])
+        let followed = try box.signin(["mcp", url], stdin: input)
+        #expect(MCPBridgeTests.messages(followed.stdout).contains { $0["id"] as? Int == 1 && $0["result"] != nil }, "\(followed.stdout) \(followed.stderr)")
+        #expect((try MCPServerTests.stats(p)["moved"] as? Int ?? 0) >= 3, "initialize, initialized and the call went to the new address")
+        _ = try p.http("POST", "/_misbehave", body: Data(#"{"redirect":"other"}"#.utf8))
+        let refused = try box.signin(["mcp", url], stdin: input)
+        let first = MCPBridgeTests.messages(refused.stdout).first
+        #expect(Self.errorText(first).contains("not on its own origin"), "\(refused.stdout) \(refused.stderr)")
+        let requests = (try MCPServerTests.stats(p)["mcp_requests"] as? [[String: Any]]) ?? []
+        #expect(!requests.contains { ($0["host"] as? String)?.hasPrefix("localhost") == true }, "\(requests)")
+    }
+
     /// After `signin logout --resource URL`, a running bridge (where no browser can open) answers that it is not
     /// signed in; after the person signs in again in a terminal, the same bridge's next call goes through with the
     /// new sign-in.

@@ -31,6 +31,8 @@ is forgotten (a refresh then gets `invalid_client`), and every MCP session ends 
   "calls": "write-admin"   a `tools/call` of `write` with a token without `admin` is 403 insufficient_scope "admin"
                            (and any other call with a token without `mcp`: 403 "mcp"): a read tool and a write tool
   "refresh": "invalid_client"  every refresh is refused 401 invalid_client
+  "redirect": "same"       every POST to the MCP endpoint is 307 to `/mcp?moved=1` (counted in `moved`);
+  "redirect": "other"      ... to `http://localhost:PORT/mcp?moved=1`, another origin
   "stream": "retry0"       the session's GET stream says `retry: 0` and ends at once, every time
   "stream": "alternate"    the session's GET stream is 401 and 200 (ended at once) by turns
 `GET /_stats` counts `stream_gets` (GET requests to the MCP endpoint).
@@ -389,6 +391,13 @@ def misbehaving(app, url, provider):
             if stream == "alternate":
                 return await refusal(401, 'error="invalid_token"', "invalid_token")(scope, receive, send)
             return await app(scope, receive, send)
+        redirect = MISBEHAVE.get("redirect")
+        if scope["method"] == "POST" and redirect and b"moved" not in scope.get("query_string", b""):
+            port = url.split(":")[2].split("/")[0]
+            where = "/mcp?moved=1" if redirect == "same" else f"http://localhost:{port}/mcp?moved=1"
+            return await PlainTextResponse("moved", status_code=307, headers={"Location": where})(scope, receive, send)
+        if scope["method"] == "POST" and b"moved" in scope.get("query_string", b""):
+            STATS["moved"] = STATS.get("moved", 0) + 1
         if scope["method"] != "POST" or not MISBEHAVE.get("calls"):
             return await app(scope, receive, send)
         body = await read_body(receive)

@@ -384,6 +384,22 @@ import SignInGrant
         #expect(try w.useCase.token(request).token.value == "at-api")
     }
 
+    /// `hosted_domain` set after a sign-in of another domain (or of none): the stored sign-in is not handed out, the
+    /// cached path included, and the message names the account and the domain; a sign-in of the domain is.
+    @Test func aStoredSignInOutsideTheHostedDomainIsNotHandedOut() throws {
+        var w = Self.world()
+        var config = w.useCase.configuration
+        config.hostedDomain = "example.org"
+        w.useCase = TokenUseCase(configuration: config, store: w.store, endpoint: w.endpoint, clock: w.clock)
+        let error = Self.error { _ = try w.useCase.token(TokenRequest()) }
+        #expect(error?.description.contains("hosted domain \"example.org\"") == true && error?.description.contains("alice") == true, "\(String(describing: error))")
+        #expect(w.endpoint.requests.isEmpty)
+        var inDomain = Self.entry()
+        inDomain.profile.hostedDomain = "example.org"
+        w.store.save(inDomain)
+        #expect(try w.useCase.token(TokenRequest()).token.value == "at-1")
+    }
+
     /// A kept token for one API decides whether a request would refresh: not while it is fresh, yes when forced.
     @Test func wouldRefreshReadsTheTokenKeptForTheAPI() throws {
         let w = Self.world(answers: [.tokens(TokenResponse(accessToken: "at-api", expiresIn: 600))])

@@ -133,6 +133,10 @@ struct MCPCommand: SignInCommand {
             guard let value = env[name] else {
                 throw .configInvalid(file: "the command line", field: "--header", reason: "${\(name.withoutControlCharacters)} is not set in the environment")
             }
+            // Checked after expansion: a line break in the variable would be a header of the variable's making.
+            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw .configInvalid(file: "the command line", field: "--header", reason: "${\(name.withoutControlCharacters)} holds a line break or another control character, which a header may not")
+            }
             out += value
             rest = rest[rest.index(after: end)...]
         }

@@ -20,6 +20,10 @@ public protocol ConfigurationSection: DefaultedValue {
     /// Why a verified ID token's claims do not meet this section (Google's `hd` claim against `hosted_domain`), or
     /// nil (default).
     func idTokenProblem(_ claims: [String: JSONValue]) -> String?
+    /// Why a stored sign-in's profile (verified when it was made, perhaps under another configuration) does not meet
+    /// this section now, or nil (default): asked on every read of the store, the cached path too, so a rule added to
+    /// the file holds for a sign-in made before it.
+    func storedProfileProblem(_ profile: SignInProfile) -> String?
 }
 
 /// The configuration file's fields as a section reads them: typed reads whose errors name the file and the field.
@@ -72,6 +76,8 @@ extension ConfigurationSection {
     public var authorizationParameters: [(String, String)] { [] }
     /// Any ID token will do.
     public func idTokenProblem(_ claims: [String: JSONValue]) -> String? { nil }
+    /// Any stored sign-in will do.
+    public func storedProfileProblem(_ profile: SignInProfile) -> String? { nil }
 }
 
 extension SignInConfiguration {

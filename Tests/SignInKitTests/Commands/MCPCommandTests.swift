@@ -23,6 +23,10 @@ import Testing
     @Test func aHeadersVariablesComeFromTheEnvironmentAndAMissingOneIsNamed() throws {
         #expect(try MCPCommand.expand("Authorization: Token ${KEY}-${N}", ["KEY": "k", "N": "1"]) == "Authorization: Token k-1")
         #expect(throws: SignInError.self) { _ = try MCPCommand.expand("X: ${UNSET}", [:]) }
+        // A line break from the environment would be a header of the variable's making (an `Authorization` among them).
+        for value in ["k\r\nAuthorization: Bearer stolen", "k\nX: y", "k\ry", "k\u{0}"] {
+            #expect(throws: SignInError.self, "\(value.debugDescription)") { _ = try MCPCommand.expand("X-Api-Key: ${KEY}", ["KEY": value]) }
+        }
     }
 
     @Test func clientMetadataNeedsAnHTTPSURLWithAPathAndNoFragment() throws {
