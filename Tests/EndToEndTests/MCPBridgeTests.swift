@@ -497,6 +497,24 @@ final class LiveBridge: @unchecked Sendable {
         #expect(!requests.contains { ($0["host"] as? String)?.hasPrefix("localhost") == true }, "\(requests)")
     }
 
+    /// A server the configuration lists in `resources`: the bridge presents the person's own grant's token for it (the
+    /// configured client's, RFC 8707), as `signin token --resource URL` does; no sign-in or registration of its own.
+    @Test func aServerTheConfigurationListsIsServedByTheConfiguredGrant() throws {
+        let strict = try Shared.strict.get()
+        let box = try strict.signedInSandbox()
+        let url = strict.issuer + "/api/mcp-configured"
+        try box.editConfig { $0["resources"] = [url] }
+        #expect(try box.signin("login").status == 0, "signed in again, asking for the resource")
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let r = try box.signin(["mcp", url], stdin: MCPBridgeTests.lines([MCPBridgeTests.call("1", "whoami", "{}")]))
+        let answer = MCPBridgeTests.messages(r.stdout).first { $0["id"] as? Int == 1 }
+        let result = answer?["result"] as? [String: Any]
+        #expect(r.status == 0 && result?["client_id"] as? String == box.clientID, "the configured client's token: \(r.stdout) \(r.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches, "no sign-in of its own")
+        let accounts = try box.signin("accounts").stdout
+        #expect(!accounts.contains("the API"), "no API sign-in stored: \(accounts)")
+    }
+
     /// After `signin logout --resource URL`, a running bridge (where no browser can open) answers that it is not
     /// signed in; after the person signs in again in a terminal, the same bridge's next call goes through with the
     /// new sign-in.

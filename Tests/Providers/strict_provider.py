@@ -427,6 +427,23 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         u = urllib.parse.urlparse(self.path)
+        if u.path.startswith("/api/mcp"):
+            # The API as a minimal MCP server (one JSON answer per request; 202 for the rest): a token issued for it
+            # alone (its `aud`), else 401 saying where its metadata is; a request's answer names whom the token is for.
+            n = int(self.headers.get("Content-Length") or 0)
+            message = json.loads(self.rfile.read(n) or b"{}")
+            auth = self.headers.get("Authorization", "")
+            at = auth[7:] if auth.startswith("Bearer ") else ""
+            resource = self.issuer + u.path
+            for cl in list(CLIENTS.values()):
+                if at in cl.access and cl.access_aud.get(at) == resource:
+                    if "id" not in message:
+                        return self.send(202, b"")
+                    result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "strict", "version": "1"}} \
+                        if message.get("method") == "initialize" else {"sub": cl.access[at], "client_id": cl.client_id}
+                    return self.send(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+            meta = self.issuer + "/.well-known/oauth-protected-resource" + u.path
+            return self.send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": f'Bearer resource_metadata="{meta}"'})
         if u.path.startswith("/_documents/"):
             n = int(self.headers.get("Content-Length") or 0)
             with LOCK:

@@ -86,22 +86,45 @@ struct MCPCommand: SignInCommand {
         options.timeout = .seconds(timeout)
         options.useDeviceFlow = device
         options.openBrowser = !browsing.headless
-        let authorization = APIAuthorizer(resource: url, allowsInteractiveSignIn: true, options: options, scopes: scopes, environment: env,
+        // The configuration, where there is one: a server it lists in `resources` is served by the person's own client
+        // and grant (as `signin token --resource URL` is), and its `ca_file` reaches every request.
+        let configuration = Self.configuration(env, io)
+        let authorization: APIAuthorizer
+        if let configuration, !configuration.isForAPIsOnly, configuration.resources.contains(url) {
+            authorization = APIAuthorizer(resource: url, configuration: configuration, allowsInteractiveSignIn: true, options: options, environment: env,
                                           onEvent: { shown.show($0) })
+        } else {
+            authorization = APIAuthorizer(resource: url, allowsInteractiveSignIn: true, options: options, scopes: scopes, environment: env,
+                                          onEvent: { shown.show($0) })
+        }
         do throws(SignInError) {
-            return try bridge(authorization, io, env)
+            return try bridge(authorization, io, env, caFile: configuration?.caFile)
         } catch {
             io.err("signin: \(error.description)")
             return ExitCode(error)
         }
     }
 
+    /// The configuration file (`$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default), or nil: none, or one that cannot
+    /// be used (said on standard error; the bridge needs none).
+    static func configuration(_ env: [String: String], _ io: IOStreams) -> SignInConfiguration? {
+        let path = SignInConfiguration.defaultPath(explicit: nil, environment: env)
+        do throws(SignInError) {
+            return try SignInConfiguration.load(path: path)
+        } catch .configNotFound {
+            return nil
+        } catch {
+            io.err("signin: the configuration is not used: \(error.description)")
+            return nil
+        }
+    }
+
     /// The bridge until standard input closes or a stop signal comes.
-    private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String]) throws(SignInError) -> ExitCode {
+    private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String], caFile: String? = nil) throws(SignInError) -> ExitCode {
         let expanded = try headers.map { (h) throws(SignInError) -> String in try Self.expand(h, env) }
         let bridge = MCPStdioBridge(output: IOStreams.Stream.output.rawValue)
         let url = self.url
-        let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, receive: bridge.write,
+        let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, caFile: caFile, receive: bridge.write,
                                            notice: { io.err("signin: \($0)") }, failedToStart: { bridge.end(.failedToStart($0)) })
         Posix.ignore(SIGINT)
         Posix.ignore(SIGTERM)

@@ -58,6 +58,8 @@ public actor APIAuthorizer {
     private let minimumValidity: Duration
     private let options: SignInOptions
     private let scopes: [String]
+    /// The configuration whose `resources` list the API: its client and grant serve it (nil: the API's own sign-in).
+    private let configured: SignInConfiguration?
     private var user: SignInUser?
     private var client: SignInClient?
     private var failedSignIn: SignInError?
@@ -103,6 +105,25 @@ public actor APIAuthorizer {
         self.storeDirectory = storeDirectory ?? CredentialStore.defaultDirectory(environment: environment ?? ProcessEnvironment.current)
         self.onEvent = onEvent
         self.minimumValidity = minimumValidity
+        self.configured = nil
+    }
+
+    /// An authorizer for the API at `resource` that `configuration` lists in its `resources` (RFC 8707): the person's
+    /// own client and grant at the configured provider serve it (as `signin token --resource URL` does), no sign-in of
+    /// the API's own; a sign-in, when one may be made, is at the configured provider. Otherwise as the other
+    /// initialiser.
+    public init(resource: String, configuration: SignInConfiguration, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false,
+                options: SignInOptions = SignInOptions(), minimumValidity: Duration = .seconds(60),
+                environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
+        self.resource = resource
+        self.allowsInteractiveSignIn = allowsInteractiveSignIn
+        self.options = options
+        self.scopes = []
+        self.environment = environment
+        self.storeDirectory = storeDirectory ?? CredentialStore.defaultDirectory(environment: environment ?? ProcessEnvironment.current)
+        self.onEvent = onEvent
+        self.minimumValidity = minimumValidity
+        self.configured = configuration
     }
 
     /// The headers for one request with `method` to `url`: `Authorization` (`Bearer`, or `DPoP` with a `DPoP` proof).
@@ -218,7 +239,7 @@ public actor APIAuthorizer {
     /// The user signed in to the API: restored silently, or, with none, signed in when allowed.
     private func signedInUser() async throws(SignInError) -> SignInUser {
         if let user { return user }
-        if let known = APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory) {
+        if let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory) {
             let client = SignInClient(configuration: known, storeDirectory: storeDirectory, environment: environment, onEvent: onEvent)
             do throws(SignInError) {
                 let restored = try await client.restorePreviousSignIn(minimumValidity: .zero)
@@ -251,7 +272,7 @@ public actor APIAuthorizer {
         guard allowsInteractiveSignIn else {
             throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters) (sign in with `signin login --resource \(resource.withoutControlCharacters)`, or allow an interactive sign-in)"))
         }
-        let (resource, store, env, onEvent, options) = (self.resource, storeDirectory, environment, self.onEvent, self.options)
+        let (resource, store, env, onEvent, options, configured) = (self.resource, storeDirectory, environment, self.onEvent, self.options, self.configured)
         let held = user?.accessToken?.value
         let spent = (reason == .signIn ? signInMade : stepUpMade)
         let (forgotten, failed) = (clientForgotten && !registeredAgain, failedSignIn)
@@ -273,12 +294,18 @@ public actor APIAuthorizer {
                     // Another signed in meanwhile (a token other than the one this authorizer held): that sign-in serves,
                     // and counts as the person acting.
                     if challenge == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
-                       let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store) {
+                       let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: store) {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
                         if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u, false) }
                     }
                     if let failed { throw failed }
                     if spent { throw exhausted }
+                    if let configured {
+                        // The configured provider's sign-in, for the scopes it asks and any a step-up names.
+                        let client = SignInClient(configuration: configured, storeDirectory: store, environment: env, onEvent: onEvent)
+                        let added = addingScopes.filter { !configured.scopes.contains($0) }
+                        return (client, try client.signInBlocking(additionalScopes: added, options: options, canceller: canceller, emit: onEvent), true)
+                    }
                     // The program allows sign-ins: an API that moved to another server is followed, and the move said (a
                     // notice the program shows), with the API's metadata read once.
                     let pinned = (try? CredentialStore(directory: store).apiMetadata(resource: resource))??.authorizationServers.first
