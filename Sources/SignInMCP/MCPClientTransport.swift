@@ -69,7 +69,9 @@ public final class MCPClientTransport: Sendable {
         /// Notifications and responses on their way to the server (a client's answer to the server's request).
         var sending = 0
         var idle: Bool { pending.isEmpty && sending == 0 }
-        var drained: [CheckedContinuation<Void, Never>] = []
+        /// Who waits for the pending work to end (`close`), each by a number of its own so a cancelled wait can leave.
+        var drained: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
         var closed = false
         /// Why the first initialize failed, when it could not reach the server or sign in.
         var startFailure: SignInError?
@@ -99,15 +101,16 @@ public final class MCPClientTransport: Sendable {
         DedicatedThread.start(canceller: nil, { try? HTTPClient.loadLibrary() }, then: { _ in })
         let state = self.state
         self.receive = { message in
-            // An answer that came is no longer pending.
+            // An answer that came is no longer pending; one to a request no longer pending (the client cancelled it,
+            // or the transport closed) is not delivered: the client was told it is abandoned.
             if case .response(let id?) = message.kind {
-                let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
-                    s.pending[id] = nil
-                    guard s.idle else { return [] }
-                    defer { s.drained = [] }
-                    return s.drained
+                let (wanted, waiters): (Bool, [CheckedContinuation<Void, Never>]) = state.withLock { s in
+                    guard s.pending.removeValue(forKey: id) != nil else { return (false, []) }
+                    guard s.idle else { return (true, []) }
+                    defer { s.drained = [:] }
+                    return (true, Array(s.drained.values))
                 }
-                receive(message)
+                if wanted { receive(message) }
                 for w in waiters { w.resume() }
             } else {
                 receive(message)
@@ -148,20 +151,16 @@ public final class MCPClientTransport: Sendable {
         }
     }
 
-    /// Waits for the pending requests' answers up to `bound`, abandons the rest, ends the session (DELETE; a 405 is
-    /// fine) and the streams. Nothing is sent after it.
-    public func close(waitingUpTo bound: Duration = .seconds(5)) async {
+    /// Waits for the pending requests' answers up to `bound`, abandons the rest (their work cancelled: a sign-in waiting
+    /// on the browser, a refresh, a POST), ends the session (DELETE, itself bounded by `ending`; a 405 is fine) and the
+    /// streams. Returns within `bound` plus `ending` whatever is pending. Nothing is sent after it.
+    public func close(waitingUpTo bound: Duration = .seconds(1), ending: Duration = .milliseconds(700)) async {
         let alreadyClosed = state.withLock { s -> Bool in
             defer { s.closed = true }
             return s.closed
         }
         guard !alreadyClosed else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.drained() }
-            group.addTask { try? await Task.sleep(for: bound) }
-            await group.next()
-            group.cancelAll()
-        }
+        await Self.race(bound) { await self.drained() }
         let (tasks, listening, session, mode) = state.withLock { s in
             defer { s.pending = [:]; s.listening = nil }
             return (Array(s.pending.values), s.listening, s.sessionID, s.mode)
@@ -171,11 +170,24 @@ public final class MCPClientTransport: Sendable {
         releaseDrainedIfEmpty()
         if mode == .streamable, let session {
             let headers = requestHeaders(session: session, version: state.withLock { $0.protocolVersion })
-            let auth = (try? await authorization?.headers(method: "DELETE", url: URL(string: url)!)) ?? [:]
-            let (streams, url) = (self.streams, self.url)
-            _ = try? await offPool("ending the MCP session") { (_) throws(SignInError) -> Int in
-                try streams.exchange(method: "DELETE", url: url, endpoint: "MCP server (\(url))", headers: headers + Self.lines(auth)) { _ in .more }.head.status
+            let (streams, url, authorization) = (self.streams, self.url, self.authorization)
+            await Self.race(ending) {
+                // The held token (no sign-in or refresh of its own): the session ends with what it had, or not at all.
+                let auth = (try? await authorization?.headers(method: "DELETE", url: URL(string: url)!)) ?? [:]
+                _ = try? await offPool("ending the MCP session") { (_) throws(SignInError) -> Int in
+                    try streams.exchange(method: "DELETE", url: url, endpoint: "MCP server (\(url))", headers: headers + Self.lines(auth)) { _ in .more }.head.status
+                }
             }
+        }
+    }
+
+    /// Runs `work` for at most `bound`: then it is cancelled, and what it waits for (a transfer, a wait) ends with it.
+    static func race(_ bound: Duration, _ work: @escaping @Sendable () async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await work() }
+            group.addTask { try? await Task.sleep(for: bound) }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -637,22 +649,31 @@ public final class MCPClientTransport: Sendable {
         }
     }
 
+    /// Returns once nothing is pending, or when the calling task is cancelled.
     private func drained() async {
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            let empty = state.withLock { s -> Bool in
-                if s.idle { return true }
-                s.drained.append(k)
-                return false
+        let number = state.withLock { s -> Int in
+            defer { s.nextWaiter += 1 }
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+                let done = state.withLock { s -> Bool in
+                    if s.idle || Task.isCancelled { return true }
+                    s.drained[number] = k
+                    return false
+                }
+                if done { k.resume() }
             }
-            if empty { k.resume() }
+        } onCancel: {
+            state.withLock { $0.drained.removeValue(forKey: number) }?.resume()
         }
     }
 
     private func releaseDrainedIfEmpty() {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             guard s.idle else { return [] }
-            defer { s.drained = [] }
-            return s.drained
+            defer { s.drained = [:] }
+            return Array(s.drained.values)
         }
         for w in waiters { w.resume() }
     }

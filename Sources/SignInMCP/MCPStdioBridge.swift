@@ -16,11 +16,12 @@ public final class MCPStdioBridge: Sendable {
     public static let lineLimit = 16 << 20
     private let output: Int32
     private let writing = Locked(false)
-    private let ending = Locked(Ending())
+    private let endState = Locked(Ending())
 
     private struct Ending {
         var reason: Reason?
         var waiter: CheckedContinuation<Reason, Never>?
+        var onEnd: [@Sendable () -> Void] = []
     }
 
     /// Why `run` ends.
@@ -56,18 +57,31 @@ public final class MCPStdioBridge: Sendable {
 
     /// Ends `run` (a stop signal: as if the input closed), or says the transport could not start.
     @Sendable public func end(_ reason: Reason = .finished) {
-        let waiter = ending.withLock { e -> CheckedContinuation<Reason, Never>? in
-            guard e.reason == nil else { return nil }
+        let (waiter, handlers) = endState.withLock { e -> (CheckedContinuation<Reason, Never>?, [@Sendable () -> Void]) in
+            guard e.reason == nil else { return (nil, []) }
             e.reason = reason
-            defer { e.waiter = nil }
-            return e.waiter
+            defer { e.waiter = nil; e.onEnd = [] }
+            return (e.waiter, e.onEnd)
         }
+        for h in handlers { h() }
         waiter?.resume(returning: reason)
     }
 
+    /// Runs `handler` once the bridge begins to end (the input closed, `end` called), on the thread that ended it.
+    public func onEnd(_ handler: @escaping @Sendable () -> Void) {
+        let now = endState.withLock { e -> Bool in
+            if e.reason != nil { return true }
+            e.onEnd.append(handler)
+            return false
+        }
+        if now { handler() }
+    }
+
     /// Reads messages from `input` and sends each through `transport` until the input closes or `end` is called; then
-    /// closes the transport (pending answers given or abandoned within `closing`, the session ended).
-    public func run(_ transport: MCPClientTransport, input: Int32 = 0, closing: Duration = .seconds(5),
+    /// closes the transport: pending answers given within `closing`, the rest abandoned (a sign-in in the browser, a
+    /// refresh, a call), the session ended within `ending` more. The MCP SDKs' clients send SIGTERM 2 s after closing
+    /// the input: the defaults end well before.
+    public func run(_ transport: MCPClientTransport, input: Int32 = 0, closing: Duration = .seconds(1), ending: Duration = .milliseconds(700),
                     notice: @escaping @Sendable (String) -> Void) async -> Reason {
         let output = self
         DedicatedThread.start(canceller: nil, {
@@ -98,14 +112,14 @@ public final class MCPStdioBridge: Sendable {
             output.end(.finished)
         }, then: { _ in })
         let reason: Reason = await withCheckedContinuation { k in
-            let done = ending.withLock { e -> Reason? in
+            let done = endState.withLock { e -> Reason? in
                 if let r = e.reason { return r }
                 e.waiter = k
                 return nil
             }
             if let done { k.resume(returning: done) }
         }
-        await transport.close(waitingUpTo: { if case .finished = reason { return closing } else { return .zero } }())
+        await transport.close(waitingUpTo: { if case .finished = reason { return closing } else { return .zero } }(), ending: ending)
         // The input may close before the first initialize failed (a client that wrote it and closed at once).
         if case .finished = reason, let failure = transport.startFailure { return .failedToStart(failure) }
         return reason

@@ -14,7 +14,19 @@ package enum Browser {
         if let b = environment["BROWSER"], !b.isEmpty { return true }
         if environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil { return false }
         if isWSL, findExecutable("wslview", environment: environment) != nil { return true }
-        return (environment["DISPLAY"] ?? "").isEmpty == false || (environment["WAYLAND_DISPLAY"] ?? "").isEmpty == false
+        return hasDisplay(environment) || portal(environment) != nil
+    }
+
+    static func hasDisplay(_ environment: [String: String]) -> Bool {
+        (environment["DISPLAY"] ?? "").isEmpty == false || (environment["WAYLAND_DISPLAY"] ?? "").isEmpty == false
+    }
+
+    /// The desktop portal's `OpenURI` through `gdbus`, where a session bus is named (the user's, `DesktopSession`)
+    /// and no display is: a page opens in the session's browser from the bus alone (an MCP client's stripped
+    /// environment). Nil when there is no bus or no `gdbus`.
+    static func portal(_ environment: [String: String]) -> String? {
+        guard (environment["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty == false else { return nil }
+        return findExecutable("gdbus", environment: environment)
     }
 
     static var isWSL: Bool {
@@ -39,13 +51,38 @@ package enum Browser {
             return argv
         }
         if isWSL, let w = findExecutable("wslview", environment: environment) { return [w, url] }
+        if !hasDisplay(environment), let gdbus = portal(environment) {
+            return [gdbus, "call", "--session", "--dest", "org.freedesktop.portal.Desktop", "--object-path", "/org/freedesktop/portal/desktop",
+                    "--method", "org.freedesktop.portal.OpenURI.OpenURI", "", url, "{}"]
+        }
         if let x = findExecutable("xdg-open", environment: environment) { return [x, url] }
         return nil
     }
 
     /// Starts the browser and returns at once; its output goes to /dev/null and it is reaped in the background.
     /// `onFailure` is called (on another thread) if the browser command exits unsuccessfully.
+    /// As `open`, for a caller that cannot wait on a page nobody will see: a launcher that fails within `window`
+    /// (`gdbus` with no portal on the bus, `xdg-open` with nothing to open with) is `.unavailable` with its reason; one
+    /// still running after it is taken to be a browser.
+    public static func openOrSayWhyNot(_ url: String, environment: [String: String], window: Duration = .seconds(3)) -> Outcome {
+        let failure = Locked<String?>(nil)
+        let ended = Locked(false)
+        let outcome = open(url, environment: environment, onFailure: { reason in failure.withLock { $0 = reason } }, onEnd: { ended.withLock { $0 = true } })
+        guard case .launched = outcome else { return outcome }
+        var waited = Duration.zero
+        while waited < window, !ended.withLock({ $0 }) {
+            Posix.usleep(20_000)
+            waited += .milliseconds(20)
+        }
+        if let reason = failure.withLock({ $0 }) { return .unavailable(reason: reason) }
+        return outcome
+    }
+
     public static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void = { _ in }) -> Outcome {
+        open(url, environment: environment, onFailure: onFailure, onEnd: {})
+    }
+
+    static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void) -> Outcome {
         guard let argv = command(for: url, environment: environment) else {
             return .unavailable(reason: "no browser command found (set $BROWSER, or install xdg-utils)")
         }
@@ -65,12 +102,15 @@ package enum Browser {
         }
         let name = argv[0]
         DispatchQueue.global(qos: .utility).async {
-            guard let ended = child.wait() else { return }
+            guard let ended = child.wait() else { onEnd(); return }
             switch ended {
             case .signaled(let signal): onFailure("\(name) was killed by signal \(signal)")
-            case .exited(let code) where code != 0: onFailure("\(name) exited with status \(code)")
+            case .exited(let code) where code != 0:
+                onFailure(name.hasSuffix("gdbus") ? "the desktop portal could not open the page (gdbus exited with status \(code): no org.freedesktop.portal.Desktop on the session bus?)"
+                                                  : "\(name) exited with status \(code)")
             case .exited: break
             }
+            onEnd()
         }
         return .launched(command: argv[0])
     }

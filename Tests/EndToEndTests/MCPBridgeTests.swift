@@ -319,11 +319,17 @@ final class LiveBridge: @unchecked Sendable {
     private let errURL: URL
     private var buffer = Data()
 
-    init(_ box: Sandbox, _ args: [String], env extra: [String: String] = [:], environment: [String: String]? = nil) throws {
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// `signin ARGS` in `box`'s environment (with `extra`), or exactly `environment`; `through`: a command that runs
+    /// it (`unshare ...`), its arguments before signin's path.
+    init(_ box: Sandbox, _ args: [String], env extra: [String: String] = [:], environment: [String: String]? = nil, through: [String] = []) throws {
         errURL = box.root.appendingPathComponent("bridge-\(UUID().uuidString).err")
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Paths.signin)
-        process.arguments = args
+        process.executableURL = URL(fileURLWithPath: through.first ?? Paths.signin)
+        process.arguments = through.isEmpty ? args : Array(through.dropFirst()) + [Paths.signin] + args
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
         var env = environment ?? box.environment
         env.merge(extra) { $1 }
         process.environment = env.filter { !$0.value.isEmpty }
@@ -369,6 +375,26 @@ final class LiveBridge: @unchecked Sendable {
         let answer = ask(0, initialize)
         send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
         return answer
+    }
+
+    /// How a bridge ended when its client went, as the MCP SDKs' stdio clients end one.
+    enum Ending: Equatable {
+        /// It exited by itself within the client's grace, with this status.
+        case onItsOwn(Int32)
+        /// The client had to send SIGTERM (then it exited), or SIGKILL.
+        case terminated, killed
+    }
+
+    /// Ends the bridge as the MCP SDK's stdio client does: closes standard input (or, with `signal`, sends it at once),
+    /// waits its 2 s grace, sends SIGTERM, waits 2 s more, kills. Says which of these ended it.
+    func endAsAClientDoes(signal: Int32? = nil) -> Ending {
+        if let signal { kill(process.processIdentifier, signal) } else { try? input.fileHandleForWriting.close() }
+        if exited.wait(timeout: .now() + 2) == .success { return .onItsOwn(process.terminationStatus) }
+        kill(process.processIdentifier, SIGTERM)
+        if exited.wait(timeout: .now() + 2) == .success { return .terminated }
+        kill(process.processIdentifier, SIGKILL)
+        exited.wait()
+        return .killed
     }
 
     /// Closes standard input and waits for the exit: its status.

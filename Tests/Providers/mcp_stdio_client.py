@@ -14,7 +14,9 @@ Usage: mcp_stdio_client.py SCENARIO COMMAND [ARGS...]
   renew     call add(1, 1); end every session at the server (POST $MCP_CONTROL/_end_sessions); call add(2, 2)
                                                                 -> {"first", "second"}
   stepup    make the server require `admin` (POST $MCP_CONTROL/_require); call add(2, 3)  -> {"sum"}
-The command's standard error goes to this script's standard error.
+The command's standard error goes to this script's standard error. With MCP_CLIENT_DEFAULT_ENV=1 the command gets the
+SDK's default environment (HOME LOGNAME PATH SHELL TERM USER only), as Claude Desktop and the IDEs start it; otherwise
+this script's whole environment.
 """
 import asyncio
 import json
@@ -46,7 +48,8 @@ async def main(scenario: str, command: str, args: list) -> None:
         logs.append(params.data)
         logged.set()
 
-    server = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    default = os.environ.get("MCP_CLIENT_DEFAULT_ENV") == "1"
+    server = StdioServerParameters(command=command, args=args, env=None if default else dict(os.environ))
     async with stdio_client(server) as streams:
         read, write = streams[0], streams[1]
         async with ClientSession(read, write, sampling_callback=sampling, logging_callback=logging) as session:

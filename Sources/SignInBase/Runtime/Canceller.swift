@@ -71,8 +71,10 @@ package final class Canceller: Sendable {
             return true
         }
         guard started else { throw .canceled(reason: "\(operation) was canceled before it started; nothing changed") }
+        ShieldedWork.running.add(1, ordering: .sequentiallyConsistent)
         let result: Result<T, SignInError>
         do throws(SignInError) { result = .success(try body()) } catch { result = .failure(error) }
+        ShieldedWork.running.subtract(1, ordering: .sequentiallyConsistent)
         state.withLock { $0.shielded -= 1 }
         if isCanceled {
             switch result {
@@ -88,5 +90,21 @@ package final class Canceller: Sendable {
         if isCanceled { return true }
         _ = Posix.isReadable(readFD, milliseconds: Int32(max(0, seconds * 1000)))
         return isCanceled
+    }
+}
+
+/// The shielded sections running in this process (a token request sent, its answer to be saved): a process that ends
+/// itself on a deadline (`signin mcp` within its client's grace) waits for them first, so a rotated refresh token is
+/// never lost to the deadline.
+package enum ShieldedWork {
+    package static let running = Atomic<Int>(0)
+
+    /// Waits (polling every 10 ms) until no shielded section runs, for at most `milliseconds`.
+    package static func awaitNone(upTo milliseconds: Int) {
+        var waited = 0
+        while running.load(ordering: .sequentiallyConsistent) > 0 && waited < milliseconds {
+            Posix.usleep(10_000)
+            waited += 10
+        }
     }
 }

@@ -213,4 +213,27 @@ package enum FileLock {
         }
         return try body()
     }
+
+    /// As `with`, exclusive, for a wait a person may be kept in (a sign-in another process holds): when the lock is
+    /// held elsewhere, `waiting` is called once (to say so), and the wait ends with `.canceled` as soon as `canceller`
+    /// is cancelled.
+    package static func with<T>(_ path: String, waiting: () -> Void, canceller: Canceller, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        let mine = "\(pthread_self()) \(path)"
+        if held.withLock({ $0.contains(mine) }) { return try body() }
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+        defer { close(fd) }
+        var said = false
+        while SystemCall.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+            if !said { waiting(); said = true }
+            if canceller.sleep(seconds: 0.1) { throw .canceled(reason: "the wait for another process's sign-in was canceled") }
+        }
+        held.withLock { _ = $0.insert(mine) }
+        defer {
+            held.withLock { _ = $0.remove(mine) }
+            flock(fd, LOCK_UN)
+        }
+        return try body()
+    }
 }

@@ -110,6 +110,8 @@ package enum Posix {
     /// Ignores `signal` from now on (SIG_IGN).
     package static func ignore(_ signal: Int32) { _ = Glibc.signal(signal, SIG_IGN) }
     package static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+    /// Ends the process at once (`_exit`: no atexit handlers, which other threads may still be using).
+    package static func exitNow(_ code: Int32) -> Never { Glibc._exit(code) }
     package static func abort() -> Never { Glibc.abort() }
     /// Seconds since 1970, as `time(nil)`.
     package static func now() -> Int { Glibc.time(nil) }

@@ -74,7 +74,12 @@ struct MCPCommand: SignInCommand {
         return try bridge(authorization, agent.io, ProcessEnvironment.current)
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func runWithoutConfiguration(_ given: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+        // An MCP client passes only HOME LOGNAME PATH SHELL TERM USER: the desktop session's runtime folder, bus and
+        // display are found from the session itself (the user's own only), for the keyring and the browser; put in
+        // this process's environment too (before any thread runs) for libsecret.
+        let (env, found) = DesktopSession.completing(given)
+        DesktopSession.export(found, from: env)
         let browsing = Browsing(noBrowser: false, paste: false, env)
         var events = Events(pasteEnabled: false, headless: browsing.headless, environment: env)
         events.io = io
@@ -85,7 +90,10 @@ struct MCPCommand: SignInCommand {
         var options = SignInOptions()
         options.timeout = .seconds(timeout)
         options.useDeviceFlow = device
-        options.openBrowser = !browsing.headless
+        // Nobody reads standard error at a sign-in's moment: where no browser opens, the request says so at once
+        // (naming `signin login --resource URL`) instead of waiting for a visit that will not come.
+        options.openBrowser = true
+        options.failsWithoutBrowser = !device
         // The configuration, where there is one: a server it lists in `resources` is served by the person's own client
         // and grant (as `signin token --resource URL` is), and its `ca_file` reaches every request.
         let configuration = Self.configuration(env, io)
@@ -95,7 +103,7 @@ struct MCPCommand: SignInCommand {
                                           onEvent: { shown.show($0) })
         } else {
             authorization = APIAuthorizer(resource: url, allowsInteractiveSignIn: true, options: options, scopes: scopes, environment: env,
-                                          onEvent: { shown.show($0) })
+                                          signsInOnlyWhenAsked: true, onEvent: { shown.show($0) })
         }
         do throws(SignInError) {
             return try bridge(authorization, io, env, caFile: configuration?.caFile)
@@ -134,6 +142,15 @@ struct MCPCommand: SignInCommand {
             s.setEventHandler { bridge.end(.finished) }
             s.resume()
             return s
+        }
+        // Whatever is pending, the process is gone within the MCP SDKs' grace (SIGTERM 2 s after the input closed):
+        // the bridge's own end takes at most 1.7 s, and this is the floor under it.
+        bridge.onEnd {
+            DedicatedThread.start(canceller: nil, {
+                Posix.usleep(1_900_000)
+                // A token request already sent finishes and its answer is saved (a rotated refresh token is the grant).
+                ShieldedWork.awaitNone(upTo: 1_800)
+            }, then: { _ in Posix.exitNow(0) })
         }
         defer { sources.forEach { $0.cancel() } }
         let reason = try? blockingAwait { await bridge.run(transport, notice: { io.err("signin: \($0)") }) }

@@ -60,6 +60,11 @@ public actor APIAuthorizer {
     private let scopes: [String]
     /// The configuration whose `resources` list the API: its client and grant serve it (nil: the API's own sign-in).
     private let configured: SignInConfiguration?
+    /// Whether requests go without a token until the API asks for one (a 401): see `signsInOnlyWhenAsked`.
+    public nonisolated let signsInOnlyWhenAsked: Bool
+    /// With `signsInOnlyWhenAsked`: true once nothing was found stored for the API and it has not asked (requests go
+    /// without a token); false once it asked, or something was stored.
+    private var anonymous: Bool?
     private var user: SignInUser?
     private var client: SignInClient?
     private var failedSignIn: SignInError?
@@ -93,11 +98,14 @@ public actor APIAuthorizer {
     ///   opens); `scopes`: asked for at the first sign-in besides those the API names (a step-up adds its own).
     /// - `minimumValidity`: a token closer than this to its expiry is refreshed before it is handed out.
     /// - `environment`: the environment to read (`$XDG_DATA_HOME`, `$BROWSER`, ...); nil: the process's.
+    /// - `signsInOnlyWhenAsked`: with nothing stored for the API, requests go without a token until the API answers
+    ///   401 (a public server, or one keyed with a header of the program's own, is never signed in to); then as usual.
     /// - `onEvent`: a sign-in's progress (the address to visit, a device code), for the program to show.
     public init(resource: String, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false, options: SignInOptions = SignInOptions(),
                 scopes: [String] = [], minimumValidity: Duration = .seconds(60),
-                environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
+                environment: [String: String]? = nil, signsInOnlyWhenAsked: Bool = false, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
         self.resource = resource
+        self.signsInOnlyWhenAsked = signsInOnlyWhenAsked
         self.allowsInteractiveSignIn = allowsInteractiveSignIn
         self.options = options
         self.scopes = scopes
@@ -116,6 +124,7 @@ public actor APIAuthorizer {
                 options: SignInOptions = SignInOptions(), minimumValidity: Duration = .seconds(60),
                 environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
         self.resource = resource
+        self.signsInOnlyWhenAsked = false
         self.allowsInteractiveSignIn = allowsInteractiveSignIn
         self.options = options
         self.scopes = []
@@ -151,6 +160,12 @@ public actor APIAuthorizer {
     }
 
     private func isolatedHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        if signsInOnlyWhenAsked, user == nil {
+            if anonymous == nil {
+                anonymous = configured == nil && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory) == nil
+            }
+            if anonymous == true { return [:] }
+        }
         do throws(SignInError) {
             return try await currentHeaders(method: method, url: url)
         } catch .noPreviousSignIn(let reason) where user != nil {
@@ -201,6 +216,19 @@ public actor APIAuthorizer {
         }
         if let named = challenge?.resourceMetadata, let client, !(try await isSameServer(named, as: client.configuration.issuer)) {
             try await signIn(challenge: challenge, addingScopes: [], reason: .signIn)
+            return .retry
+        }
+        if anonymous == true {
+            // The API asks for a token for the first time: a sign-in where its challenge says.
+            anonymous = false
+            do throws(SignInError) {
+                try await signIn(challenge: challenge, addingScopes: scopes, reason: .signIn)
+            } catch .providerError(let endpoint, let code, _) where code.hasPrefix("http_") {
+                // No RFC 9728 metadata: nothing says where to sign in. Say what the server asked for instead.
+                let asked = wwwAuthenticate.map { "`WWW-Authenticate: \($0.withoutControlCharacters.prefix(200))`" } ?? "a token, with no WWW-Authenticate header"
+                throw .providerError(endpoint: endpoint, code: code,
+                                     detail: "the server answered 401 asking for \(asked), but publishes no protected resource metadata (RFC 9728), so there is nowhere to sign in; if it takes a key or a token of its own, pass it with --header 'Name: ${VARIABLE}'")
+            }
             return .retry
         }
         if !afterRetry, let user {
@@ -290,7 +318,8 @@ public actor APIAuthorizer {
                 // One sign-in to the API at a time, across processes: the lock's holder may sign in for all.
                 try CredentialStore(directory: store).prepareKey()
                 let lock = store + "/api-" + Hex.encode(Array(Crypto.sha256(Array(resource.utf8)).prefix(12))) + ".signin.lock"
-                return try FileLock.with(lock) { () throws(SignInError) -> (SignInClient, SignInUser, Bool) in
+                let waiting = { onEvent(.notice("another signin is signing in to \(resource.withoutControlCharacters) (a browser may be open for it); waiting for that sign-in")) }
+                return try FileLock.with(lock, waiting: waiting, canceller: canceller) { () throws(SignInError) -> (SignInClient, SignInUser, Bool) in
                     // Another signed in meanwhile (a token other than the one this authorizer held): that sign-in serves,
                     // and counts as the person acting.
                     if challenge == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
@@ -327,6 +356,12 @@ public actor APIAuthorizer {
             }
             (self.client, self.user, self.clientForgotten) = (client, user, false)
             renewedForRefusal = nil
+        } catch .unsupported(let reason) where options.failsWithoutBrowser && reason.hasPrefix("No browser") || reason.hasPrefix("This sign-in may not") {
+            // Nowhere to show the page: said, with the way through, and remembered (no browser will appear meanwhile);
+            // a sign-in made in a terminal is picked up at the next request.
+            let said = SignInError.unsupported(reason: "\(reason). Sign in from a terminal with `signin login --resource \(resource.withoutControlCharacters)`, then call again")
+            failedSignIn = nil
+            throw said
         } catch {
             // Remembered: the next 401 does not open the browser again (a spent sign-in is said again each time).
             if case .canceled = error {} else if !(spent && error.description == exhausted.description) {

@@ -46,7 +46,15 @@ final class LoopbackAuthorization: AuthorizationGrant {
         let outcome: BrowserLaunch? = !options.openBrowser ? nil
             : !Browser.localBrowserLikely(environment: environment)
             ? .unavailable(reason: "no browser is likely to open here (no display, or an SSH session, and no $BROWSER); open the address on a device with one")
+            : options.failsWithoutBrowser ? Browser.openOrSayWhyNot(request.url, environment: environment)
             : Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) }
+        if options.failsWithoutBrowser {
+            switch outcome {
+            case .unavailable(let reason)?: throw .unsupported(reason: "No browser can be opened from here (\(reason)), and this sign-in does not wait for one")
+            case nil: throw .unsupported(reason: "This sign-in may not open a browser, and does not wait for one")
+            default: break
+            }
+        }
         // Built from a validated endpoint and encoded parameters, and from a loopback address and port.
         onEvent(.authorizationURL(url: URL(string: request.url)!, redirectURI: URL(string: receiver.redirectURI)!, port: port, browser: outcome))
         var validator = CallbackValidator(state: request.state, issuer: configuration.issuer)

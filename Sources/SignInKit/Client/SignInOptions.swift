@@ -20,6 +20,10 @@ public struct SignInOptions: Sendable {
     public var useDeviceFlow = false
     /// When set, the sign-in must end with this account (incremental consent).
     public var requireUserID: String?
+    /// When no browser can be opened here (none likely, or its launcher failing within a few seconds), fail at once
+    /// (`.unsupported`, saying why) instead of showing the address and waiting: for a program whose person never sees
+    /// its output (an MCP client's bridge). Default false.
+    public var failsWithoutBrowser = false
     /// APIs (RFC 8707 resource indicators) this sign-in asks for besides the configuration's `resources`.
     public var resources: [String] = []
     /// How the required account is named in an error (its display name, rather than its `sub`).

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+/// `signin mcp URL` as MCP clients really start and end it: with only `HOME LOGNAME PATH SHELL TERM USER` (the MCP
+/// SDKs' default environment), on a desktop session whose runtime folder, bus, keyring and portal the environment
+/// does not name; and ended by closing standard input, then SIGTERM 2 s later, then SIGKILL 2 s after that.
+@Suite struct MCPClientLaunchTests {
+    /// The MCP SDKs' default environment for `box`'s user: nothing of the session, no browser, no store location.
+    static func stripped(_ box: Sandbox) -> [String: String] {
+        let inherited = ProcessInfo.processInfo.environment
+        return ["HOME": box.root.path, "LOGNAME": inherited["LOGNAME"] ?? "root", "PATH": inherited["PATH"] ?? "/usr/bin:/bin",
+                "SHELL": "/bin/bash", "TERM": "xterm", "USER": inherited["USER"] ?? "root"]
+    }
+
+    /// A private `/run/user` (an empty tmpfs in a mount namespace of its own), so that no desktop session of the
+    /// machine's is found, and the test's own session is the only one.
+    static let ownRunUser = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", "mount -t tmpfs -o mode=755 tmpfs /run/user && exec \"$@\"", "sh"]
+
+    static var namespacesRefused: String? {
+        let probe = try? Subprocess.run(ownRunUser[0], Array(ownRunUser.dropFirst()) + ["/bin/true"])
+        return probe?.status == 0 ? nil : "a mount namespace is refused here (unshare --mount needs root): \(probe?.stderr ?? "")"
+    }
+
+    static func requests(_ p: Provider) -> [[String: Any]] { ((try? MCPServerTests.stats(p)["mcp_requests"]) as? [[String: Any]]) ?? [] }
+
+    /// A call the server answers in 25 s is pending when the client closes standard input: the bridge ends the
+    /// session (DELETE reaches the server) and exits by itself within the client's 2 s grace, never needing SIGTERM.
+    @Test func theBridgeEndsWithinTheClientsGraceWithACallPending() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        for signal: Int32? in [nil, SIGTERM] {
+            let deletes = Self.requests(p).filter { $0["method"] as? String == "DELETE" }.count
+            let bridge = try LiveBridge(box, ["mcp", url])
+            #expect(bridge.start()?["result"] != nil)
+            bridge.send(MCPBridgeTests.call("1", "slow", #"{"ms":25000}"#))
+            #expect(waitFor { Self.requests(p).filter { $0["method"] as? String == "POST" }.count >= 3 * (signal == nil ? 1 : 2) }, "the call reached the server")
+            let ending = bridge.endAsAClientDoes(signal: signal)
+            #expect(ending == .onItsOwn(0), "\(signal.map { "after signal \($0)" } ?? "after standard input closed"): \(ending) \(bridge.stderr)")
+            #expect(Self.requests(p).filter { $0["method"] as? String == "DELETE" }.count == deletes + 1, "the session was ended")
+        }
+    }
+
+    /// A sign-in waiting in a browser the person never finishes: the client goes, the bridge exits by itself within
+    /// the grace (the sign-in given up), and the next bridge opens its own browser at once and signs in.
+    @Test func aSignInWaitingInTheBrowserIsGivenUpWhenTheClientGoes() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let bridge = try LiveBridge(box, ["mcp", url, "--timeout", "60"], env: ["STANDIN_MODE": "none"])
+        bridge.send(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#)
+        #expect(waitFor { MCPBridgeTests.browserLaunches(box) == 1 }, "the browser opened: \(bridge.stderr)")
+        let ending = bridge.endAsAClientDoes()
+        #expect(ending == .onItsOwn(0), "\(ending) \(bridge.stderr)")
+        let next = try LiveBridge(box, ["mcp", url, "--timeout", "60"])
+        #expect(next.start()?["result"] != nil, "the next bridge signed in: \(next.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == 2)
+        #expect(next.finish() == 0)
+    }
+
+    /// Started with the SDKs' default environment where no desktop session runs (no runtime folder, no bus, no
+    /// display, no `$BROWSER`): the request that needs a sign-in is answered at once with an error naming the command
+    /// to run in a terminal, not a wait for a page nobody can see; nothing is stored.
+    @Test func whereNoPageCanOpenTheClientIsToldWhatToRun() throws {
+        if let reason = Self.namespacesRefused { Issue.record("not run, so failed: \(reason)"); return }
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let bridge = try LiveBridge(box, ["mcp", url, "--timeout", "60"], environment: Self.stripped(box), through: Self.ownRunUser)
+        let answer = bridge.start()
+        let message = (answer?["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains("signin login --resource \(url)") && message.contains("No browser"), "\(answer ?? [:]) \(bridge.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == 0)
+        #expect(bridge.endAsAClientDoes() != .killed)
+    }
+
+    /// On a desktop session the environment does not name (its runtime folder `/run/user/UID`, the session bus
+    /// there, gnome-keyring on it, the desktop portal), the MCP SDK's stdio client starts `signin mcp URL` with its
+    /// default environment: the page opens through the portal, the first sign-in completes, and the store key goes
+    /// to the Secret Service (no key file); the next run restores with no browser.
+    @Test func onADesktopTheFirstSignInOpensThroughThePortalAndKeepsTheKeyInTheKeyring() throws {
+        if let reason = Self.namespacesRefused ?? KeyStorageTests.available { Issue.record("not run, so failed: \(reason)"); return }
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let portalLog = box.root.appendingPathComponent("portal.log").path
+        let client = [Paths.python, Paths.providers.appendingPathComponent("mcp_stdio_client.py").path, "basic", Paths.signin, "mcp", url]
+            .map { "'\($0)'" }.joined(separator: " ")
+        let script = """
+            set -u
+            run=/run/user/$(id -u); mkdir -m 700 "$run"
+            dbus-daemon --session --address="unix:path=$run/bus" --fork --print-pid > "$HOME/dbus.pid"
+            trap 'kill $(cat "$HOME/dbus.pid") $portal 2>/dev/null' EXIT
+            export DBUS_SESSION_BUS_ADDRESS="unix:path=$run/bus"
+            echo -n keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+            PORTAL_LOG='\(portalLog)' PORTAL_BROWSER='\(Paths.providers.appendingPathComponent("browser_standin.py").path)' '\(Paths.python)' '\(Paths.providers.appendingPathComponent("desktop_portal.py").path)' > "$HOME/portal.out" &
+            portal=$!
+            for name in org.freedesktop.secrets org.freedesktop.portal.Desktop; do
+              for i in $(seq 400); do dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:$name 2>/dev/null | grep -q 'boolean true' && break; sleep 0.05; done
+            done
+            MCP_CLIENT_DEFAULT_ENV=1 \(client); echo "@first=$?"
+            test -e "$HOME/.local/share/signin/key" || echo "@nokeyfile=ok"
+            id=$(sed -E 's/.*"id":"([0-9a-f]+)".*/\\1/' "$HOME/.local/share/signin/key.json")
+            secret-tool search store "$id" 2>&1 | grep -q 'label = signin store key' && echo "@item=ok"
+            '\(Paths.signin)' lock >/dev/null 2>&1
+            MCP_CLIENT_DEFAULT_ENV=1 \(client); echo "@second=$?"
+            """
+        let file = box.root.appendingPathComponent("desktop.sh").path
+        try script.write(toFile: file, atomically: true, encoding: .utf8)
+        var env = box.environment
+        env["HOME"] = box.root.path
+        for name in ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY"] { env[name] = nil }
+        let closeAndRun = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done; exec "$@""#
+        let r = try Subprocess.run(Paths.python, [Paths.providers.appendingPathComponent("reap.py").path, "/bin/bash", "-c", closeAndRun, "bash", "/usr/bin/keyctl", "session", "-"]
+                                   + Self.ownRunUser + ["/bin/bash", file], env: env.filter { !$0.value.isEmpty })
+        let lines = r.stdout.split(separator: "\n")
+        let answers = lines.filter { $0.hasPrefix("{") }.map { TokensForEveryAPITests.json(String($0)) }
+        #expect(r.stdout.contains("@first=0") && answers.first?["sum"] as? String == "5", "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("@nokeyfile=ok") && r.stdout.contains("@item=ok"), "the store key in the Secret Service: \(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("@second=0") && answers.count == 2 && answers.last?["sum"] as? String == "5", "restored from the keyring: \(r.stdout)\n\(r.stderr)")
+        let opened = ((try? String(contentsOfFile: portalLog, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(opened.count == 1 && MCPBridgeTests.browserLaunches(box) == 1, "one page, through the portal: \(opened)")
+    }
+}
