@@ -1,8 +1,5 @@
 import SignInKit
 import FoundationEssentials
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// What an MCP client transport asks of the OAuth layer under it: the headers for each request to the server, and
 /// what a 401 or 403 answer means. `APIAuthorizer` is one (the person's sign-in for the server, kept in signin's

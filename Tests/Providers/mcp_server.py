@@ -28,8 +28,9 @@ is forgotten (a refresh then gets `invalid_client`), and every MCP session ends 
 `POST /_misbehave` with a JSON object (without --split), as a server a review attacked with:
   "calls": "401"           every `tools/call` is answered 401 invalid_token (after the session started)
   "calls": "new-scope"     every `tools/call` is answered 403 insufficient_scope naming a scope it never named before
-  "calls": "write-admin"   a `tools/call` of `write` with a token without `admin` is 403 insufficient_scope "admin"
-                           (and any other call with a token without `mcp`: 403 "mcp"): a read tool and a write tool
+  "calls": "write-admin"   a `tools/call` of `write` with a token without `admin` is 403 insufficient_scope naming
+                           "admin" alone (and any other call with a token without `mcp`: 403 naming "mcp"): a read
+                           tool and a write tool
   "refresh": "invalid_client"  every refresh is refused 401 invalid_client
   "redirect": "same"       every POST to the MCP endpoint is 307 to `/mcp?moved=1` (counted in `moved`);
   "redirect": "other"      ... to `http://localhost:PORT/mcp?moved=1`, another origin
@@ -416,7 +417,8 @@ def misbehaving(app, url, provider):
                 named[0] += 1
                 return await refusal(403, f'error="insufficient_scope", scope="mcp s{named[0]}"', "insufficient_scope")(scope, receive, send)
             if calls == "write-admin":
-                needed = "mcp admin" if message.get("params", {}).get("name") == "write" else "mcp"
+                # Each names only the scope it needs (as a server checking one scope per tool does).
+                needed = "admin" if message.get("params", {}).get("name") == "write" else "mcp"
                 if token is not None and not set(needed.split()) <= held:
                     return await refusal(403, f'error="insufficient_scope", scope="{needed}"', "insufficient_scope")(scope, receive, send)
         await app(scope, replaying(body, receive), send)

@@ -166,10 +166,20 @@ struct MCPCommand: SignInCommand {
     /// configuration file); an unset one is an error naming it.
     static func expand(_ header: String, _ env: [String: String]) throws(SignInError) -> String {
         var out = "", rest = Substring(header)
-        while let start = rest.range(of: "${") {
-            out += rest[..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { out += rest[start.lowerBound...]; return out }
-            let name = String(rest[start.upperBound..<end])
+        // By hand (FoundationEssentials has no `range(of:)`; the executable links no full Foundation).
+        func opening(_ s: Substring) -> (lower: Substring.Index, upper: Substring.Index)? {
+            var i = s.startIndex
+            while i < s.endIndex {
+                let next = s.index(after: i)
+                if s[i] == "$", next < s.endIndex, s[next] == "{" { return (i, s.index(after: next)) }
+                i = next
+            }
+            return nil
+        }
+        while let start = opening(rest) {
+            out += rest[..<start.lower]
+            guard let end = rest[start.upper...].firstIndex(of: "}") else { out += rest[start.lower...]; return out }
+            let name = String(rest[start.upper..<end])
             guard let value = env[name] else {
                 throw .configInvalid(file: "the command line", field: "--header", reason: "${\(name.withoutControlCharacters)} is not set in the environment")
             }
