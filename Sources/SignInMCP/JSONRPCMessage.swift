@@ -76,12 +76,75 @@ public struct JSONRPCMessage: Sendable {
     /// The code of signin's own errors about the connection to the server (the server-error range, -32000).
     public static let transportError = -32000
 
-    /// The member named `key` of the message's top-level object, parsed (a small one: `result`'s `protocolVersion`,
-    /// `params`' `requestId`), or nil.
-    func member(_ key: String) -> JSONValue? {
-        var parser = JSONParser(bytes: bytes)
-        guard case .object(let o)? = try? parser.document() else { return nil }
-        return o[key]
+    /// The member named `key` of the message's top-level object (`params`, `result`, `error`, `id`), parsed; nil
+    /// when there is none. Only that member is parsed, so reading a request's `params` costs nothing of a result.
+    public func member(_ key: String) -> JSONValue? {
+        guard let raw = Self.rawMember(key, in: bytes[...]) else { return nil }
+        var parser = JSONParser(bytes: Array(raw))
+        return try? parser.document()
+    }
+
+    /// The message's `params`, parsed (nil: none).
+    public var params: JSONValue? { member("params") }
+    /// A response's `result`, parsed (nil: none, or an error response).
+    public var result: JSONValue? { member("result") }
+    /// An error response's `error` object, parsed (nil: none).
+    public var error: JSONValue? { member("error") }
+    /// An error response's `code` (nil: not an error response).
+    public var errorCode: Int? {
+        guard case .number(let n)? = error?.object?["code"], n.rounded() == n, abs(n) < 1e15 else { return nil }
+        return Int(n)
+    }
+
+    /// `params._meta`'s key for the revision a request of MCP 2026-07-28 or later is written in.
+    public static let protocolVersionMetaKey = "io.modelcontextprotocol/protocolVersion"
+
+    /// The revision a request of MCP 2026-07-28 or later names in `params._meta` (each such request carries its own:
+    /// no handshake); nil for a message of the handshake era (2024-11-05 to 2025-11-25).
+    public var modernProtocolVersion: String? {
+        guard bytes.firstRange(of: Array(Self.protocolVersionMetaKey.utf8)) != nil,
+              let params = Self.rawMember("params", in: bytes[...]), let meta = Self.rawMember("_meta", in: params) else { return nil }
+        var parser = JSONParser(bytes: Array(meta))
+        guard case .object(let o)? = try? parser.document(), case .string(let v)? = o[Self.protocolVersionMetaKey], !v.isEmpty else { return nil }
+        return v
+    }
+
+    /// The raw JSON text of `params._meta` (nil: none).
+    var rawMeta: ArraySlice<UInt8>? { Self.rawMember("params", in: bytes[...]).flatMap { Self.rawMember("_meta", in: $0) } }
+
+    /// This response for the request `id`: itself when it names `id`, else its `result` or `error` under `id` (a
+    /// server's error written for a request it could not read, `"id": null` or `"server-error"`).
+    public func answering(_ id: ID) -> JSONRPCMessage {
+        if case .response(let own?) = kind, own == id { return self }
+        let key = Self.rawMember("error", in: bytes[...]) != nil ? "error" : "result"
+        guard let value = Self.rawMember(key, in: bytes[...]) else { return self }
+        let text = Array("{\"jsonrpc\":\"2.0\",\"id\":\(id.json),\"\(key)\":".utf8) + Array(value) + [UInt8(ascii: "}")]
+        return JSONRPCMessage(bytes: text, kind: .response(id: id))
+    }
+
+    /// The raw text of the member `key` of the JSON object in `b` (top level only), or nil.
+    static func rawMember(_ key: String, in b: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        let bytes = Array(b)
+        var i = 0
+        skipSpace(bytes, &i)
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        let wanted = Array(("\"" + key + "\"").utf8)
+        while i < bytes.count {
+            skipSpace(bytes, &i)
+            guard let k = skipString(bytes, &i) else { return nil }
+            skipSpace(bytes, &i)
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            skipSpace(bytes, &i)
+            let start = i
+            guard skipValue(bytes, &i, depth: 0) else { return nil }
+            if bytes[k].elementsEqual(wanted) { return b[(b.startIndex + start)..<(b.startIndex + i)] }
+            skipSpace(bytes, &i)
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return nil }
+            i += 1
+        }
+        return nil
     }
 
     // MARK: The top-level scan

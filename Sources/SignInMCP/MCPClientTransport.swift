@@ -75,6 +75,11 @@ public final class MCPClientTransport: Sendable {
         var closed = false
         /// Why the first initialize failed, when it could not reach the server or sign in.
         var startFailure: SignInError?
+        /// MCP 2026-07-28: the revision the client's last modern request named (its notifications go with it).
+        var modernVersion: String?
+        /// Each tool's `Mcp-Param-*` headers, from the `tools/list` answers handed on: its arguments' paths and
+        /// header names (`x-mcp-header` in its input schema).
+        var parameterHeaders: [String: [(path: [String], name: String)]] = [:]
     }
 
     private enum Mode { case undecided, streamable, legacy }
@@ -194,6 +199,17 @@ public final class MCPClientTransport: Sendable {
     // MARK: Sending
 
     private func deliver(_ message: JSONRPCMessage) async {
+        // MCP 2026-07-28: each request carries its revision; nothing waits for a handshake, no session is used.
+        if let modern = message.modernProtocolVersion {
+            state.withLock { $0.modernVersion = modern }
+            await post(message, replay: false, modern: modern)
+            return
+        }
+        if message.requestID == nil, message.method != "notifications/initialized", let modern = state.withLock({ $0.initialize == nil ? $0.modernVersion : nil }) {
+            // A modern client's notification (no handshake was made): as its requests go.
+            await post(message, replay: false, modern: modern)
+            return
+        }
         if message.method != "initialize", let first = state.withLock({ $0.initializing }) { await first.value }
         let mode = state.withLock { $0.mode }
         if message.method == "initialize" && mode == .undecided {
@@ -229,15 +245,22 @@ public final class MCPClientTransport: Sendable {
 
     /// One message POSTed (streamable HTTP), its answer read and handed on; a 401 or 403 put to the authorization
     /// and the message sent again once; a 404 for the session: a new session, then the message again, once.
+    ///
+    /// `modern`: the message is of MCP 2026-07-28 (or later), naming this revision: no session, its own
+    /// `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` headers; a `-32020` (a header the server
+    /// wanted) lists the tools again and sends it once more.
     @discardableResult
-    private func post(_ message: JSONRPCMessage, replay: Bool, fallingBack: Bool = false) async -> Outcome {
-        var authorized = false, renewed = false, target = url, hops = 0
-        let isInitialize = message.method == "initialize"
+    private func post(_ message: JSONRPCMessage, replay: Bool, fallingBack: Bool = false, modern: String? = nil) async -> Outcome {
+        var authorized = false, renewed = false, target = url, hops = 0, relisted = false
+        let isInitialize = message.method == "initialize" && modern == nil
         while !Task.isCancelled {
-            let (session, version, generation) = state.withLock { ($0.sessionID, $0.protocolVersion, $0.generation) }
+            let (stateSession, stateVersion, generation) = state.withLock { ($0.sessionID, $0.protocolVersion, $0.generation) }
+            let session = modern == nil ? stateSession : nil
+            let version = modern ?? stateVersion
             let headers: [String]
             do throws(SignInError) {
                 headers = requestHeaders(session: isInitialize ? nil : session, version: isInitialize ? nil : version)
+                    + (modern == nil ? [] : modernHeaders(message))
                     + ["Content-Type: application/json", "Accept: application/json, text/event-stream"]
                     + Self.lines(try await authorization?.headers(method: "POST", url: URL(string: target)!) ?? [:])
             } catch {
@@ -246,7 +269,8 @@ public final class MCPClientTransport: Sendable {
             }
             let result: Exchange
             do throws(SignInError) {
-                result = try await exchange("POST", target, headers: headers, body: message.bytes, answering: message.requestID, handOn: !replay)
+                result = try await exchange("POST", target, headers: headers, body: message.bytes, answering: message.requestID, handOn: !replay,
+                                            keepAnswer: message.method == "tools/list")
             } catch {
                 if case .canceled = error { return .done }
                 fail(message, error, starting: isInitialize && !replay)
@@ -276,6 +300,24 @@ public final class MCPClientTransport: Sendable {
                     return .done
                 }
             }
+            if let error = result.errorMessage, !(200..<300).contains(status), status != 401 && status != 403 {
+                // A JSON-RPC error in an error status's body (MCP 2026-07-28: -32022 with the versions the server
+                // speaks, -32020 for a header): the client gets it as the server wrote it, for its own request.
+                if modern != nil, error.errorCode == -32020, message.method == "tools/call", !relisted {
+                    relisted = true
+                    if await listToolsAgain(like: message, modern: modern!) { continue }
+                }
+                if let id = message.requestID, state.withLock({ $0.pending[id] != nil }) {
+                    receive(error.answering(id))
+                } else if message.requestID == nil {
+                    notice("\(message.method ?? "a message") was refused: \(String(decoding: error.bytes.prefix(300), as: UTF8.self).withoutControlCharacters)")
+                }
+                if isInitialize && !replay {
+                    let refusal = SignInError.providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: "it refused the client's initialize")
+                    if state.withLock({ s -> Bool in defer { if s.startFailure == nil { s.startFailure = refusal } }; return s.startFailure == nil }) { failedToStart(refusal) }
+                }
+                return .done
+            }
             if status == 404 && session != nil && !isInitialize {
                 guard !renewed else {
                     fail(message, .providerError(endpoint: "MCP server (\(url))", code: "session_ended", detail: "the server ended the session again after a new one started"), starting: false)
@@ -304,8 +346,9 @@ public final class MCPClientTransport: Sendable {
                         if let v = result.protocolVersion, v.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { s.protocolVersion = v }
                     }
                 }
+                if message.method == "tools/list", let answer = result.answer { learnParameterHeaders(answer) }
                 if let id = message.requestID, !result.answered {
-                    if let resume = result.lastEventID {
+                    if let resume = result.lastEventID, modern == nil {
                         await resumeStream(for: message, id: id, from: resume, retry: result.retry)
                     } else if !replay {
                         fail(message, .providerError(endpoint: "MCP server (\(url))", code: "no_answer", detail: "the server ended its answer before the response came"), starting: false)
@@ -539,13 +582,17 @@ public final class MCPClientTransport: Sendable {
         var retry: Int?
         var protocolVersion: String?
         var errorText: String?
+        /// A JSON-RPC error response in an error status's body.
+        var errorMessage: JSONRPCMessage?
+        /// The answer itself, when asked for (`keepAnswer`: a `tools/list`, whose schemas name headers).
+        var answer: JSONRPCMessage?
     }
 
     /// One request, its answer read as it comes: a JSON body or an event stream, each message handed on
     /// (`handOn`) as it arrives; the stream left once the answer to `answering` came. Another status: its body's
     /// first bytes, for the error.
     private func exchange(_ method: String, _ target: String, headers: [String], body: [UInt8]?, answering: JSONRPCMessage.ID?,
-                          handOn: Bool) async throws(SignInError) -> Exchange {
+                          handOn: Bool, keepAnswer: Bool = false) async throws(SignInError) -> Exchange {
         let (streams, receive, endpoint, notice) = (self.streams, self.receive, "MCP server (\(target))", self.notice)
         return try await offPool("the request to the MCP server") { (_) throws(SignInError) -> Exchange in
             final class Reading: @unchecked Sendable {
@@ -558,6 +605,7 @@ public final class MCPClientTransport: Sendable {
                 r.out.messages += 1
                 if case .response(let id) = m.kind, id == answering {
                     r.out.answered = true
+                    if keepAnswer { r.out.answer = m }
                     if let v = m.member("result")?.object?["protocolVersion"]?.string { r.out.protocolVersion = v }
                     // A replayed initialize's answer is the transport's own.
                     if handOn { receive(m) }
@@ -572,7 +620,8 @@ public final class MCPClientTransport: Sendable {
                 return .more
             } onData: { bytes in
                 guard r.status == 200 else {
-                    if r.error.count < 2048 { r.error.append(contentsOf: bytes.prefix(2048 - r.error.count)) }
+                    // Enough for a JSON-RPC error with its data (-32022's versions), and no more.
+                    if r.error.count < 65536 { r.error.append(contentsOf: bytes.prefix(65536 - r.error.count)) }
                     return .more
                 }
                 if r.stream {
@@ -597,6 +646,7 @@ public final class MCPClientTransport: Sendable {
             }
             if head.status != 200, !r.error.isEmpty {
                 r.out.errorText = String(decoding: r.error.prefix(300), as: UTF8.self).withoutControlCharacters
+                if head.status >= 400, let m = JSONRPCMessage(r.error), case .response = m.kind, m.error != nil { r.out.errorMessage = m }
             }
             return r.out
         }
@@ -622,6 +672,83 @@ public final class MCPClientTransport: Sendable {
             notice("\(message.method ?? "a response") could not be sent: \(error.description)")
         }
         if first { failedToStart(error) }
+    }
+
+    // MARK: MCP 2026-07-28
+
+    /// The headers a request of MCP 2026-07-28 carries besides its revision: `Mcp-Method`, `Mcp-Name` for the methods
+    /// that name something, and `Mcp-Param-*` for the arguments its tool's schema marks (`x-mcp-header`).
+    private func modernHeaders(_ message: JSONRPCMessage) -> [String] {
+        guard let method = message.method else { return [] }
+        var h = ["Mcp-Method: " + Self.headerValue(method)]
+        let nameKey = ["tools/call": "name", "prompts/get": "name", "resources/read": "uri"][method]
+        guard let nameKey, let params = message.params?.object, case .string(let name)? = params[nameKey] else { return h }
+        h.append("Mcp-Name: " + Self.headerValue(name))
+        guard method == "tools/call", let marked = state.withLock({ $0.parameterHeaders[name] }), let arguments = params["arguments"] else { return h }
+        for (path, header) in marked {
+            var node: JSONValue? = arguments
+            for key in path { node = node?.object?[key] }
+            let rendered: String?
+            switch node {
+            case .string(let v)?: rendered = v
+            case .bool(let b)?: rendered = b ? "true" : "false"
+            case .number(let n)? where n.rounded() == n && abs(n) < 1e15: rendered = String(Int(n))
+            default: rendered = nil
+            }
+            if let rendered { h.append("Mcp-Param-\(header): " + Self.headerValue(rendered)) }
+        }
+        return h
+    }
+
+    /// A value as a header carries it: visible ASCII as it is, anything else (and a value that looks like the form
+    /// itself) as `=?base64?...?=`.
+    static func headerValue(_ value: String) -> String {
+        let plain = value.utf8.allSatisfy { (0x20...0x7E).contains($0) } && value.first != " " && value.last != " "
+            && !(value.hasPrefix("=?base64?") && value.hasSuffix("?="))
+        return plain ? value : "=?base64?" + Data(value.utf8).base64EncodedString() + "?="
+    }
+
+    /// Notes each tool's `x-mcp-header` arguments from a `tools/list` answer (the properties' chain only, each a valid
+    /// header name).
+    private func learnParameterHeaders(_ answer: JSONRPCMessage) {
+        guard case .array(let tools)? = answer.result?.object?["tools"] else { return }
+        var found: [String: [(path: [String], name: String)]] = [:]
+        for tool in tools {
+            guard let o = tool.object, case .string(let name)? = o["name"] else { continue }
+            var marked: [(path: [String], name: String)] = []
+            func walk(_ schema: JSONValue?, _ path: [String], depth: Int) {
+                guard depth < 16, let properties = schema?.object?["properties"]?.object else { return }
+                for (key, sub) in properties {
+                    if case .string(let header)? = sub.object?["x-mcp-header"], !header.isEmpty,
+                       header.utf8.allSatisfy({ Self.tokenCharacters.contains($0) }) {
+                        marked.append((path + [key], header))
+                    }
+                    walk(sub, path + [key], depth: depth + 1)
+                }
+            }
+            walk(o["inputSchema"], [], depth: 0)
+            if !marked.isEmpty { found[name] = marked }
+        }
+        state.withLock { s in for (k, v) in found { s.parameterHeaders[k] = v } }
+    }
+
+    /// RFC 9110's token characters: what a header's name may hold.
+    private static let tokenCharacters = Set(Array("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8))
+
+    /// A `tools/list` of the transport's own (its answer not handed on), with `like`'s revision and `_meta`, for the
+    /// headers a `-32020` said were wanted; true when it was answered.
+    private func listToolsAgain(like message: JSONRPCMessage, modern: String) async -> Bool {
+        let meta = message.rawMeta.map { String(decoding: $0, as: UTF8.self) } ?? "{\"\(JSONRPCMessage.protocolVersionMetaKey)\":\(JSONValueOut.quote(modern))}"
+        let id = JSONRPCMessage.ID(json: JSONValueOut.quote("signin-tools-\(UInt64.random(in: 0...UInt64.max))"))
+        let request = JSONRPCMessage(bytes: Array("{\"jsonrpc\":\"2.0\",\"id\":\(id.json),\"method\":\"tools/list\",\"params\":{\"_meta\":\(meta)}}".utf8),
+                                     kind: .request(id: id, method: "tools/list"))
+        guard let auth = try? await authorization?.headers(method: "POST", url: URL(string: url)!) ?? [:] else { return false }
+        let headers = requestHeaders(session: nil, version: modern) + ["Mcp-Method: tools/list", "Content-Type: application/json",
+                                                                        "Accept: application/json, text/event-stream"] + Self.lines(auth)
+        guard let listed = try? await exchange("POST", url, headers: headers, body: request.bytes, answering: id, handOn: false, keepAnswer: true),
+              let answer = listed.answer else { return false }
+        learnParameterHeaders(answer)
+        return true
     }
 
     /// The server's text for an error status, and for a 401 or 403 that a refresh or a sign-in did not mend, what the

@@ -127,3 +127,74 @@ import Testing
         #expect(opened.count == 1 && MCPBridgeTests.browserLaunches(box) == 1, "one page, through the portal: \(opened)")
     }
 }
+
+/// MCP 2026-07-28 through `signin mcp`, beside the revisions of the handshake: the MCP SDK's own client, which asks
+/// `server/discover` first and falls back to `initialize`, against the SDK's servers serving one era or both.
+@Suite struct MCPModernRevisionTests {
+    static func client(_ box: Sandbox, _ url: String) throws -> (RunResult, [String: Any]) { try MCPBridgeTests.client(box, "modern", url) }
+
+    static let meta = #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}"#
+
+    /// A server that serves 2026-07-28 alone: the SDK's client talks 2026-07-28 through the bridge; each request
+    /// carries its revision, method, name and marked arguments as headers (a non-ASCII one in base64), with no session,
+    /// no GET stream and no DELETE.
+    @Test func theSDKClientTalks2026ToAServerOfThatRevisionAlone() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--modern-only"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (run, answer) = try Self.client(box, url)
+        #expect(run.status == 0 && answer["version"] as? String == "2026-07-28" && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        #expect(answer["region"] as? String == "region eu-west ü", "\(answer)")
+        let requests = MCPClientLaunchTests.requests(p)
+        #expect(requests.allSatisfy { $0["method"] as? String == "POST" && $0["session"] is NSNull && $0["version"] as? String == "2026-07-28" }, "\(requests)")
+        let calls = requests.filter { $0["mcp_method"] as? String == "tools/call" }
+        #expect(calls.contains { $0["mcp_name"] as? String == "regional" && $0["region"] as? String == "=?base64?ZXUtd2VzdCDDvA==?=" }, "\(calls)")
+        #expect(calls.contains { $0["mcp_name"] as? String == "add" })
+    }
+
+    /// A server of the handshake era alone: the SDK's client's `server/discover` is refused as old servers refuse it,
+    /// the refusal reaches the client as the server wrote it (not `-32000 http_400`, and no HTTP+SSE fallback), and the
+    /// client goes on with 2025-11-25.
+    @Test func theSDKClientFallsBackTo2025AtAServerOfTheHandshakeEra() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--legacy-only"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (run, answer) = try Self.client(box, url)
+        #expect(run.status == 0 && answer["version"] as? String == "2025-11-25" && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        #expect(!run.stderr.contains("HTTP+SSE"), "no fallback to the legacy transport: \(run.stderr)")
+    }
+
+    /// A client of 2025-11-25 at a server of 2026-07-28 alone: its initialize gets the server's `-32022` with the
+    /// versions it speaks, at once, and the bridge ends (nothing to talk to), never a hang.
+    @Test func aHandshakeClientAtAModernServerIsToldTheVersions() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--modern-only"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        let r = try box.signin(["mcp", url], stdin: MCPBridgeTests.lines([], version: "2025-11-25"))
+        let first = MCPBridgeTests.messages(r.stdout).first
+        let error = first?["error"] as? [String: Any]
+        #expect(first?["id"] as? Int == 0 && error?["code"] as? Int == -32022, "\(r.stdout) \(r.stderr)")
+        #expect((error?["data"] as? [String: Any])?["supported"] as? [String] == ["2026-07-28"], "\(r.stdout)")
+    }
+
+    /// A call whose tool marks an argument for a header, made before the client listed the tools: the server's
+    /// `-32020` makes the bridge list them itself and send the call once more, with the header; the client sees the
+    /// answer only.
+    @Test func aCallMissingAMarkedHeaderIsSentAgainAfterTheToolsAreListed() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--modern-only"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0)
+        let call = #"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"regional","arguments":{"region":"us"},\#(Self.meta)}}"#
+        let r = try box.signin(["mcp", url], stdin: Data((call + "\n").utf8))
+        let out = MCPBridgeTests.messages(r.stdout)
+        #expect(out.count == 1 && out.first?["id"] as? Int == 5 && out.first?["result"] != nil, "\(r.stdout) \(r.stderr)")
+        let calls = MCPClientLaunchTests.requests(p).filter { $0["mcp_method"] as? String == "tools/call" }
+        #expect(calls.count == 2 && calls.last?["region"] as? String == "us", "once without the header, once with it: \(calls)")
+    }
+}

@@ -14,6 +14,11 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
   --sse              (without --split) the MCP server speaks the legacy HTTP+SSE transport (2024-11-05) at /sse
   --resumable        (without --split) its streams are resumable (an event store, retry 100 ms): `interrupted(ms)`
                      closes its call's stream before it answers
+  --modern-only      (without --split) the MCP endpoint serves MCP 2026-07-28 alone (stateless deployments): a
+                     request whose MCP-Protocol-Version is not 2026-07-28 (an initialize, say) is 400 with the JSON-RPC
+                     error -32022 naming `supported`
+  --legacy-only      (without --split) the MCP endpoint serves 2025-11-25 and earlier alone: a 2026-07-28 request is
+                     400 "Missing session ID", as an SDK of the handshake era answers one
   --foreign-endpoint (with --sse) the `endpoint` event names the message URL on another origin (`localhost` for
                      127.0.0.1: the same server under another name), as a server luring the client's token elsewhere
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
@@ -55,8 +60,10 @@ import sys
 import time
 import urllib.parse
 
+from typing import Annotated
+
 import uvicorn
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, Field
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
@@ -263,6 +270,11 @@ def add_tools(server, name):
         return a + b
 
     @server.tool()
+    def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+        """Answers with its region (MCP 2026-07-28 mirrors it in the `Mcp-Param-Region` header, which the server checks)."""
+        return "region " + region
+
+    @server.tool()
     def write(text: str) -> str:
         """Writes a note (with `/_misbehave` "write-admin", it needs the scope `admin`)."""
         return "written: " + text
@@ -425,12 +437,38 @@ def misbehaving(app, url, provider):
     return wrapped
 
 
+def one_era(app, modern_only):
+    """The MCP endpoint of one era alone (`--modern-only`, `--legacy-only`), as deployments of either serve it."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or not scope["path"].startswith("/mcp"):
+            return await app(scope, receive, send)
+        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
+        version = headers.get("mcp-protocol-version")
+        if modern_only and version != "2026-07-28" and scope["method"] == "POST":
+            body = await read_body(receive)
+            try:
+                request_id = json.loads(body).get("id")
+            except (ValueError, AttributeError):
+                request_id = None
+            error = {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"], "requested": version}}
+            return await JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=400)(scope, receive, send)
+        if modern_only and scope["method"] in ("GET", "DELETE"):
+            return await PlainTextResponse("method not allowed", status_code=405)(scope, receive, send)
+        if not modern_only and version == "2026-07-28":
+            error = {"code": -32600, "message": "Bad Request: Missing session ID"}
+            return await JSONResponse({"jsonrpc": "2.0", "id": "server-error", "error": error}, status_code=400)(scope, receive, send)
+        await app(scope, receive, send)
+    return wrapped
+
+
 def recording(app):
     """Notes each request to an MCP endpoint: its method and the session and protocol headers it carried."""
     async def wrapped(scope, receive, send):
         if scope["type"] == "http" and scope["path"].startswith(("/mcp", "/sse", "/messages")):
             headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
             STATS["mcp_requests"].append({"method": scope["method"], "session": headers.get("mcp-session-id"),
+                                          "mcp_method": headers.get("mcp-method"), "mcp_name": headers.get("mcp-name"),
+                                          "region": headers.get("mcp-param-region"),
                                           "version": headers.get("mcp-protocol-version"), "accept": headers.get("accept"),
                                           "last_event_id": headers.get("last-event-id"), "host": headers.get("host"),
                                           "authorized": "authorization" in headers})
@@ -502,6 +540,8 @@ async def main():
         if "--foreign-endpoint" in args:
             app = foreign_endpoint(app, as_port)
         app = misbehaving(app, url, provider)
+        if "--modern-only" in args or "--legacy-only" in args:
+            app = one_era(app, "--modern-only" in args)
         apps.append((as_sock, recording(failing_calls(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))))
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]

@@ -13,6 +13,9 @@ Usage: mcp_stdio_client.py SCENARIO COMMAND [ARGS...]
   slow      call slow(MS) (MS from $SLOW_MS, default 200)       -> {"result"}
   renew     call add(1, 1); end every session at the server (POST $MCP_CONTROL/_end_sessions); call add(2, 2)
                                                                 -> {"first", "second"}
+  modern    as the SDK's own client in its default mode: `server/discover` first (MCP 2026-07-28), the initialize
+            handshake when the server answers anything but -32022; then list the tools and call add(2, 3) and
+            regional("eu-west ü")                                -> {"version", "sum", "region"}, or {"error"}
   stepup    make the server require `admin` (POST $MCP_CONTROL/_require); call add(2, 3)  -> {"sum"}
 The command's standard error goes to this script's standard error. With MCP_CLIENT_DEFAULT_ENV=1 the command gets the
 SDK's default environment (HOME LOGNAME PATH SHELL TERM USER only), as Claude Desktop and the IDEs start it; otherwise
@@ -26,6 +29,8 @@ import sys
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 
 
 def text(result) -> str:
@@ -53,8 +58,27 @@ async def main(scenario: str, command: str, args: list) -> None:
     async with stdio_client(server) as streams:
         read, write = streams[0], streams[1]
         async with ClientSession(read, write, sampling_callback=sampling, logging_callback=logging) as session:
-            init = await session.initialize()
             out: dict = {}
+            if scenario == "modern":
+                try:
+                    await session.discover()
+                except MCPError as e:
+                    if e.code == UNSUPPORTED_PROTOCOL_VERSION:
+                        print(json.dumps({"error": e.code, "message": str(e), "data": e.error.data}), flush=True)
+                        return
+                    await session.initialize()
+                except RuntimeError as e:
+                    print(json.dumps({"error": "runtime", "message": str(e)}), flush=True)
+                    return
+                try:
+                    await session.list_tools()
+                    out = {"version": session.protocol_version, "sum": text(await session.call_tool("add", {"a": 2, "b": 3})),
+                           "region": text(await session.call_tool("regional", {"region": "eu-west \u00fc"}))}
+                except MCPError as e:
+                    out = {"error": e.code, "message": str(e), "data": e.error.data, "version": session.protocol_version}
+                print(json.dumps(out), flush=True)
+                return
+            init = await session.initialize()
             if scenario == "basic":
                 tools = await session.list_tools()
                 out = {"tools": sorted(t.name for t in tools.tools), "sum": text(await session.call_tool("add", {"a": 2, "b": 3})),
