@@ -10,6 +10,21 @@ public protocol MCPAuthorization: Sendable {
     /// What the answer `status` with `wwwAuthenticate` means: `.retry` (send again with new headers) or `.done`.
     /// `afterRetry`: the answer is to a request sent again after a `.retry`.
     func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> APIAuthorizer.Decision
+    /// The headers for a request the transport makes of its own accord (the server's GET stream, the session's
+    /// DELETE), with no person waiting on it: never a sign-in (a refresh is fine). Default: `headers(method:url:)`.
+    func backgroundHeaders(method: String, url: URL) async throws(SignInError) -> [String: String]
 }
 
-extension APIAuthorizer: MCPAuthorization {}
+extension MCPAuthorization {
+    public func backgroundHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        try await headers(method: method, url: url)
+    }
+}
+
+extension APIAuthorizer: MCPAuthorization {
+    /// As `headers(method:url:)`, but a sign-in it would need is `.noPreviousSignIn` instead: a browser opens only
+    /// for a request a person is waiting on.
+    public func backgroundHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        try await headersWithoutSignIn(method: method, url: url)
+    }
+}

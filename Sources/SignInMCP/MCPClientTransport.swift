@@ -59,10 +59,14 @@ public final class MCPClientTransport: Sendable {
         var initializing: Task<Void, Never>?
         var reinitializing: Task<Bool, Never>?
         var listening: Task<Void, Never>?
+        /// The GET stream was refused (401, 403): opened again after the next request goes through.
+        var streamPaused = false
         /// HTTP+SSE: where messages are POSTed (the `endpoint` event's address).
         var legacyEndpoint: String?
         /// HTTP+SSE: why the `endpoint` event was refused (another origin, not http(s)): nothing is sent anywhere.
         var legacyRefusal: String?
+        /// HTTP+SSE: the GET stream was refused with this status and challenge (a sign-in may mend it).
+        var legacyStreamRefusal: (Int, String?)?
         var legacyWaiters: [CheckedContinuation<String?, Never>] = []
         /// Requests sent whose answers have not come, and the work sending each.
         var pending: [JSONRPCMessage.ID: Task<Void, Never>] = [:]
@@ -178,7 +182,7 @@ public final class MCPClientTransport: Sendable {
             let (streams, url, authorization) = (self.streams, self.url, self.authorization)
             await Self.race(ending) {
                 // The held token (no sign-in or refresh of its own): the session ends with what it had, or not at all.
-                let auth = (try? await authorization?.headers(method: "DELETE", url: URL(string: url)!)) ?? [:]
+                let auth = (try? await authorization?.backgroundHeaders(method: "DELETE", url: URL(string: url)!)) ?? [:]
                 _ = try? await offPool("ending the MCP session") { (_) throws(SignInError) -> Int in
                     try streams.exchange(method: "DELETE", url: url, endpoint: "MCP server (\(url))", headers: headers + Self.lines(auth)) { _ in .more }.head.status
                 }
@@ -300,7 +304,8 @@ public final class MCPClientTransport: Sendable {
                     return .done
                 }
             }
-            if let error = result.errorMessage, !(200..<300).contains(status), status != 401 && status != 403 {
+            let sessionEnded = status == 404 && session != nil && !isInitialize
+            if let error = result.errorMessage, !(200..<300).contains(status), status != 401 && status != 403, !sessionEnded {
                 // A JSON-RPC error in an error status's body (MCP 2026-07-28: -32022 with the versions the server
                 // speaks, -32020 for a header): the client gets it as the server wrote it, for its own request.
                 if modern != nil, error.errorCode == -32020, message.method == "tools/call", !relisted {
@@ -355,6 +360,7 @@ public final class MCPClientTransport: Sendable {
                     }
                 }
                 if message.method == "notifications/initialized" && !replay { listen() }
+                if modern == nil, state.withLock({ s -> Bool in defer { s.streamPaused = false }; return s.streamPaused }) { listen() }
                 return .done
             }
             fail(message, .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: refusalDetail(status, result.errorText)), starting: isInitialize && !replay)
@@ -425,11 +431,10 @@ public final class MCPClientTransport: Sendable {
     }
 
     /// Reconnections are bounded: never sooner than half a second (whatever `retry` says), and a stream that ends
-    /// within 30 s having carried nothing doubles the wait (up to a minute); a 401 or 403 is put to the authorization
-    /// once a minute at most, and otherwise the stream is given up (requests go on without it).
+    /// within 30 s having carried nothing doubles the wait (up to a minute). A 401 or 403 pauses the stream until the
+    /// next request has gone through (its headers are asked without a sign-in: `backgroundHeaders`).
     private func listenLoop() async {
         var last: String?, wait = 1000, failures = 0, quick = 0
-        var lastAuthorized: ContinuousClock.Instant?
         while !Task.isCancelled {
             if state.withLock({ $0.closed }) { return }
             let began = ContinuousClock.now
@@ -446,15 +451,15 @@ public final class MCPClientTransport: Sendable {
             }
             let status = result.head.status
             if status == 405 || status == 404 || status == 400 { return }
-            if status == 401 || status == 403, let authorization {
-                if let lastAuthorized, ContinuousClock.now - lastAuthorized < .seconds(60) {
-                    notice("the MCP server refused its event stream again (HTTP \(status)); going on without it")
-                    return
+            if status == 401 || status == 403 {
+                // Never a refresh loop or a browser while the client is idle: the stream is opened again after the
+                // next request, whose own 401 or 403 is put to the authorization with a person waiting on it.
+                notice("the MCP server refused its event stream (HTTP \(status)); it is opened again after the next request")
+                state.withLock { s in
+                    s.listening = nil
+                    s.streamPaused = true
                 }
-                lastAuthorized = ContinuousClock.now
-                guard let decision = try? await authorization.decide(status: status, wwwAuthenticate: result.head.headers["www-authenticate"], afterRetry: false),
-                      decision == .retry else { return }
-                continue
+                return
             }
             guard status == 200 else { return }
             failures = 0
@@ -469,7 +474,7 @@ public final class MCPClientTransport: Sendable {
     /// could be had for it (the sign-in is gone).
     private func sessionStream(after lastEventID: String?, answering: JSONRPCMessage.ID?) async throws(SignInError) -> Exchange? {
         let (session, version) = state.withLock { ($0.sessionID, $0.protocolVersion) }
-        guard let auth = try? await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:] else { return nil }
+        guard let auth = try? await authorization?.backgroundHeaders(method: "GET", url: URL(string: url)!) ?? [:] else { return nil }
         var headers = requestHeaders(session: session, version: version) + ["Accept: text/event-stream"] + Self.lines(auth)
         if let lastEventID { headers.append("Last-Event-ID: \(lastEventID)") }
         return try await exchange("GET", url, headers: headers, body: nil, answering: answering, handOn: true)
@@ -479,6 +484,21 @@ public final class MCPClientTransport: Sendable {
 
     /// Opens the GET stream and waits for its `endpoint` event (at most the connect timeout and ten seconds).
     private func connectLegacy() async throws(SignInError) {
+        try await openLegacyStream()
+        // Refused for want of a token (a server that signs in only when asked): put to the authorization, once.
+        guard let (status, challenge) = state.withLock({ $0.legacyStreamRefusal }), let authorization else { return }
+        guard try await authorization.decide(status: status, wwwAuthenticate: challenge, afterRetry: false) == .retry else {
+            throw .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: refusalDetail(status, nil))
+        }
+        state.withLock { $0.legacyStreamRefusal = nil }
+        try await openLegacyStream()
+        if let (status, _) = state.withLock({ $0.legacyStreamRefusal }) {
+            throw .providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: refusalDetail(status, nil))
+        }
+    }
+
+    /// The GET stream of HTTP+SSE, until its `endpoint` event came (or it ended: refused, `legacyStreamRefusal`).
+    private func openLegacyStream() async throws(SignInError) {
         let auth = try await authorization?.headers(method: "GET", url: URL(string: url)!) ?? [:]
         let headers = ["Accept: text/event-stream"] + extraHeaders + Self.lines(auth)
         let (streams, url, receive, state, notice) = (self.streams, self.url, self.receive, self.state, self.notice)
@@ -487,7 +507,10 @@ public final class MCPClientTransport: Sendable {
             let result = try? await offPool("the MCP server's event stream") { (_) throws(SignInError) -> Int in
                 var parser = ServerSentEvents()
                 return try streams.exchange(method: "GET", url: url, endpoint: "MCP server (\(url))", headers: headers) { head in
-                    head.status == 200 ? .more : .enough
+                    if head.status == 401 || head.status == 403 {
+                        state.withLock { $0.legacyStreamRefusal = (head.status, head.headers["www-authenticate"]) }
+                    }
+                    return head.status == 200 ? .more : .enough
                 } onData: { bytes in
                     parser.feed(bytes) { event in
                         if event.type == "endpoint" {
@@ -511,12 +534,13 @@ public final class MCPClientTransport: Sendable {
                 }.head.status
             }
             // The stream ended: whatever is pending will not be answered on it.
-            let (waiters, pending, closed) = state.withLock { s in
+            let (waiters, pending, closed, refusedAtOnce) = state.withLock { s in
                 defer { s.legacyWaiters = [] }
-                return (s.legacyWaiters, Array(s.pending.keys), s.closed)
+                return (s.legacyWaiters, Array(s.pending.keys), s.closed, s.legacyStreamRefusal != nil && s.legacyEndpoint == nil)
             }
             for w in waiters { w.resume(returning: nil) }
-            if !closed {
+            // Refused before it began (a sign-in is asked for): the transport signs in and opens it again.
+            if !closed && !refusedAtOnce {
                 notice("the MCP server's event stream ended (HTTP \(result.map(String.init) ?? "error")); pending requests are answered with an error")
                 for id in pending {
                     receive(JSONRPCMessage.error(id: id, code: JSONRPCMessage.transportError, message: "signin: the MCP server at \(url) ended its event stream before answering"))
@@ -537,6 +561,7 @@ public final class MCPClientTransport: Sendable {
             throw .providerError(endpoint: "MCP server (\(url))", code: "invalid_endpoint", detail: "its endpoint event was refused: \(refusal)")
         }
         guard endpoint != nil else {
+            if state.withLock({ $0.legacyStreamRefusal != nil }) { return }
             throw .networkUnavailable(endpoint: "MCP server (\(url))", detail: "its event stream ended before naming where to send messages (no endpoint event)")
         }
     }

@@ -125,6 +125,29 @@ public final class MCPStdioBridge: Sendable {
         return reason
     }
 
+    /// Where nothing can be carried (the command line names a variable that is not set, say): every request read
+    /// from `input` is answered with a JSON-RPC error saying `reason`, until the input closes or `end` is called; the
+    /// client hears why at its first request instead of a closed pipe.
+    public func refuseAll(input: Int32 = 0, reason: String) async {
+        let output = self
+        DedicatedThread.start(canceller: nil, {
+            var reader = LineReader(fd: input, limit: Self.lineLimit)
+            while let line = reader.next() {
+                guard case .line(let bytes) = line, let id = JSONRPCMessage(bytes, checked: true)?.requestID else { continue }
+                output.write(.error(id: id, code: JSONRPCMessage.transportError, message: "signin: \(reason)"))
+            }
+            output.end(.finished)
+        }, then: { _ in })
+        _ = await withCheckedContinuation { (k: CheckedContinuation<Reason, Never>) in
+            let done = endState.withLock { e -> Reason? in
+                if let r = e.reason { return r }
+                e.waiter = k
+                return nil
+            }
+            if let done { k.resume(returning: done) }
+        }
+    }
+
     private static func idText(_ id: JSONValue) -> String? {
         switch id {
         case .string(let s): return JSONValueOut.quote(s)

@@ -21,12 +21,17 @@ package struct ResultPage {
     /// What to do now.
     package var next: String
 
-    package static func success(account: String, provider: String) -> ResultPage {
+    /// `returnTo`: where the person goes back to ("the terminal"; "your MCP client" for a bridge).
+    package static func success(account: String, provider: String, returnTo: String = "the terminal") -> ResultPage {
         ResultPage(outcome: .success, headline: "You are signed in", message: "signin received your sign-in and stored it securely.",
-                   account: account, provider: provider, next: "You can close this tab and return to the terminal.")
+                   account: account, provider: provider, next: "You can close this tab and return to \(returnTo).")
     }
 
-    package static func failure(_ message: String, provider: String? = nil, next: String = "Return to the terminal for details. You can close this tab.") -> ResultPage {
+    package static func failure(_ message: String, provider: String? = nil, returnTo: String = "the terminal") -> ResultPage {
+        failure(message, provider: provider, next: "Return to \(returnTo) for details. You can close this tab.")
+    }
+
+    package static func failure(_ message: String, provider: String? = nil, next: String) -> ResultPage {
         ResultPage(outcome: .failure, headline: "Sign-in not completed", message: message, account: nil, provider: provider, next: next)
     }
 

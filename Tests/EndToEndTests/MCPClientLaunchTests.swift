@@ -198,3 +198,41 @@ import Testing
         #expect(calls.count == 2 && calls.last?["region"] as? String == "us", "once without the header, once with it: \(calls)")
     }
 }
+
+/// Servers that take no OAuth: a public one, and one keyed with a header of the person's own (`--header 'X-Api-Key:
+/// ${KEY}'`): bridged as they are, with no sign-in, no registration and no browser.
+@Suite struct MCPServersWithoutOAuthTests {
+    @Test func aPublicServerIsBridgedWithNoSignIn() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--public"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (run, answer) = try MCPBridgeTests.client(box, "basic", url)
+        #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        let registrations = try MCPServerTests.stats(p)["registrations"] as? Int
+        #expect(MCPBridgeTests.browserLaunches(box) == 0 && registrations == 0)
+        #expect(try box.signin("token", "--resource", url).status == 3, "nothing stored for it")
+    }
+
+    /// The key from the environment goes on every request and no `Authorization`; without it, the server's 401 (no
+    /// RFC 9728 metadata) is an error answer that says what the server asked for; an unset `${VAR}` is an error
+    /// answer naming the variable.
+    @Test func aServerKeyedWithAHeaderIsBridgedAndItsRefusalSaid() throws {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--public", "--api-key", "k-42"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let (run, answer) = try MCPBridgeTests.client(box, "basic", url, ["--header", "X-Api-Key: ${MCP_KEY}"], env: ["MCP_KEY": "k-42"])
+        #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        let stats = try MCPServerTests.stats(p)
+        #expect(stats["bearer_seen"] as? Int == 0 && (stats["api_key_seen"] as? Int ?? 0) >= 3, "\(stats)")
+        #expect(MCPBridgeTests.browserLaunches(box) == 0)
+        let refused = try box.signin(["mcp", url], stdin: MCPBridgeTests.lines([]))
+        let error = (MCPBridgeTests.messages(refused.stdout).first?["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(error.contains("ApiKey") && error.contains("--header"), "says what the server asked for: \(refused.stdout) \(refused.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == 0)
+        let unset = try box.signin(["mcp", url, "--header", "X-Api-Key: ${NOT_SET_HERE}"], stdin: MCPBridgeTests.lines([]))
+        let said = (MCPBridgeTests.messages(unset.stdout).first?["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(unset.status == 2 && said.contains("NOT_SET_HERE"), "\(unset.status) \(unset.stdout) \(unset.stderr)")
+    }
+}

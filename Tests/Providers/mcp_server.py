@@ -19,6 +19,9 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
                      error -32022 naming `supported`
   --legacy-only      (without --split) the MCP endpoint serves 2025-11-25 and earlier alone: a 2026-07-28 request is
                      400 "Missing session ID", as an SDK of the handshake era answers one
+  --public           (without --split) the MCP server takes no token at all (a public server)
+  --api-key KEY      (without --split, with --public) the MCP server wants `X-Api-Key: KEY`, else 401 with
+                     `WWW-Authenticate: ApiKey` and no protected resource metadata
   --foreign-endpoint (with --sse) the `endpoint` event names the message URL on another origin (`localhost` for
                      127.0.0.1: the same server under another name), as a server luring the client's token elsewhere
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
@@ -437,6 +440,20 @@ def misbehaving(app, url, provider):
     return wrapped
 
 
+def keyed(app, key):
+    """The MCP endpoint wants `X-Api-Key: KEY` (compared in constant time), else 401 naming that scheme, no metadata."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith("/mcp"):
+            headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
+            STATS["api_key_seen"] = STATS.get("api_key_seen", 0) + (1 if "x-api-key" in headers else 0)
+            STATS["bearer_seen"] = STATS.get("bearer_seen", 0) + (1 if "authorization" in headers else 0)
+            if not secrets.compare_digest(headers.get("x-api-key", ""), key):
+                return await JSONResponse({"error": "missing or wrong API key"}, status_code=401,
+                                          headers={"WWW-Authenticate": 'ApiKey header="X-Api-Key"'})(scope, receive, send)
+        await app(scope, receive, send)
+    return wrapped
+
+
 def one_era(app, modern_only):
     """The MCP endpoint of one era alone (`--modern-only`, `--legacy-only`), as deployments of either serve it."""
     async def wrapped(scope, receive, send):
@@ -530,9 +547,12 @@ async def main():
     else:
         url = issuer + ("/sse" if legacy else "/mcp")
         urls.append(url)
-        server = MCPServer("mcp-1", auth_server_provider=provider,
-                           auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=mcps[0], validate_token_resource=True,
-                                             client_registration_options=registration, revocation_options=RevocationOptions(enabled=True)))
+        if "--public" in args:
+            server = MCPServer("mcp-1")
+        else:
+            server = MCPServer("mcp-1", auth_server_provider=provider,
+                               auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=mcps[0], validate_token_resource=True,
+                                                 client_registration_options=registration, revocation_options=RevocationOptions(enabled=True)))
         add_tools(server, "mcp-1")
         app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100) if resumable
                                                else server.streamable_http_app())
@@ -540,6 +560,8 @@ async def main():
         if "--foreign-endpoint" in args:
             app = foreign_endpoint(app, as_port)
         app = misbehaving(app, url, provider)
+        if "--api-key" in args:
+            app = keyed(app, args[args.index("--api-key") + 1])
         if "--modern-only" in args or "--legacy-only" in args:
             app = one_era(app, "--modern-only" in args)
         apps.append((as_sock, recording(failing_calls(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))))

@@ -25,15 +25,20 @@ struct MCPCommand: SignInCommand {
             line, on standard output, and nothing else there (progress of a sign-in and notices go to standard error).
             Speaks MCP's streamable HTTP (2025-03-26 to 2025-11-25: answers as JSON or event streams, handed on as they
             come; the session id and protocol version; the server's own stream; a resumed stream; a new session after a
-            404), falling back to HTTP+SSE (2024-11-05) when the server refuses it (--transport). Signs in as `signin
-            login --resource URL` does: the first run opens the browser once (or --device), later runs restore the
-            sign-in from the encrypted store with no browser, a 401 is refreshed, a 403 insufficient_scope is stepped
-            up, a server that forgot its clients is registered at again; several bridges for one server share one
-            sign-in. `signin token`, `whoami`, `status` and `logout --resource URL` see the same sign-in. With
-            SIGNIN_AGENT_SOCK (over `signin ssh --resource URL`), the tokens come from the forwarded agent and no grant
-            is held here. Ends when standard input closes (or on SIGTERM, SIGINT): pending answers are given (for up to
-            5 s), the session is ended, exit 0. A server that cannot be reached at the start: an error answer to the
-            client's initialize, a line on standard error, exit 5.
+            404), MCP 2026-07-28 per message (no session; its headers from the message), and HTTP+SSE (2024-11-05)
+            when the server refuses the first (--transport). Signs in only when the server answers 401 (a public
+            server, or one keyed with --header, is bridged as it is), as `signin login --resource URL` does: the first
+            time the browser opens once (found through the desktop session when the client passed none of it; where
+            no page can open, the request is answered at once naming `signin login --resource URL`; or --device),
+            later runs restore the sign-in from the encrypted store with no browser, a 401 is refreshed, a 403
+            insufficient_scope is stepped up to the scopes held and those named, a server that forgot its clients is
+            registered at again, each at most once by itself; several bridges for one server share one sign-in. A
+            server the configuration lists in `resources` is served by the configured grant. `signin token`,
+            `whoami`, `status` and `logout --resource URL` see the same sign-in. With SIGNIN_AGENT_SOCK (over `signin
+            ssh --resource URL`), the tokens come from the forwarded agent and no grant is held here. Ends when
+            standard input closes (or on SIGTERM, SIGINT): pending answers are given for up to 1 s, the session is
+            ended, exit 0, within 2 s whatever is pending. A server that cannot be reached at the start: an error
+            answer to the client's initialize, a line on standard error, exit 5.
             """,
         usageTail: " URL", readsConfiguration: false, takesArguments: true)
 
@@ -60,7 +65,7 @@ struct MCPCommand: SignInCommand {
             throw UsageError("\"\(url.withoutControlCharacters)\" is not an MCP server's URL (https, or http on loopback; no fragment)")
         }
         for h in headers {
-            guard let colon = h.firstIndex(of: ":"), colon > h.startIndex, !h.contains("\n"), !h.contains("\r"),
+            guard let colon = h.firstIndex(of: ":"), colon > h.startIndex, !h.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }),
                   h[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
                 throw UsageError("--header \"\(h.withoutControlCharacters)\" is not \"Name: value\"")
             }
@@ -94,6 +99,7 @@ struct MCPCommand: SignInCommand {
         // (naming `signin login --resource URL`) instead of waiting for a visit that will not come.
         options.openBrowser = true
         options.failsWithoutBrowser = !device
+        options.returnTo = "your MCP client (Claude Desktop, your editor, your agent)"
         // The configuration, where there is one: a server it lists in `resources` is served by the person's own client
         // and grant (as `signin token --resource URL` is), and its `ca_file` reaches every request.
         let configuration = Self.configuration(env, io)
@@ -129,8 +135,16 @@ struct MCPCommand: SignInCommand {
 
     /// The bridge until standard input closes or a stop signal comes.
     private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String], caFile: String? = nil) throws(SignInError) -> ExitCode {
-        let expanded = try headers.map { (h) throws(SignInError) -> String in try Self.expand(h, env) }
         let bridge = MCPStdioBridge(output: IOStreams.Stream.output.rawValue)
+        let expanded: [String]
+        do throws(SignInError) {
+            expanded = try headers.map { (h) throws(SignInError) -> String in try Self.expand(h, env) }
+        } catch {
+            // The client hears why at its first request (not a closed pipe), and so does its log.
+            io.err("signin: \(error.description)")
+            _ = try? blockingAwait { await bridge.refuseAll(reason: error.description) }
+            return ExitCode(error)
+        }
         let url = self.url
         let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, caFile: caFile, receive: bridge.write,
                                            notice: { io.err("signin: \($0)") }, failedToStart: { bridge.end(.failedToStart($0)) })

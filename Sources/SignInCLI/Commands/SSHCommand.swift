@@ -73,7 +73,7 @@ struct SSHCommand: SignInCommand {
         destinationIndex = d
         // ssh would read a destination that starts with "-" as an option (-oProxyCommand=... runs a command here).
         if a.rest[d].hasPrefix("-") { throw UsageError("\"\(a.rest[d].withoutControlCharacters)\" is not a destination (it starts with \"-\")") }
-        if audiences.contains(where: { $0.isEmpty || $0.contains("\n") }) { throw UsageError("--audience needs a value (whom the tokens are for)") }
+        if audiences.contains(where: { $0.isEmpty || $0.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) }) { throw UsageError("--audience needs a value (whom the tokens are for)") }
         if confirm && (env["SIGNIN_ASKPASS"] ?? env["SSH_ASKPASS"] ?? "").isEmpty {
             throw UsageError("--confirm asks through a program: set SIGNIN_ASKPASS (or SSH_ASKPASS) to one that shows the question and exits 0 for yes (ssh-askpass does)")
         }

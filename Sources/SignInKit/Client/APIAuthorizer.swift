@@ -152,6 +152,21 @@ public actor APIAuthorizer {
         return try await isolatedHeaders(method: method, url: url)
     }
 
+    /// As `headers(method:url:)`, with no sign-in: where one would be needed, `.noPreviousSignIn` (for a request no
+    /// person waits on, such as a stream the program keeps open in the background).
+    public func headersWithoutSignIn(method: String, url: URL) async throws(SignInError) -> [String: String] {
+        do {
+            return try await Self.$quiet.withValue(true) { try await headers(method: method, url: url) }
+        } catch let error as SignInError {
+            throw error
+        } catch {
+            throw .system(reason: "\(error)")
+        }
+    }
+
+    /// Set while a request no person waits on asks for headers: no sign-in is made for it.
+    @TaskLocal private static var quiet = false
+
     /// Refuses a request to `url` when it is not on the origin of `resource`: the API's token is for the API alone.
     package static func requireOwnOrigin(_ url: URL, of resource: String) throws(SignInError) {
         guard EndpointURL.sameOrigin(url.absoluteString, resource) else {
@@ -297,7 +312,7 @@ public actor APIAuthorizer {
     /// A browser sign-in for the API (where `challenge` says, with `addingScopes`), when allowed, none failed, and
     /// `reason`'s one sign-in is not spent; a sign-in another process put in the store meanwhile serves instead.
     private func signIn(challenge: WWWAuthenticate.Challenge?, addingScopes: [String], reason: SignInReason) async throws(SignInError) {
-        guard allowsInteractiveSignIn else {
+        guard allowsInteractiveSignIn, !Self.quiet else {
             throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters) (sign in with `signin login --resource \(resource.withoutControlCharacters)`, or allow an interactive sign-in)"))
         }
         let (resource, store, env, onEvent, options, configured) = (self.resource, storeDirectory, environment, self.onEvent, self.options, self.configured)

@@ -85,10 +85,10 @@ extension SignInClient {
                     let (response, nonce) = try grant.exchange(answer)
                     return try done(response, nonce)
                 }
-                grant.finish(.success(account: user.profile.displayName, provider: issuer))
+                grant.finish(.success(account: user.profile.displayName, provider: issuer, returnTo: options.returnTo))
                 return user
             } catch {
-                grant.finish(.failure(error.description, provider: issuer))
+                grant.finish(.failure(error.description, provider: issuer, returnTo: options.returnTo))
                 throw error
             }
         }

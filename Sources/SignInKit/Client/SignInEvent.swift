@@ -29,3 +29,26 @@ public enum SignInEvent: Sendable {
     case notice(String)
 }
 
+
+extension SignInEvent: CustomStringConvertible {
+    /// A line a person can read (a log's), with no module or type names and no token.
+    public var description: String {
+        switch self {
+        case .authorizationURL(let url, _, let port, let browser):
+            let how: String
+            switch browser {
+            case .launched(let command)?: how = "opened with \(command.withoutControlCharacters)"
+            case .unavailable(let reason)?: how = "no browser: \(reason.withoutControlCharacters)"
+            case nil: how = "no browser opened"
+            }
+            return "sign in at \(url.absoluteString.withoutControlCharacters) (\(how); answer awaited on port \(port))"
+        case .refusedCallback(let reason): return "a callback was refused: \(reason); still waiting"
+        case .refusedPaste(let reason): return "a pasted address was refused: \(reason); still waiting"
+        case .deviceCode(let code): return "enter the code \(code.userCode.withoutControlCharacters) at \(code.verificationURI.absoluteString.withoutControlCharacters)"
+        case .exchangingCode: return "the answer came; completing the sign-in"
+        case .browserFailed(let reason, _): return "the browser could not be started: \(reason); still waiting"
+        case .refusedConnection(let reason): return "a connection to the sign-in listener was refused: \(reason)"
+        case .notice(let text): return text
+        }
+    }
+}

@@ -24,6 +24,8 @@ public struct SignInOptions: Sendable {
     /// (`.unsupported`, saying why) instead of showing the address and waiting: for a program whose person never sees
     /// its output (an MCP client's bridge). Default false.
     public var failsWithoutBrowser = false
+    /// Where the page after the sign-in sends the person back to: "the terminal" (default), "your MCP client"...
+    public var returnTo = "the terminal"
     /// APIs (RFC 8707 resource indicators) this sign-in asks for besides the configuration's `resources`.
     public var resources: [String] = []
     /// How the required account is named in an error (its display name, rather than its `sub`).
