@@ -116,7 +116,7 @@ package struct TokenUseCase: PersonGrant {
         guard let stored = try credentials(account: request.account) else { return false }
         if request.kind == .access, let key = DerivedTokenKey.target(audience: request.audience, resource: request.resource) {
             guard let t = stored.derivedToken(key) else { return true }
-            return request.forceRefresh || t.expiry.timeIntervalSince(clock.now) < request.minimumValidity.timeInterval
+            return request.forceRefresh || !t.isFresh(at: clock.now, margin: request.minimumValidity.timeInterval)
         }
         return request.forceRefresh || !isFresh(stored, minimumValidity: request.minimumValidity, token: request.kind)
     }
@@ -392,7 +392,7 @@ package struct TokenUseCase: PersonGrant {
         let margin = minimumValidity.timeInterval
         let now = clock.now
         func keptEntry(_ c: StoredCredentials, fresh: Bool = true) -> StoredCredentials.DerivedToken? {
-            guard let t = c.derivedToken(key), !fresh || t.expiry.timeIntervalSince(now) > margin else { return nil }
+            guard let t = c.derivedToken(key), !fresh || t.isFresh(at: now, margin: margin) else { return nil }
             return t
         }
         func kept(_ c: StoredCredentials, fresh: Bool = true) -> SignInToken? {
@@ -465,7 +465,7 @@ package struct TokenUseCase: PersonGrant {
         mint: (String) throws(SignInError) -> Credential) throws(SignInError) -> Credential {
         let margin = minimumValidity.timeInterval
         func cached(_ c: StoredCredentials) -> Credential? {
-            guard let t = c.derivedToken(key), t.expiry.timeIntervalSince(clock.now) > margin else { return nil }
+            guard let t = c.derivedToken(key), t.isFresh(at: clock.now, margin: margin) else { return nil }
             return Credential(cachedValue: t.value, expiry: t.expiry)
         }
         guard let stored = try credentials(account: account) else { throw noAccount() }

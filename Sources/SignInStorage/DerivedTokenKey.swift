@@ -64,7 +64,7 @@ extension StoredCredentials {
     package mutating func keep(_ key: DerivedTokenKey, value: String, expiry: Date, unrestricted: Bool? = nil, now: Date = Date()) {
         let encoded = key.encoded
         var kept = (derivedTokens ?? []).filter { $0.key != encoded && $0.expiry > now }
-        kept.append(DerivedToken(key: encoded, value: value, expiry: expiry, unrestricted: unrestricted))
+        kept.append(DerivedToken(key: encoded, value: value, expiry: expiry, unrestricted: unrestricted, obtained: now))
         derivedTokens = Array(kept.suffix(32))
     }
 }

@@ -81,12 +81,26 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
         /// provider answered the grant's own token again, or a JWT whose `aud` does not name the API (a provider that
         /// ignores RFC 8707). Such a token is never handed to a session restricted to that API. Nil: nothing says so.
         public var unrestricted: Bool?
+        /// When it was got (nil: kept by a version that did not say): with `expiry`, its lifetime.
+        public var obtained: Date?
 
-        package init(key: String, value: String, expiry: Date, unrestricted: Bool? = nil) {
+        package init(key: String, value: String, expiry: Date, unrestricted: Bool? = nil, obtained: Date? = nil) {
             self.key = key
             self.value = value
             self.expiry = expiry
             self.unrestricted = unrestricted
+            self.obtained = obtained
+        }
+
+        /// Whether it still has `margin` to live at `now`; a token whose whole life is no longer than a margin of a
+        /// minute or less (a 30 s token asked for the usual minute) is fresh for its first half instead, or every use
+        /// would get a new one.
+        package func isFresh(at now: Date, margin: TimeInterval) -> Bool {
+            let left = expiry.timeIntervalSince(now)
+            if let obtained, case let lifetime = expiry.timeIntervalSince(obtained), lifetime > 0, lifetime <= margin, margin <= 60 {
+                return left >= lifetime / 2
+            }
+            return left > margin
         }
     }
 
@@ -170,6 +184,7 @@ extension StoredCredentials {
             .array(tokens.map { t in
                 var item: [String: JSONValueOut] = ["key": .string(t.key), "value": .string(t.value), "expiry": date(t.expiry)]
                 item["unrestricted"] = t.unrestricted.map { .bool($0) }
+                item["obtained"] = t.obtained.map(date)
                 return .object(item)
             })
         })
@@ -227,7 +242,9 @@ extension StoredCredentials {
                       case .number(let expiry)? = t["expiry"] else { return nil }
                 var unrestricted: Bool?
                 if case .bool(let b)? = t["unrestricted"] { unrestricted = b }
-                return DerivedToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry), unrestricted: unrestricted)
+                var obtained: Date?
+                if case .number(let o)? = t["obtained"] { obtained = Date(timeIntervalSince1970: o) }
+                return DerivedToken(key: key, value: value, expiry: Date(timeIntervalSince1970: expiry), unrestricted: unrestricted, obtained: obtained)
             }
         }
         guard case .string(let endpointIssuer)? = e["issuer"], case .string(let authorization)? = e["authorization"],

@@ -506,6 +506,21 @@ final class LiveBridge: @unchecked Sendable {
         }
     }
 
+    /// A server whose tokens live 30 s (less than the minute signin keeps in hand): ten calls in a row make at most
+    /// one refresh (the first token is refreshed once, then each is fresh for the first half of its life), not one each.
+    @Test func aShortLivedTokenIsNotRefreshedOnEveryCall() throws {
+        let (p, url, box) = try Self.start(#"{"ttl":30}"#)
+        defer { p.stop() }
+        #expect(try box.signin("login", "--resource", url, "--timeout", "30").status == 0, "signed in again with a 30 s token")
+        let before = try MCPServerTests.stats(p)["refreshes"] as? Int ?? 0
+        let bridge = try LiveBridge(box, ["mcp", url])
+        #expect(bridge.start()?["result"] != nil)
+        for id in 1...10 { #expect(bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))?["result"] != nil) }
+        #expect(bridge.finish() == 0)
+        let after = try MCPServerTests.stats(p)["refreshes"] as? Int ?? 0
+        #expect(after - before <= 1, "refreshes: \(after - before)")
+    }
+
     /// A 307 from the MCP endpoint to its own origin is followed (method, body and token with it); one to another
     /// origin is refused with a message naming it, and nothing goes there.
     @Test func redirectsAreFollowedOnTheServersOwnOriginOnly() throws {

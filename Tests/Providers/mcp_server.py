@@ -40,6 +40,7 @@ is forgotten (a refresh then gets `invalid_client`), and every MCP session ends 
                            "admin" alone (and any other call with a token without `mcp`: 403 naming "mcp"): a read
                            tool and a write tool
   "refresh": "invalid_client"  every refresh is refused 401 invalid_client
+  "ttl": N                 access tokens issued from now on live N seconds (3600 otherwise)
   "redirect": "same"       every POST to the MCP endpoint is 307 to `/mcp?moved=1` (counted in `moved`);
   "redirect": "other"      ... to `http://localhost:PORT/mcp?moved=1`, another origin
   "stream": "retry0"       the session's GET stream says `retry: 0` and ends at once, every time
@@ -114,9 +115,10 @@ class Provider:
 
     def issue(self, client_id, scopes, resource, subject):
         at, rt = "mcp-at-" + secrets.token_urlsafe(20), "mcp-rt-" + secrets.token_urlsafe(20)
-        self.access[at] = AccessToken(token=at, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + 3600, resource=resource, subject=subject)
+        ttl = int(MISBEHAVE.get("ttl", 3600))
+        self.access[at] = AccessToken(token=at, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + ttl, resource=resource, subject=subject)
         self.refresh[rt] = RefreshToken(token=rt, client_id=client_id, scopes=scopes, resource=resource, subject=subject)
-        return OAuthToken(access_token=at, expires_in=3600, scope=" ".join(scopes), refresh_token=rt)
+        return OAuthToken(access_token=at, expires_in=ttl, scope=" ".join(scopes), refresh_token=rt)
 
     async def exchange_authorization_code(self, client, code: AuthorizationCode):
         if self.codes.pop(code.code, None) is None:

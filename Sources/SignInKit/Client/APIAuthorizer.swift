@@ -202,7 +202,10 @@ public actor APIAuthorizer {
         let token = try await user.freshToken(resource: resource, audience: nil, minimumValidity: minimumValidity)
         let headers = try user.authorizationHeaders(token: token.value, method: method, url: url)
         if headers["DPoP"] == nil, let generation, let resident = user.client.resident, let expiry = token.expirationDate {
-            fresh.withLock { $0 = FreshHeaders(headers: headers, until: expiry.addingTimeInterval(-minimumValidity.timeInterval), resident: resident, generation: generation) }
+            // A token living less than twice the minimum validity is kept for the first half of what it has left
+            // (a 30 s token would otherwise be asked for again on every request).
+            let margin = min(minimumValidity.timeInterval, max(0, expiry.timeIntervalSinceNow) / 2)
+            fresh.withLock { $0 = FreshHeaders(headers: headers, until: expiry.addingTimeInterval(-margin), resident: resident, generation: generation) }
         } else {
             fresh.withLock { $0 = nil }
         }

@@ -12,7 +12,7 @@ extension SignInClient {
     func residentTargetedToken(account: String, resource: String?, audience: String?, minimumValidity: Duration) -> SignInToken? {
         guard let (kept, _) = resident?.lookup(account), kept.grantEndedAt == nil else { return nil }
         guard let key = DerivedTokenKey.target(audience: audience, resource: resource), let t = kept.derivedToken(key), t.unrestricted != true,
-              t.expiry.timeIntervalSinceNow > minimumValidity.timeInterval else { return nil }
+              t.isFresh(at: Date(), margin: minimumValidity.timeInterval) else { return nil }
         return SignInToken(value: t.value, expirationDate: t.expiry)
     }
 
