@@ -54,10 +54,15 @@ struct AccountsCommand: SignInCommand {
         return .success
     }
 
-    static func accountLines(_ users: [SignInUser]) -> [String] {
-        let width = users.map { ($0.identity == .none ? $0.accountLine : $0.profile.email ?? $0.userID).withoutControlCharacters.count }.max() ?? 0
+    /// `underAPI`: the lines sit under the API's own heading, which names it: an account the server gives no identity
+    /// for is "signed in" there, not the API's address again.
+    static func accountLines(_ users: [SignInUser], underAPI: Bool = false) -> [String] {
+        func id(_ u: SignInUser) -> String {
+            (u.identity == .none ? (underAPI ? "signed in (the server gives no identity)" : u.accountLine) : u.profile.email ?? u.userID).withoutControlCharacters
+        }
+        let width = users.map { id($0).count }.max() ?? 0
         return users.map { u in
-            let id = (u.identity == .none ? u.accountLine : u.profile.email ?? u.userID).withoutControlCharacters
+            let id = id(u)
             let name = (u.profile.name ?? "").withoutControlCharacters
             var state: String
             if let ended = u.grantEndedAt {
@@ -104,8 +109,8 @@ struct AccountsCommand: SignInCommand {
             let client = SignInClient(configuration: config, environment: env, onEvent: { if case .notice(let text) = $0 { io.err("signin: \(text)") } })
             let users = (try? client.accounts()) ?? []
             guard !users.isEmpty else { continue }
-            sections.append("the API \(resource.withoutControlCharacters) (\(config.issuer.withoutControlCharacters); `--resource \(resource.withoutControlCharacters)`):\n"
-                            + accountLines(users).map { "  " + $0 }.joined(separator: "\n"))
+            sections.append("the API \(resource.withoutControlCharacters) (signed in at \(config.issuer.withoutControlCharacters); name it with --resource):\n"
+                            + accountLines(users, underAPI: true).map { "  " + $0 }.joined(separator: "\n"))
             for u in users {
                 var o = JSONText.user(u)
                 o["resource"] = .string(resource)
@@ -113,7 +118,7 @@ struct AccountsCommand: SignInCommand {
             }
         }
         if asJSON { io.out(JSONText.render(.array(json))) } else {
-            io.out(sections.isEmpty ? "No configurations in \(SignInConfiguration.directory(environment: env)); run `signin init`." : sections.joined(separator: "\n"))
+            io.out(sections.isEmpty ? "Nothing signed in: no configurations in \(SignInConfiguration.directory(environment: env)) (`signin init` writes one for your provider), and no API or MCP server signed in to from its address (`signin login --resource URL`, or `signin mcp URL` from an MCP client)." : sections.joined(separator: "\n"))
         }
         return .success
     }

@@ -40,7 +40,7 @@ struct MCPCommand: SignInCommand {
             ended, exit 0, within 2 s whatever is pending. A server that cannot be reached at the start: an error
             answer to the client's initialize, a line on standard error, exit 5.
             """,
-        usageTail: " URL", readsConfiguration: false, takesArguments: true)
+        usageTail: " URL", readsConfiguration: false, takesJSON: false, takesArguments: true)
 
     let url: String
     let scopes: [String]

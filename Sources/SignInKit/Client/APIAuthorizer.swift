@@ -374,6 +374,10 @@ public actor APIAuthorizer {
             }
             (self.client, self.user, self.clientForgotten) = (client, user, false)
             renewedForRefusal = nil
+        } catch .unsupported(let reason) where options.useDeviceFlow && reason.contains("device_authorization_endpoint") {
+            // The way through that this program can take, not a command-line option it has no use for.
+            failedSignIn = nil
+            throw .unsupported(reason: "The authorization server of \(resource.withoutControlCharacters) offers no device flow (no device_authorization_endpoint): sign in without it, in a browser, or once in a terminal with `signin login --resource \(resource.withoutControlCharacters) --no-browser` (paste the address back), then call again")
         } catch .unsupported(let reason) where options.failsWithoutBrowser && reason.hasPrefix("No browser") || reason.hasPrefix("This sign-in may not") {
             // Nowhere to show the page: said, with the way through, and remembered (no browser will appear meanwhile);
             // a sign-in made in a terminal is picked up at the next request.
