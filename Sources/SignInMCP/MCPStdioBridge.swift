@@ -16,6 +16,18 @@ public final class MCPStdioBridge: Sendable {
     public static let lineLimit = 16 << 20
     private let output: Int32
     private let writing = Locked(false)
+    /// What the client declared in its initialize: URL-mode elicitation (MCP 2025-11-25), and the requests of the
+    /// bridge's own sent to it.
+    private let client = Locked(ClientSide())
+
+    private struct ClientSide {
+        var takesURLElicitation = false
+        var asked = 0
+    }
+
+    /// The prefix of the ids of the bridge's own requests to the client: their answers are the bridge's, never the
+    /// server's.
+    static let ownIDPrefix = "\"signin-"
     private let endState = Locked(Ending())
 
     private struct Ending {
@@ -93,6 +105,15 @@ public final class MCPStdioBridge: Sendable {
                 case .line(let bytes):
                     guard !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) else { continue }
                     if let message = JSONRPCMessage(bytes, checked: true) {
+                        if case .response(let id?) = message.kind, id.json.hasPrefix(Self.ownIDPrefix) {
+                            // The client's answer to the bridge's own request (a sign-in page it offered): kept here.
+                            let action = message.result?.object?["action"]?.string ?? "an error"
+                            if action != "accept" { notice("the MCP client answered the offered sign-in page with \(action); the sign-in waits until it times out or the client goes") }
+                            continue
+                        }
+                        if message.method == "initialize", message.params?.object?["capabilities"]?.object?["elicitation"]?.object?["url"] != nil {
+                            output.client.withLock { $0.takesURLElicitation = true }
+                        }
                         transport.send(message)
                         continue
                     }
@@ -123,6 +144,20 @@ public final class MCPStdioBridge: Sendable {
         // The input may close before the first initialize failed (a client that wrote it and closed at once).
         if case .finished = reason, let failure = transport.startFailure { return .failedToStart(failure) }
         return reason
+    }
+
+    /// Offers `url` to the person through the client (MCP 2025-11-25's URL-mode `elicitation/create`, a request of
+    /// the bridge's own whose answer stays here), when the client declared it takes one; false when it did not.
+    public func offerPage(_ url: String, message: String) -> Bool {
+        guard let n = client.withLock({ c -> Int? in
+            guard c.takesURLElicitation else { return nil }
+            c.asked += 1
+            return c.asked
+        }) else { return false }
+        let id = "signin-elicitation-\(n)"
+        let text = "{\"jsonrpc\":\"2.0\",\"id\":\(JSONValueOut.quote(id)),\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"message\":\(JSONValueOut.quote(message)),\"url\":\(JSONValueOut.quote(url)),\"elicitationId\":\(JSONValueOut.quote(id))}}"
+        write(JSONRPCMessage(bytes: Array(text.utf8), kind: .request(id: JSONRPCMessage.ID(json: JSONValueOut.quote(id)), method: "elicitation/create")))
+        return true
     }
 
     /// Where nothing can be carried (the command line names a variable that is not set, say): every request read

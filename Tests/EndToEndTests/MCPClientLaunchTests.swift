@@ -78,6 +78,29 @@ import Testing
         #expect(bridge.endAsAClientDoes() != .killed)
     }
 
+    /// Where no page can open but the MCP client declared URL-mode elicitation (MCP 2025-11-25), the sign-in page is
+    /// offered through the client itself: the client opens it (here, with the browser stand-in), the sign-in
+    /// completes, and the call goes through.
+    @Test func whereNoPageCanOpenAClientTakingURLElicitationIsOfferedThePage() throws {
+        if let reason = Self.namespacesRefused { Issue.record("not run, so failed: \(reason)"); return }
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        // The client's own environment has the browser stand-in; signin gets the SDK's default environment alone, in a
+        // namespace with no desktop session.
+        var env = box.environment
+        env["MCP_CLIENT_DEFAULT_ENV"] = "1"
+        env["ELICIT_BROWSER"] = Paths.providers.appendingPathComponent("browser_standin.py").path
+        env["HOME"] = box.root.path
+        let r = try Subprocess.run(Self.ownRunUser[0], Array(Self.ownRunUser.dropFirst()) + [Paths.python, Paths.providers.appendingPathComponent("mcp_stdio_client.py").path,
+                                   "elicit", Paths.signin, "mcp", url, "--timeout", "60"], env: env.filter { !$0.value.isEmpty })
+        let answer = TokensForEveryAPITests.json(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
+        #expect(r.status == 0 && answer["sum"] as? String == "5", "\(r.stdout) \(r.stderr)")
+        #expect((answer["offered"] as? [String])?.first?.contains("/authorize?") == true, "the page was offered: \(answer)")
+        #expect(MCPBridgeTests.browserLaunches(box) == 1, "opened once, by the client")
+    }
+
     /// On a desktop session the environment does not name (its runtime folder `/run/user/UID`, the session bus
     /// there, gnome-keyring on it, the desktop portal), the MCP SDK's stdio client starts `signin mcp URL` with its
     /// default environment: the page opens through the portal, the first sign-in completes, and the store key goes

@@ -16,6 +16,8 @@ Usage: mcp_stdio_client.py SCENARIO COMMAND [ARGS...]
   modern    as the SDK's own client in its default mode: `server/discover` first (MCP 2026-07-28), the initialize
             handshake when the server answers anything but -32022; then list the tools and call add(2, 3) and
             regional("eu-west ü")                                -> {"version", "sum", "region"}, or {"error"}
+  elicit    declares URL-mode elicitation; a page the command offers (`elicitation/create`, mode url) is opened with
+            the browser stand-in ($ELICIT_BROWSER) and accepted; then as basic  -> {"offered", "sum"}
   stepup    make the server require `admin` (POST $MCP_CONTROL/_require); call add(2, 3)  -> {"sum"}
 The command's standard error goes to this script's standard error. With MCP_CLIENT_DEFAULT_ENV=1 the command gets the
 SDK's default environment (HOME LOGNAME PATH SHELL TERM USER only), as Claude Desktop and the IDEs start it; otherwise
@@ -24,6 +26,7 @@ this script's whole environment.
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 import mcp_types as types
@@ -49,6 +52,15 @@ async def main(scenario: str, command: str, args: list) -> None:
             sampled_background.set()
         return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="sampled: " + prompt), model="test")
 
+    offered: list = []
+
+    async def elicitation(context, params):
+        if getattr(params, "mode", None) == "url":
+            offered.append(params.url)
+            subprocess.Popen([sys.executable, os.environ["ELICIT_BROWSER"], params.url], stdin=subprocess.DEVNULL)
+            return types.ElicitResult(action="accept")
+        return types.ElicitResult(action="decline")
+
     async def logging(params):
         logs.append(params.data)
         logged.set()
@@ -57,7 +69,8 @@ async def main(scenario: str, command: str, args: list) -> None:
     server = StdioServerParameters(command=command, args=args, env=None if default else dict(os.environ))
     async with stdio_client(server) as streams:
         read, write = streams[0], streams[1]
-        async with ClientSession(read, write, sampling_callback=sampling, logging_callback=logging) as session:
+        callbacks = {"elicitation_callback": elicitation} if scenario == "elicit" else {}
+        async with ClientSession(read, write, sampling_callback=sampling, logging_callback=logging, **callbacks) as session:
             out: dict = {}
             if scenario == "modern":
                 try:
@@ -79,7 +92,9 @@ async def main(scenario: str, command: str, args: list) -> None:
                 print(json.dumps(out), flush=True)
                 return
             init = await session.initialize()
-            if scenario == "basic":
+            if scenario == "elicit":
+                out = {"offered": offered, "sum": text(await session.call_tool("add", {"a": 2, "b": 3}))}
+            elif scenario == "basic":
                 tools = await session.list_tools()
                 out = {"tools": sorted(t.name for t in tools.tools), "sum": text(await session.call_tool("add", {"a": 2, "b": 3})),
                        "version": init.protocol_version}

@@ -76,7 +76,7 @@ struct MCPCommand: SignInCommand {
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }
         let authorization = ForwardedMCPAuthorization(agent: agent.agent, account: agent.account, resource: url)
-        return try bridge(authorization, agent.io, ProcessEnvironment.current)
+        return try bridge(authorization, agent.io, ProcessEnvironment.current, stdio: MCPStdioBridge(output: IOStreams.Stream.output.rawValue))
     }
 
     func runWithoutConfiguration(_ given: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
@@ -100,6 +100,10 @@ struct MCPCommand: SignInCommand {
         options.openBrowser = true
         options.failsWithoutBrowser = !device
         options.returnTo = "your MCP client (Claude Desktop, your editor, your agent)"
+        // Where no browser opens, a client that takes URL-mode elicitation (MCP 2025-11-25) is offered the page itself.
+        let stdio = MCPStdioBridge(output: IOStreams.Stream.output.rawValue)
+        let server = url
+        options.showAddressElsewhere = { page in stdio.offerPage(page.absoluteString, message: "Sign in to \(server) to continue (signin opens no browser here)") }
         // The configuration, where there is one: a server it lists in `resources` is served by the person's own client
         // and grant (as `signin token --resource URL` is), and its `ca_file` reaches every request.
         let configuration = Self.configuration(env, io)
@@ -112,7 +116,7 @@ struct MCPCommand: SignInCommand {
                                           signsInOnlyWhenAsked: true, onEvent: { shown.show($0) })
         }
         do throws(SignInError) {
-            return try bridge(authorization, io, env, caFile: configuration?.caFile)
+            return try bridge(authorization, io, env, stdio: stdio, caFile: configuration?.caFile)
         } catch {
             io.err("signin: \(error.description)")
             return ExitCode(error)
@@ -134,8 +138,8 @@ struct MCPCommand: SignInCommand {
     }
 
     /// The bridge until standard input closes or a stop signal comes.
-    private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String], caFile: String? = nil) throws(SignInError) -> ExitCode {
-        let bridge = MCPStdioBridge(output: IOStreams.Stream.output.rawValue)
+    private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String], stdio bridge: MCPStdioBridge,
+                        caFile: String? = nil) throws(SignInError) -> ExitCode {
         let expanded: [String]
         do throws(SignInError) {
             expanded = try headers.map { (h) throws(SignInError) -> String in try Self.expand(h, env) }

@@ -48,7 +48,11 @@ final class LoopbackAuthorization: AuthorizationGrant {
             ? .unavailable(reason: "no browser is likely to open here (no display, or an SSH session, and no $BROWSER); open the address on a device with one")
             : options.failsWithoutBrowser ? Browser.openOrSayWhyNot(request.url, environment: environment)
             : Browser.open(request.url, environment: environment) { onEvent(.browserFailed(reason: $0, port: port)) }
-        if options.failsWithoutBrowser {
+        if options.failsWithoutBrowser, case .unavailable(let reason)? = outcome, let elsewhere = options.showAddressElsewhere,
+           elsewhere(URL(string: request.url)!) {
+            // The program showed the address itself (its client's page): waited for as a browser's answer.
+            onEvent(.notice("no browser opens here (\(reason)); the sign-in page was offered through the client"))
+        } else if options.failsWithoutBrowser {
             switch outcome {
             case .unavailable(let reason)?: throw .unsupported(reason: "No browser can be opened from here (\(reason)), and this sign-in does not wait for one")
             case nil: throw .unsupported(reason: "This sign-in may not open a browser, and does not wait for one")

@@ -3,6 +3,7 @@ import SignInProtocol
 import SignInStorage
 import SignInGrant
 import SignInTransport
+import FoundationEssentials
 
 /// How an interactive sign-in runs.
 public struct SignInOptions: Sendable {
@@ -24,6 +25,10 @@ public struct SignInOptions: Sendable {
     /// (`.unsupported`, saying why) instead of showing the address and waiting: for a program whose person never sees
     /// its output (an MCP client's bridge). Default false.
     public var failsWithoutBrowser = false
+    /// Where no browser can open, called with the address to visit: true when the program put it before the person
+    /// some other way (an MCP client's URL-mode elicitation), and the sign-in waits for the answer as if a browser had
+    /// opened; false (or nil): no browser, as `failsWithoutBrowser` says.
+    public var showAddressElsewhere: (@Sendable (URL) -> Bool)?
     /// Where the page after the sign-in sends the person back to: "the terminal" (default), "your MCP client"...
     public var returnTo = "the terminal"
     /// APIs (RFC 8707 resource indicators) this sign-in asks for besides the configuration's `resources`.
