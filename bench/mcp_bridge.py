@@ -9,6 +9,13 @@ HTTP, OAuth through its own authorization server), signed in once by `signin log
    time_total on a new connection; goal <= 15 ms more).
 4. The bridge's peak resident memory over those calls (VmHWM; goal <= 16 MiB).
 And, where `fastmcp` is installed, the same call through its proxy (`FastMCP.as_proxy`, bearer token given).
+
+Issue 64's figures, in the same run:
+5. Memory as private dirty and PSS beside RSS, idle after the initialize, and the floor: a static Swift program holding
+   one libcurl connection (bench/curl-floor, built here) (goal: private dirty <= 1.25x the floor's).
+6. The peak after one 1 MB result, above the idle bridge (goal <= 3 MiB more).
+7. Threads before and after CALLS calls (no thread made per call), and CPU time per call (utime + stime over the
+   calls; goal <= 0.25 ms).
 """
 import asyncio
 import json
@@ -59,9 +66,43 @@ class Bridge:
         with open(f"/proc/{self.p.pid}/smaps_rollup") as f:
             return sum(int(l.split()[1]) for l in f if l.startswith("Private_Dirty"))
 
+    def memory(self):
+        """RSS, PSS and private dirty, in KiB (smaps_rollup)."""
+        with open(f"/proc/{self.p.pid}/smaps_rollup") as f:
+            fields = {l.split(":")[0]: int(l.split()[1]) for l in f if l.split(":")[0] in ("Rss", "Pss", "Private_Dirty")}
+        return fields["Rss"], fields["Pss"], fields["Private_Dirty"]
+
+    def threads(self):
+        with open(f"/proc/{self.p.pid}/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("Threads"))
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self):
         self.p.stdin.close()
         self.p.wait(timeout=30)
+
+
+def floor_memory(url, token):
+    """The floor: a static Swift program (Foundation-free, libcurl through a C shim) that holds one libcurl connection
+    to the server after one POST, its RSS, PSS and private dirty (KiB); None where it cannot be built."""
+    src = os.path.join(ROOT, "bench", "curl-floor", "curl_floor.swift")
+    shim = os.path.join(ROOT, "bench", "curl-floor", "curl_floor_shim.h")
+    out = os.path.join(WORK, "curl-floor")
+    build = subprocess.run(["swiftc", "-O", "-static-stdlib", "-import-objc-header", shim, src, "-lcurl", "-o", out], capture_output=True, text=True)
+    if build.returncode != 0:
+        print(f"the floor did not build: {build.stderr[-400:]}")
+        return None
+    p = subprocess.Popen([out, url, token], stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
+    p.stdout.readline()  # "HELD": the POST answered, its connection kept
+    with open(f"/proc/{p.pid}/smaps_rollup") as f:
+        fields = {l.split(":")[0]: int(l.split()[1]) for l in f if l.split(":")[0] in ("Rss", "Pss", "Private_Dirty")}
+    p.stdin.close()
+    p.wait(timeout=10)
+    return fields["Rss"], fields["Pss"], fields["Private_Dirty"]
 
 
 async def direct(url, token, n):
@@ -121,12 +162,15 @@ def main():
                            capture_output=True, text=True, check=True)
         posts.append(float(r.stdout))
 
-    # 1 and 2 and 4: one call at a time through the bridge.
+    # 1 and 2 and 4: one call at a time through the bridge; 5 to 7 beside them.
     b = Bridge(url)
     b.ask(INIT)
     b.tell(INITIALIZED)
     for i in range(20):
         b.ask(call(i))  # warm-up
+    idle = b.memory()
+    idle_peak = b.peak_kib()
+    threads_before, cpu_before = b.threads(), b.cpu_seconds()
     bridged = []
     t0 = time.perf_counter()
     for i in range(CALLS):
@@ -134,8 +178,13 @@ def main():
         b.ask(call(i))
         bridged.append(time.perf_counter() - t)
     row = time.perf_counter() - t0
+    cpu_per_call = (b.cpu_seconds() - cpu_before) / CALLS
+    threads_after = b.threads()
     peak, private = b.peak_kib(), b.private_kib()
+    b.ask({"jsonrpc": "2.0", "id": 99999, "method": "tools/call", "params": {"name": "big", "arguments": {"size": 1 << 20}}})
+    big_peak = b.peak_kib()
     b.close()
+    floor = floor_memory(url, token)
     direct_times = asyncio.run(direct(url, token, CALLS + 20))[20:]
 
     # curl: the same POSTs, one connection (a session of its own, initialized first).
@@ -177,6 +226,14 @@ def main():
           f"{ms(statistics.median(posts))}; {ms(statistics.median(starts) - statistics.median(posts))} more (goal <= 15 ms)")
     print(f"the bridge's peak resident memory over {CALLS + 20} calls: {peak / 1024:.1f} MiB (goal <= 16 MiB), of which written by "
           f"the bridge {private / 1024:.1f} MiB (the rest: clean pages of signin's binary and its libraries, shared by every process that maps them)")
+    rss, pss, dirty = idle
+    print(f"idle after the initialize: RSS {rss / 1024:.1f} MiB, PSS {pss / 1024:.1f} MiB, private dirty {dirty / 1024:.1f} MiB")
+    if floor:
+        print(f"  the floor (a static Swift program holding one libcurl connection): RSS {floor[0] / 1024:.1f} MiB, PSS {floor[1] / 1024:.1f} MiB, "
+              f"private dirty {floor[2] / 1024:.1f} MiB; the bridge's private dirty is {dirty / floor[2]:.2f}x the floor's (goal <= 1.25x)")
+    print(f"peak after one 1 MB result: {big_peak / 1024:.1f} MiB, {(big_peak - max(idle_peak, peak)) / 1024:.1f} MiB above the bridge's peak before it (goal <= 3 MiB)")
+    print(f"threads: {threads_before} before {CALLS} calls, {threads_after} after (none made per call); CPU per call "
+          f"{cpu_per_call * 1000:.3f} ms (goal <= 0.25 ms)")
     server.stdin.close()
     server.wait(timeout=10)
     subprocess.run([SIGNIN, "lock"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
