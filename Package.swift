@@ -47,9 +47,10 @@ let package = Package(
         .target(name: "SignInAPIAccess", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage"]),
         // The client and its use cases, the agent; the families composed.
         .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInAPIAccess", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
+        // MCP's transports, signed in: an MCP client's transport to a remote server and the stdio bridge over it.
+        .target(name: "SignInMCP", dependencies: ["SignInKit", "SignInBase", "SignInTransport"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;
         // the executable is only main.swift.
-        .target(name: "SignInMCP", dependencies: ["SignInKit", "SignInBase", "SignInTransport"]),
         .target(name: "SignInCLI", dependencies: ["SignInKit", "SignInMCP"]),
         .target(name: "SignInKitURLSession", dependencies: ["SignInKit"]),
         .executableTarget(name: "signin", dependencies: ["SignInCLI", "SignInKit"]),

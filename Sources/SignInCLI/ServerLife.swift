@@ -1,4 +1,8 @@
+import Dispatch
 import SignInKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How the CLI's long-running work lives around its command, written once: a local server until a stop signal
 /// (`metadata-server`, `agent`), and a command run beside a server or a helper thread (`exec --gce-metadata`,
@@ -15,6 +19,26 @@ enum ServerLife {
         _ = ChildProcess.waitForStopSignal()
         stop()
         return .success
+    }
+
+    /// Work this thread waits on that a stop signal ends (an interactive sign-in, the MCP bridge): SIGINT, SIGTERM and
+    /// SIGHUP are taken from their defaults and call `onStop` (once each time one comes) while `body` runs; after it,
+    /// the signals are held again as every command holds them (`SignalHolding`), so a token request in flight is saved.
+    static func whileRunning<T>(onStop: @escaping @Sendable () -> Void, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        Posix.ignore(SIGINT)
+        Posix.ignore(SIGTERM)
+        Posix.ignore(SIGHUP)
+        let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler(handler: onStop)
+            s.resume()
+            return s
+        }
+        defer {
+            sources.forEach { $0.cancel() }
+            SignalHolding.install()
+        }
+        return try body()
     }
 
     /// A command beside a server or a helper: the signals to forward are blocked first (before any thread starts),

@@ -9,7 +9,7 @@ public protocol MCPAuthorization: Sendable {
     func headers(method: String, url: URL) async throws(SignInError) -> [String: String]
     /// What the answer `status` with `wwwAuthenticate` means: `.retry` (send again with new headers) or `.done`.
     /// `afterRetry`: the answer is to a request sent again after a `.retry`.
-    func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> APIAuthorizer.Decision
+    func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> AuthorizationDecision
     /// The headers for a request the transport makes of its own accord (the server's GET stream, the session's
     /// DELETE), with no person waiting on it: never a sign-in (a refresh is fine). Default: `headers(method:url:)`.
     func backgroundHeaders(method: String, url: URL) async throws(SignInError) -> [String: String]

@@ -114,26 +114,15 @@ struct Login: SignInCommand {
     /// Runs an interactive sign-in; Ctrl-C, SIGTERM or a closed terminal cancel it (the listener closes and frees
     /// its port; exit 4). Once the code is being exchanged, the sign-in finishes and is saved first.
     static func signIn(_ client: SignInClient, _ opts: SignInOptions, adding scopes: [String] = []) throws(SignInError) -> SignInUser {
-        Posix.ignore(SIGINT)
-        Posix.ignore(SIGTERM)
-        Posix.ignore(SIGHUP)
         let task = Task { () async throws(SignInError) -> SignInUser in try await client.signIn(additionalScopes: scopes, options: opts) }
-        let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { task.cancel() }
-            s.resume()
-            return s
-        }
-        defer {
-            sources.forEach { $0.cancel() }
-            SignalHolding.install()
-        }
-        do {
-            return try blockingAwait { try await task.value }
-        } catch let e as SignInError {
-            throw e
-        } catch {
-            throw .canceled(reason: "the sign-in was canceled")
+        return try ServerLife.whileRunning(onStop: { task.cancel() }) { () throws(SignInError) -> SignInUser in
+            do {
+                return try blockingAwait { try await task.value }
+            } catch let e as SignInError {
+                throw e
+            } catch {
+                throw .canceled(reason: "the sign-in was canceled")
+            }
         }
     }
 }

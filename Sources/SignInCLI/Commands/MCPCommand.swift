@@ -152,15 +152,6 @@ struct MCPCommand: SignInCommand {
         let url = self.url
         let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, caFile: caFile, receive: bridge.write,
                                            notice: { io.err("signin: \($0)") }, failedToStart: { bridge.end(.failedToStart($0)) })
-        Posix.ignore(SIGINT)
-        Posix.ignore(SIGTERM)
-        Posix.ignore(SIGHUP)
-        let sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { bridge.end(.finished) }
-            s.resume()
-            return s
-        }
         // Whatever is pending, the process is gone within the MCP SDKs' grace (SIGTERM 2 s after the input closed):
         // the bridge's own end takes at most 1.7 s, and this is the floor under it.
         bridge.onEnd {
@@ -170,8 +161,9 @@ struct MCPCommand: SignInCommand {
                 ShieldedWork.awaitNone(upTo: 1_800)
             }, then: { _ in Posix.exitNow(0) })
         }
-        defer { sources.forEach { $0.cancel() } }
-        let reason = try? blockingAwait { await bridge.run(transport, notice: { io.err("signin: \($0)") }) }
+        let reason = try ServerLife.whileRunning(onStop: { bridge.end(.finished) }) { () -> MCPStdioBridge.Reason? in
+            try? blockingAwait { await bridge.run(transport, notice: { io.err("signin: \($0)") }) }
+        }
         switch reason {
         case .failedToStart(let e)?:
             io.err("signin: could not start the MCP session with \(url.withoutControlCharacters): \(e.description)")
@@ -237,7 +229,7 @@ struct ForwardedMCPAuthorization: MCPAuthorization {
         return ["Authorization": type + " " + value, "DPoP": proof]
     }
 
-    func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> APIAuthorizer.Decision {
+    func decide(status: Int, wwwAuthenticate: String?, afterRetry: Bool) async throws(SignInError) -> AuthorizationDecision {
         guard status == 401, !afterRetry else { return .done }
         let (agent, account, resource) = (self.agent, self.account, self.resource)
         try await offPool("asking the forwarded agent") { (_) throws(SignInError) -> Void in

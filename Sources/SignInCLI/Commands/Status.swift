@@ -12,14 +12,11 @@ struct Status: SignInCommand {
         details: "Offline summary of one account: signed in or not, token expiry, granted scopes, where its key and file are.\nExits 3 when not signed in.",
         takesAccount: true)
 
-    let json: Bool
-    /// `--resource URL`: the sign-in for that API.
-    let apiResource: String?
+    let reading: AccountReading
+    var json: Bool { reading.json }
+    var apiResource: String? { reading.apiResource }
 
-    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        json = a.has(.json)
-        apiResource = TokenTarget.apiAccount(a)
-    }
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { reading = AccountReading(a) }
 
     /// Through a forwarded agent: the session, its accounts and its limits.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.status(agent, json: json) }

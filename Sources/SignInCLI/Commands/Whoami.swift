@@ -6,14 +6,11 @@ struct Whoami: SignInCommand {
                                   details: "Prints the signed-in profile from the store, without network. With --resource URL, the sign-in for that API.",
                                   takesAccount: true)
 
-    let json: Bool
-    /// `--resource URL`: the sign-in for that API.
-    let apiResource: String?
+    let reading: AccountReading
+    var json: Bool { reading.json }
+    var apiResource: String? { reading.apiResource }
 
-    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        json = a.has(.json)
-        apiResource = TokenTarget.apiAccount(a)
-    }
+    init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { reading = AccountReading(a) }
 
     /// Through a forwarded agent: the profile in the forwarded ID token.
     func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.whoami(agent, json: json) }

@@ -40,13 +40,8 @@ import FoundationEssentials
 /// A challenge never leads to a server that is not https (loopback aside), nor to metadata for another resource.
 /// Cancelling the calling task cancels whatever it waits for.
 public actor APIAuthorizer {
-    /// What an answer means for the request.
-    public enum Decision: Sendable, Equatable {
-        /// Take the answer as it is.
-        case done
-        /// Send the request again with new `headers(method:url:)` (a refresh or a sign-in happened).
-        case retry
-    }
+    /// What an answer means for the request (`AuthorizationDecision`, under its first name).
+    public typealias Decision = AuthorizationDecision
 
     /// The API (its resource identifier: the URL an MCP client connects to).
     public nonisolated let resource: String

@@ -1,0 +1,12 @@
+/// What the commands that read one stored account without network take (`whoami`, `status`): `--json`, and
+/// `--resource URL` for the sign-in made for that API; and what they answer through a forwarded agent.
+struct AccountReading {
+    let json: Bool
+    /// `--resource URL`: the sign-in for that API.
+    let apiResource: String?
+
+    init(_ a: Arguments) {
+        json = a.has(.json)
+        apiResource = TokenTarget.apiAccount(a)
+    }
+}
