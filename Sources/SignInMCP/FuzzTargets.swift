@@ -12,7 +12,7 @@ import SignInBase
         while i < bytes.count {
             let piece = Array(bytes[i..<min(bytes.count, i + step)])
             piece.withUnsafeBytes { parser.feed($0) { event in
-                if let m = JSONRPCMessage(Array(event.data.utf8)) { _ = m.requestID; _ = m.method; _ = m.member("params") }
+                if let m = JSONRPCMessage(event.bytes) { _ = m.requestID; _ = m.method; _ = m.member("params") }
             } }
             i += step
         }

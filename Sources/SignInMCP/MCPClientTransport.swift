@@ -84,6 +84,8 @@ public final class MCPClientTransport: Sendable {
         /// Each tool's `Mcp-Param-*` headers, from the `tools/list` answers handed on: its arguments' paths and
         /// header names (`x-mcp-header` in its input schema).
         var parameterHeaders: [String: [(path: [String], name: String)]] = [:]
+        /// How many requests of its own the transport made (their ids: `signin-tools-N`).
+        var ownRequests = 0
     }
 
     private enum Mode { case undecided, streamable, legacy }
@@ -527,7 +529,7 @@ public final class MCPClientTransport: Sendable {
                             }
                             for w in waiters { w.resume(returning: problem == nil ? resolved : nil) }
                         } else if event.type == "message" {
-                            if let m = JSONRPCMessage(Array(event.data.utf8)) { receive(m) } else { notice(Self.dropped) }
+                            if let m = JSONRPCMessage(event.bytes) { receive(m) } else { notice(Self.dropped) }
                         }
                     }
                     return .more
@@ -652,8 +654,8 @@ public final class MCPClientTransport: Sendable {
                 if r.stream {
                     var done = false
                     r.parser.feed(bytes) { event in
-                        guard event.type == "message", !event.data.isEmpty else { return }
-                        if let m = JSONRPCMessage(Array(event.data.utf8)) { take(m) } else { notice(Self.dropped) }
+                        guard event.type == "message", !event.bytes.isEmpty else { return }
+                        if let m = JSONRPCMessage(event.bytes) { take(m) } else { notice(Self.dropped) }
                         if r.out.answered { done = true }
                     }
                     r.out.lastEventID = r.parser.lastEventID
@@ -764,7 +766,8 @@ public final class MCPClientTransport: Sendable {
     /// headers a `-32020` said were wanted; true when it was answered.
     private func listToolsAgain(like message: JSONRPCMessage, modern: String) async -> Bool {
         let meta = message.rawMeta.map { String(decoding: $0, as: UTF8.self) } ?? "{\"\(JSONRPCMessage.protocolVersionMetaKey)\":\(JSONValueOut.quote(modern))}"
-        let id = JSONRPCMessage.ID(json: JSONValueOut.quote("signin-tools-\(UInt64.random(in: 0...UInt64.max))"))
+        let n = state.withLock { s -> Int in s.ownRequests += 1; return s.ownRequests }
+        let id = JSONRPCMessage.ID(json: JSONValueOut.quote("signin-tools-\(n)"))
         let request = JSONRPCMessage(bytes: Array("{\"jsonrpc\":\"2.0\",\"id\":\(id.json),\"method\":\"tools/list\",\"params\":{\"_meta\":\(meta)}}".utf8),
                                      kind: .request(id: id, method: "tools/list"))
         guard let auth = try? await authorization?.headers(method: "POST", url: URL(string: url)!) ?? [:] else { return false }

@@ -51,18 +51,20 @@ public final class MCPStdioBridge: Sendable {
 
     /// Writes `message` as one line of the output, whole (from any thread).
     @Sendable public func write(_ message: JSONRPCMessage) {
-        var line = message.bytes
-        line.append(0x0A)
-        let ok = writing.withLock { _ -> Bool in
-            line.withUnsafeBytes { b in
-                var sent = 0
-                while sent < b.count {
-                    let n = Posix.write(output, b.baseAddress! + sent, b.count - sent)
-                    if n <= 0 { return false }
-                    sent += n
-                }
-                return true
+        // The message and its line feed written in turn under one lock (lines never interleave), with no copy of a
+        // big message made to add the line feed.
+        func all(_ b: UnsafeRawBufferPointer) -> Bool {
+            var sent = 0
+            while sent < b.count {
+                let n = Posix.write(output, b.baseAddress! + sent, b.count - sent)
+                if n <= 0 { return false }
+                sent += n
             }
+            return true
+        }
+        let ok = writing.withLock { _ -> Bool in
+            let newline: [UInt8] = [0x0A]
+            return message.bytes.withUnsafeBytes(all) && newline.withUnsafeBytes(all)
         }
         if !ok { end(.outputClosed) }
     }

@@ -8,8 +8,19 @@ struct ServerSentEvents {
     /// the last event ID seen so far in the stream (the one a reconnection names in `Last-Event-ID`).
     struct Event: Sendable, Equatable {
         var type: String
-        var data: String
+        /// The data's bytes, as the stream carried them (a message is read from these, not from a copy as text).
+        var bytes: [UInt8]
         var lastEventID: String?
+        /// The data as text.
+        var data: String { String(decoding: bytes, as: UTF8.self) }
+
+        init(type: String, bytes: [UInt8], lastEventID: String?) {
+            self.type = type
+            self.bytes = bytes
+            self.lastEventID = lastEventID
+        }
+
+        init(type: String, data: String, lastEventID: String?) { self.init(type: type, bytes: Array(data.utf8), lastEventID: lastEventID) }
     }
 
     /// The last `id:` the stream gave (kept across events, as the standard says).
@@ -26,6 +37,9 @@ struct ServerSentEvents {
     private var hasData = false
     private var type = ""
     private var afterCR = false
+    /// In a `data:` line, past its field name: its bytes go straight to `data` (a 1 MB message is not held twice).
+    private var inData = false
+    private var skipSpace = false
 
     init(limit: Int = 64 << 20) { self.limit = limit }
 
@@ -43,20 +57,45 @@ struct ServerSentEvents {
             case 0x0A:
                 endLine(deliver)
             default:
+                if inData {
+                    if skipSpace {
+                        skipSpace = false
+                        if b == 0x20 { continue }
+                    }
+                    guard data.count < limit else { tooLarge = true; continue }
+                    data.append(b)
+                    continue
+                }
                 guard line.count < limit else { tooLarge = true; continue }
                 line.append(b)
+                if line.count == 5, line.elementsEqual("data:".utf8) {
+                    inData = true
+                    skipSpace = true
+                    hasData = true
+                    line.removeAll(keepingCapacity: true)
+                }
             }
         }
     }
 
     private mutating func endLine(_ deliver: (Event) -> Void) {
-        defer { line.removeAll(keepingCapacity: true) }
+        if inData {
+            // The end of a `data:` line whose bytes went to `data` as they came.
+            inData = false
+            skipSpace = false
+            data.append(0x0A)
+            return
+        }
+        // A big line's room is given back rather than kept for the rest of the stream.
+        defer { line.removeAll(keepingCapacity: line.capacity <= 1 << 16) }
         if line.isEmpty {
-            // The blank line: dispatch.
-            defer { data.removeAll(keepingCapacity: true); hasData = false; type = "" }
+            // The blank line: dispatch, handing the data's bytes over (no copy kept here).
+            defer { hasData = false; type = "" }
             guard hasData else { return }
             if data.last == 0x0A { data.removeLast() }
-            deliver(Event(type: type.isEmpty ? "message" : type, data: String(decoding: data, as: UTF8.self), lastEventID: lastEventID))
+            var bytes: [UInt8] = []
+            swap(&bytes, &data)
+            deliver(Event(type: type.isEmpty ? "message" : type, bytes: bytes, lastEventID: lastEventID))
             return
         }
         if line.first == UInt8(ascii: ":") { return }  // a comment (a keep-alive)
