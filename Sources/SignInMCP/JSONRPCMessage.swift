@@ -122,35 +122,43 @@ public struct JSONRPCMessage: Sendable {
         return JSONRPCMessage(bytes: text, kind: .response(id: id))
     }
 
-    /// The raw text of the member `key` of the JSON object in `b` (top level only), or nil.
+    /// The raw text of the member `key` of the JSON object `b` holds at its slice's start (top level of that object
+    /// only), or nil. Read in place: a 1 MB result is never copied to find a member beside it.
     static func rawMember(_ key: String, in b: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        let bytes = Array(b)
-        var i = 0
-        skipSpace(bytes, &i)
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
-        i += 1
         let wanted = Array(("\"" + key + "\"").utf8)
-        while i < bytes.count {
-            skipSpace(bytes, &i)
-            guard let k = skipString(bytes, &i) else { return nil }
-            skipSpace(bytes, &i)
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+        return b.withUnsafeBufferPointer { buffer -> Range<Int>? in
+            let bytes = buffer
+            var i = 0
+            func space() { while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 } }
+            space()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
             i += 1
-            skipSpace(bytes, &i)
-            let start = i
-            guard skipValue(bytes, &i, depth: 0) else { return nil }
-            if bytes[k].elementsEqual(wanted) { return b[(b.startIndex + start)..<(b.startIndex + i)] }
-            skipSpace(bytes, &i)
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return nil }
-            i += 1
-        }
-        return nil
+            while i < bytes.count {
+                space()
+                let keyStart = i
+                guard skipString(bytes, &i) != nil else { return nil }
+                let keyRange = keyStart..<i
+                space()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+                i += 1
+                space()
+                let start = i
+                guard skipValue(bytes, &i, depth: 0) else { return nil }
+                if bytes[keyRange].elementsEqual(wanted) { return start..<i }
+                space()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return nil }
+                i += 1
+            }
+            return nil
+        }.map { b[(b.startIndex + $0.lowerBound)..<(b.startIndex + $0.upperBound)] }
     }
 
     // MARK: The top-level scan
 
     /// The kind of the message in `b`, from its top-level members (their values skipped, not built).
-    static func scan(_ b: [UInt8]) -> Kind? {
+    static func scan(_ bytes: [UInt8]) -> Kind? { bytes.withUnsafeBufferPointer { scan(buffer: $0) } }
+
+    private static func scan(buffer b: UnsafeBufferPointer<UInt8>) -> Kind? {
         var i = 0
         func space() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 } }
         space()
@@ -203,7 +211,7 @@ public struct JSONRPCMessage: Sendable {
 
     /// Skips the string at `i` (its quotes included); its range, or nil when it is not a complete JSON string (an
     /// unknown escape, a control character, bytes that are not UTF-8).
-    private static func skipString(_ b: [UInt8], _ i: inout Int) -> Range<Int>? {
+    private static func skipString(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Range<Int>? {
         guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
         let start = i
         i += 1
@@ -238,7 +246,7 @@ public struct JSONRPCMessage: Sendable {
     }
 
     /// Skips one UTF-8 sequence of two to four bytes at `i` (no overlong form, no surrogate, nothing past U+10FFFF).
-    private static func skipUTF8(_ b: [UInt8], _ i: inout Int) -> Bool {
+    private static func skipUTF8(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
         let c = b[i]
         let (length, low, high): (Int, UInt8, UInt8)
         switch c {
@@ -257,13 +265,13 @@ public struct JSONRPCMessage: Sendable {
         return true
     }
 
-    private static func skipSpace(_ b: [UInt8], _ i: inout Int) {
+    private static func skipSpace(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) {
         while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
     }
 
     /// Skips one JSON value at `i`, checking it as RFC 8259 writes it (objects, arrays, strings, numbers, literals),
     /// without building it; false when it is not one. What is handed on as a message is JSON through and through.
-    private static func skipValue(_ b: [UInt8], _ i: inout Int, depth: Int) -> Bool {
+    private static func skipValue(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, depth: Int) -> Bool {
         guard depth < 512, i < b.count else { return false }
         switch b[i] {
         case UInt8(ascii: "\""): return skipString(b, &i) != nil
@@ -307,7 +315,7 @@ public struct JSONRPCMessage: Sendable {
         }
     }
 
-    private static func skipLiteral(_ word: StaticString, _ b: [UInt8], _ i: inout Int) -> Bool {
+    private static func skipLiteral(_ word: StaticString, _ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
         let n = word.utf8CodeUnitCount
         guard i + n <= b.count else { return false }
         let matches = word.withUTF8Buffer { w in (0..<n).allSatisfy { b[i + $0] == w[$0] } }
@@ -316,7 +324,7 @@ public struct JSONRPCMessage: Sendable {
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
-    private static func skipNumber(_ b: [UInt8], _ i: inout Int) -> Bool {
+    private static func skipNumber(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
         func digits() -> Int {
             let s = i
             while i < b.count, (0x30...0x39).contains(b[i]) { i += 1 }

@@ -276,7 +276,7 @@ public final class MCPClientTransport: Sendable {
             let result: Exchange
             do throws(SignInError) {
                 result = try await exchange("POST", target, headers: headers, body: message.bytes, answering: message.requestID, handOn: !replay,
-                                            keepAnswer: message.method == "tools/list")
+                                            keepAnswer: message.method == "tools/list", readsVersion: message.method == "initialize")
             } catch {
                 if case .canceled = error { return .done }
                 fail(message, error, starting: isInitialize && !replay)
@@ -619,7 +619,7 @@ public final class MCPClientTransport: Sendable {
     /// (`handOn`) as it arrives; the stream left once the answer to `answering` came. Another status: its body's
     /// first bytes, for the error.
     private func exchange(_ method: String, _ target: String, headers: [String], body: [UInt8]?, answering: JSONRPCMessage.ID?,
-                          handOn: Bool, keepAnswer: Bool = false) async throws(SignInError) -> Exchange {
+                          handOn: Bool, keepAnswer: Bool = false, readsVersion: Bool = false) async throws(SignInError) -> Exchange {
         let (streams, receive, endpoint, notice) = (self.streams, self.receive, "MCP server (\(target))", self.notice)
         return try await offPool("the request to the MCP server") { (_) throws(SignInError) -> Exchange in
             final class Reading: @unchecked Sendable {
@@ -633,7 +633,8 @@ public final class MCPClientTransport: Sendable {
                 if case .response(let id) = m.kind, id == answering {
                     r.out.answered = true
                     if keepAnswer { r.out.answer = m }
-                    if let v = m.member("result")?.object?["protocolVersion"]?.string { r.out.protocolVersion = v }
+                    // Only an initialize's answer names the revision: no other result (a 1 MB one) is parsed here.
+                    if readsVersion, let v = m.result?.object?["protocolVersion"]?.string { r.out.protocolVersion = v }
                     // A replayed initialize's answer is the transport's own.
                     if handOn { receive(m) }
                     return
@@ -681,6 +682,16 @@ public final class MCPClientTransport: Sendable {
 
     // MARK: Helpers
 
+    /// What to do after a sign-in that did not finish (timed out in the browser, or denied there): said with the
+    /// error, since the client's person never saw the sign-in's progress.
+    static func nextStep(_ error: SignInError, _ url: String) -> String {
+        switch error {
+        case .timedOut, .providerError(_, "access_denied", _):
+            return " To sign in, run `signin login --resource \(url.withoutControlCharacters)` in a terminal (the running bridge uses that sign-in at the next request), or restart the MCP server in your client to be asked again."
+        default: return ""
+        }
+    }
+
     /// What standard error says of a server message that is not a JSON-RPC message: the client never sees it.
     static let dropped = "the MCP server sent something that is not a JSON-RPC message (not JSON, or no method, result or error); dropped"
 
@@ -692,7 +703,7 @@ public final class MCPClientTransport: Sendable {
             s.startFailure = error
             return true
         }
-        let text = "signin: \(error.description)"
+        let text = "signin: \(error.description)" + Self.nextStep(error, url)
         if let id = message.requestID, state.withLock({ $0.pending[id] != nil }) {
             receive(JSONRPCMessage.error(id: id, code: JSONRPCMessage.transportError, message: text))
         } else if message.requestID == nil {

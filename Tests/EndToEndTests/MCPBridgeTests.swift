@@ -521,6 +521,19 @@ final class LiveBridge: @unchecked Sendable {
         #expect(after - before <= 1, "refreshes: \(after - before)")
     }
 
+    /// A sign-in left unfinished in the browser until its timeout: the client's request is answered with the error
+    /// and what to do next (the command to run in a terminal), since nobody saw the sign-in's progress.
+    @Test func aSignInThatTimedOutSaysWhatToRunNext() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let bridge = try LiveBridge(box, ["mcp", url, "--timeout", "1"], env: ["STANDIN_MODE": "none"])
+        let message = Self.errorText(bridge.start())
+        #expect(message.contains("Timed out") && message.contains("signin login --resource \(url)"), "\(message) \(bridge.stderr)")
+        _ = bridge.finish()
+    }
+
     /// A 307 from the MCP endpoint to its own origin is followed (method, body and token with it); one to another
     /// origin is refused with a message naming it, and nothing goes there.
     @Test func redirectsAreFollowedOnTheServersOwnOriginOnly() throws {
