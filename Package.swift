@@ -41,12 +41,14 @@ let package = Package(
         // knows another, and none calls the client but through `PersonGrant`.
         .target(name: "SignInGoogle", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant"]),
         .target(name: "SignInAWS", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant"]),
+        // MCP's enterprise-managed authorization: one sign-in at the company's IdP, an ID-JAG per MCP server.
+        .target(name: "SignInEnterprise", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInAPIAccess"]),
         // Signing in to an API from its address alone, as MCP's authorization asks: the API's metadata (RFC 9728),
         // the client known at its server (RFC 7591, client ID metadata documents), its challenges (WWW-Authenticate)
         // and what the store keeps of them. A room above the store, beside the families; the client composes it.
         .target(name: "SignInAPIAccess", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage"]),
         // The client and its use cases, the agent; the families composed.
-        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInAPIAccess", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
+        .target(name: "SignInKit", dependencies: ["SignInBase", "SignInTransport", "SignInProtocol", "SignInStorage", "SignInGrant", "SignInGoogle", "SignInAWS", "SignInEnterprise", "SignInAPIAccess", "CSignInCurl", "CSignInOpenSSL", "CSignInSystem"]),
         // MCP's transports, signed in: an MCP client's transport to a remote server and the stdio bridge over it.
         .target(name: "SignInMCP", dependencies: ["SignInKit", "SignInBase", "SignInTransport"]),
         // The command line as a library (each command a type, its parsing and checks), so they get unit tests;

@@ -40,9 +40,16 @@ package protocol TokenFamily: Sendable {
     /// Reads this family's part of a request from the agent's query into `request`; a message naming the key at
     /// fault when it is wrong, else nil.
     func readAgentQuery(_ query: [String: String], into request: inout TokenRequest) -> String?
+
+    /// Whether this family takes `request` although it names no service account and carries no family parameter.
+    func serves(_ request: TokenRequest, configuration: SignInConfiguration) -> Bool
 }
 
 extension TokenFamily {
+    /// Whether this family takes `request` although it names no service account and carries no parameter of a
+    /// family's (an MCP server's token that MCP's enterprise-managed authorization buys). Default: no.
+    package func serves(_ request: TokenRequest, configuration: SignInConfiguration) -> Bool { false }
+
     /// A family whose requests carry nothing of their own across the agent.
     package var agentQueryKeys: [String] { [] }
     package func agentQuery(_ request: TokenRequest) -> [(String, String)] { [] }

@@ -68,7 +68,7 @@ package struct TokenUseCase: PersonGrant {
     package func token(_ request: TokenRequest) throws(SignInError) -> IssuedToken {
         var request = request
         request.principal = .serviceAccount(chain: serviceAccountChain(for: request.principal))
-        if !request.serviceAccountChain.isEmpty || !request.familyParameters.isEmpty {
+        if !request.serviceAccountChain.isEmpty || !request.familyParameters.isEmpty || families.contains(where: { $0.serves(request, configuration: configuration) }) {
             for family in families {
                 if let derived = try family.token(for: request, grant: self) { return derived }
             }

@@ -13,4 +13,5 @@
 @_exported import SignInGrant
 @_exported import SignInGoogle
 @_exported import SignInAWS
+@_exported import SignInEnterprise
 @_exported import SignInAPIAccess

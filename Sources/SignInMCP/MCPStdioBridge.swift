@@ -95,7 +95,7 @@ public final class MCPStdioBridge: Sendable {
     /// closes the transport: pending answers given within `closing`, the rest abandoned (a sign-in in the browser, a
     /// refresh, a call), the session ended within `ending` more. The MCP SDKs' clients send SIGTERM 2 s after closing
     /// the input: the defaults end well before.
-    public func run(_ transport: MCPClientTransport, input: Int32 = 0, closing: Duration = .seconds(1), ending: Duration = .milliseconds(700),
+    public func run(_ transport: MCPClientTransport, input: Int32 = 0, closing: Duration = .milliseconds(800), ending: Duration = .milliseconds(500),
                     notice: @escaping @Sendable (String) -> Void) async -> Reason {
         let output = self
         DedicatedThread.start(canceller: nil, {

@@ -22,6 +22,13 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
   --public           (without --split) the MCP server takes no token at all (a public server)
   --api-key KEY      (without --split, with --public) the MCP server wants `X-Api-Key: KEY`, else 401 with
                      `WWW-Authenticate: ApiKey` and no protected resource metadata
+  --identity-assertion IDP  (without --split) the authorization server takes ID-JAGs from the enterprise IdP at
+                     issuer IDP (MCP's enterprise-managed authorization: the RFC 7523 jwt-bearer grant, advertised as the
+                     id-jag grant profile): the assertion's signature (the IdP's JWKS), `typ` oauth-id-jag+jwt, `aud`
+                     this issuer, `client_id` the authenticated client, `exp`, and a `jti` never seen before are
+                     checked; the access token is for the assertion's `resource`. The confidential client "ema-client"
+                     (secret "ema-secret", client_secret_post or client_secret_basic) is registered from the start.
+                     `GET /_stats` counts `idjag_redeemed` and `idjag_refused` (with the reasons)
   --foreign-endpoint (with --sse) the `endpoint` event names the message URL on another origin (`localhost` for
                      127.0.0.1: the same server under another name), as a server luring the client's token elsewhere
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
@@ -85,6 +92,10 @@ SERVERS: list = []
 # Scopes every MCP server requires from now on, besides its own (`POST /_require` with a JSON list): a token without
 # them gets 403 insufficient_scope naming them all (RFC 6750 3.1), which a client answers by stepping up.
 EXTRA_REQUIRED: list = []
+# --identity-assertion: the enterprise IdP's issuer, this authorization server's issuer, the ID-JAG ids seen.
+IDP: list = []
+ISSUER: list = []
+SEEN_JTI: set = set()
 
 
 class Provider:
@@ -136,6 +147,34 @@ class Provider:
     async def load_access_token(self, token):
         t = self.access.get(token)
         return t if t and (t.expires_at or 0) > time.time() else None
+
+    async def exchange_identity_assertion(self, client, params):
+        """The RFC 7523 jwt-bearer grant with an ID-JAG (SEP-990), checked as the SDK's docstring lists."""
+        import jwt as pyjwt
+
+        def refuse(reason):
+            STATS.setdefault("idjag_refusals", []).append(reason)
+            STATS["idjag_refused"] = STATS.get("idjag_refused", 0) + 1
+            return TokenError("invalid_grant", reason)
+        try:
+            header = pyjwt.get_unverified_header(params.assertion)
+            if header.get("typ") != "oauth-id-jag+jwt":
+                raise refuse("typ is not oauth-id-jag+jwt")
+            key = pyjwt.PyJWKClient(IDP[0] + "/jwks").get_signing_key_from_jwt(params.assertion)
+            claims = pyjwt.decode(params.assertion, key.key, algorithms=["RS256"], audience=ISSUER[0], issuer=IDP[0],
+                                  options={"require": ["exp", "sub", "jti", "aud", "iss"]})
+        except TokenError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the reason is the test's to read
+            raise refuse(f"the assertion does not verify: {e}")
+        if claims.get("client_id") != client.client_id:
+            raise refuse("client_id does not name the authenticated client")
+        if claims["jti"] in SEEN_JTI:
+            raise refuse("replayed jti")
+        SEEN_JTI.add(claims["jti"])
+        STATS["idjag_redeemed"] = STATS.get("idjag_redeemed", 0) + 1
+        token = self.issue(client.client_id, (claims.get("scope") or "mcp").split(), claims.get("resource"), claims["sub"])
+        return OAuthToken(access_token=token.access_token, expires_in=token.expires_in, scope=token.scope)
 
     async def revoke_token(self, token):
         self.access.pop(token.token, None)
@@ -552,9 +591,17 @@ async def main():
         if "--public" in args:
             server = MCPServer("mcp-1")
         else:
+            assertion = "--identity-assertion" in args
+            if assertion:
+                IDP.append(args[args.index("--identity-assertion") + 1])
+                ISSUER.append(issuer)
+                provider.clients["ema-client"] = OAuthClientInformationFull(
+                    client_id="ema-client", client_secret="ema-secret", token_endpoint_auth_method="client_secret_post",
+                    grant_types=["urn:ietf:params:oauth:grant-type:jwt-bearer"], scope="mcp")
             server = MCPServer("mcp-1", auth_server_provider=provider,
                                auth=AuthSettings(issuer_url=issuer, resource_server_url=url, required_scopes=mcps[0], validate_token_resource=True,
-                                                 client_registration_options=registration, revocation_options=RevocationOptions(enabled=True)))
+                                                 client_registration_options=registration, revocation_options=RevocationOptions(enabled=True),
+                                                 identity_assertion_enabled=assertion))
         add_tools(server, "mcp-1")
         app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100) if resumable
                                                else server.streamable_http_app())

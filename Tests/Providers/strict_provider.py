@@ -58,8 +58,8 @@ def jwks() -> dict:
     ]}
 
 
-def sign(claims: dict, alg: str = "RS256", kid: str | None = None, key=None) -> str:
-    header = {"alg": alg, "typ": "JWT", "kid": kid or ("rsa-1" if alg == "RS256" else "ec-1")}
+def sign(claims: dict, alg: str = "RS256", kid: str | None = None, key=None, typ: str = "JWT") -> str:
+    header = {"alg": alg, "typ": typ, "kid": kid or ("rsa-1" if alg == "RS256" else "ec-1")}
     signing_input = b64u(json.dumps(header).encode()) + "." + b64u(json.dumps(claims).encode())
     if alg == "RS256":
         sig = (key or RSA_KEY).sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
@@ -772,6 +772,32 @@ class Handler(BaseHTTPRequestHandler):
                 by_sub[info["sub"]] = by_sub.get(info["sub"], 0) + 1
                 cl.stats["refreshes_in_flight"] += 1
                 cl.stats["max_refreshes_in_flight"] = max(cl.stats["max_refreshes_in_flight"], cl.stats["refreshes_in_flight"])
+            if grant == "urn:ietf:params:oauth:grant-type:token-exchange" and f.get("requested_token_type") == "urn:ietf:params:oauth:token-type:id-jag":
+                # The enterprise IdP of MCP's enterprise-managed authorization: the person's ID token (this client's,
+                # issued here, unexpired) traded for an ID-JAG for one authorization server (`audience`) and one MCP
+                # server (`resource`), as its policy allows (`idjag_refused`: audiences refused; `idjag_clients`: the
+                # client_id this client has at each audience, default "ema-client"). What it was sent is recorded.
+                record = {k: v for k, v in f.items() if k not in ("subject_token", "client_secret", "client_assertion")}
+                record["auth"] = method
+                cl.stats.setdefault("idjag_requests", []).append(record)
+                if f.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
+                    return self.oauth_error("invalid_request", description="subject_token_type must be an ID token")
+                claims = verify(f.get("subject_token", ""))
+                if not claims or claims.get("iss") != self.issuer or claims.get("aud") != cl.client_id or claims.get("exp", 0) < time.time():
+                    return self.oauth_error("invalid_grant", description="the subject token is not a live ID token of this client")
+                audience, resource = f.get("audience"), f.get("resource")
+                if not audience or not resource:
+                    return self.oauth_error("invalid_request", description="audience and resource are required")
+                if audience in cl.c("idjag_refused", []) or resource in cl.c("idjag_refused", []):
+                    cl.stats["idjag_refused"] = cl.stats.get("idjag_refused", 0) + 1
+                    return self.oauth_error("invalid_target", description="the policy does not let this person reach that server")
+                now = int(time.time())
+                assertion = {"iss": self.issuer, "sub": claims["sub"], "aud": audience, "resource": resource,
+                             "client_id": cl.c("idjag_clients", {}).get(audience, "ema-client"), "jti": secrets.token_urlsafe(16),
+                             "iat": now, "exp": now + int(cl.c("idjag_ttl", 300)), "scope": f.get("scope") or "mcp"}
+                cl.stats["idjag_issued"] = cl.stats.get("idjag_issued", 0) + 1
+                return self.send(200, {"access_token": sign(assertion, typ=cl.c("idjag_typ", "oauth-id-jag+jwt")), "token_type": "N_A",
+                                       "issued_token_type": cl.c("idjag_issued_type", "urn:ietf:params:oauth:token-type:id-jag"), "expires_in": 300})
             if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
                 # RFC 8693, as idpyoidc's helper answers it: an access token for the audience, no refresh token.
                 cl.stats["exchanges"] = cl.stats.get("exchanges", 0) + 1

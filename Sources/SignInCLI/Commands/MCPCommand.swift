@@ -108,7 +108,11 @@ struct MCPCommand: SignInCommand {
         // and grant (as `signin token --resource URL` is), and its `ca_file` reaches every request.
         let configuration = Self.configuration(env, io)
         let authorization: APIAuthorizer
-        if let configuration, !configuration.isForAPIsOnly, configuration.resources.contains(url) {
+        // A server the configuration lists, or (with enterprise_authorization, and no sign-in of its own here) one the
+        // person's sign-in at the company's IdP buys a token for: the configured client serves it.
+        let enterprise = configuration.map { !$0.enterpriseAuthorization.authorizationServers.isEmpty
+            && APIAccess.knownConfiguration(for: url, storeDirectory: CredentialStore.defaultDirectory(environment: env)) == nil } ?? false
+        if let configuration, !configuration.isForAPIsOnly, configuration.resources.contains(url) || enterprise {
             authorization = APIAuthorizer(resource: url, configuration: configuration, allowsInteractiveSignIn: true, options: options, environment: env,
                                           onEvent: { shown.show($0) })
         } else {
@@ -130,7 +134,12 @@ struct MCPCommand: SignInCommand {
         do throws(SignInError) {
             return try SignInConfiguration.load(path: path)
         } catch .configNotFound {
-            return nil
+            // None of the person's own: the one an administrator deployed for everyone, if any.
+            guard (env["SIGNIN_CONFIG"] ?? "").isEmpty, (env["SIGNIN_PROFILE"] ?? "").isEmpty, let system = SignInConfiguration.systemPath(environment: env) else { return nil }
+            do throws(SignInError) { return try SignInConfiguration.load(path: system) } catch {
+                io.err("signin: the configuration is not used: \(error.description)")
+                return nil
+            }
         } catch {
             io.err("signin: the configuration is not used: \(error.description)")
             return nil
@@ -153,10 +162,10 @@ struct MCPCommand: SignInCommand {
         let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, caFile: caFile, receive: bridge.write,
                                            notice: { io.err("signin: \($0)") }, failedToStart: { bridge.end(.failedToStart($0)) })
         // Whatever is pending, the process is gone within the MCP SDKs' grace (SIGTERM 2 s after the input closed):
-        // the bridge's own end takes at most 1.7 s, and this is the floor under it.
+        // the bridge's own end takes at most 1.3 s, and this is the floor under it, with room for a loaded machine.
         bridge.onEnd {
             DedicatedThread.start(canceller: nil, {
-                Posix.usleep(1_900_000)
+                Posix.usleep(1_500_000)
                 // A token request already sent finishes and its answer is saved (a rotated refresh token is the grant).
                 ShieldedWork.awaitNone(upTo: 1_800)
             }, then: { _ in Posix.exitNow(0) })

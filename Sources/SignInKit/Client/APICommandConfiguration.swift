@@ -13,6 +13,9 @@ import FoundationEssentials
 ///    `signin use URL` chose, else an error naming them); none at all: the file is what is missing (or, in a file with
 ///    only the document, its `client_id`), said naming it.
 /// 2. A configuration that lists the API in `resources`: the configuration (the person's client and grant serve it).
+///    A configuration with `enterprise_authorization` (MCP's enterprise-managed authorization), for a command that
+///    does not sign in and an API with no sign-in of its own here: the configuration too (an ID-JAG bought with the
+///    person's IdP sign-in serves it: `EnterpriseFamily`).
 /// 3. Any other API never gets the person's own client and grant, even when its metadata names the configured
 ///    provider (any server can name accounts.google.com): it has a sign-in of its own.
 ///    - A command that does not sign in: the API's sign-in kept in the store; none: not signed in (exit 3), and
@@ -47,6 +50,11 @@ package enum APICommandConfiguration {
         do throws(SignInError) {
             loaded = try SignInConfiguration.load(path: path)
         } catch .configNotFound(let file) {
+            // None of the person's own and none named: the one an administrator deployed for everyone, if any.
+            if !named(), let system = SignInConfiguration.systemPath(environment: environment) {
+                return try withProvider(try SignInConfiguration.load(path: system), command, storeDirectory: storeDirectory(), environment: environment,
+                                        confirmServerChange: confirmServerChange)
+            }
             guard !named(), let api = try withoutProvider(command, file: file, storeDirectory: storeDirectory(), environment: environment, httpTimeout: .seconds(30),
                                                         document: nil, confirmServerChange: confirmServerChange) else { throw .configNotFound(file: file) }
             return api
@@ -77,6 +85,13 @@ package enum APICommandConfiguration {
     package static func withProvider(_ loaded: SignInConfiguration, _ command: Command, storeDirectory: @autoclosure () -> String, environment: [String: String],
                                      confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
         guard let resource = command.resource, !loaded.resources.contains(resource) else { return loaded }
+        // Step 2b: MCP's enterprise-managed authorization: the person's grant at the company's IdP buys a token for an
+        // MCP server (`EnterpriseFamily`), unless the server has a sign-in of its own here. A command that signs in
+        // signs in to the server on its own (`signin login` alone signs in at the IdP).
+        if !command.signsIn, !loaded.enterpriseAuthorization.authorizationServers.isEmpty,
+           APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory(), httpTimeout: loaded.httpTimeout) == nil {
+            return loaded
+        }
         return try forAPI(resource, command, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
                           document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange)
     }

@@ -2,6 +2,7 @@ import SignInProtocol
 import SignInGrant
 import SignInGoogle
 import SignInAWS
+import SignInEnterprise
 
 /// The provider families the client composes: each a target of its own, plugged into the one token path
 /// (`TokenFamily`), the configuration (its section) and the agent's wire (its part of a request). What a new family
@@ -13,6 +14,7 @@ enum TokenFamilies {
     static let all: [any TokenFamily] = [
         GoogleCloudFamily(),
         AWSFamily(),
+        EnterpriseFamily(),
     ]
 
     /// Every family's configuration section, which `SignInConfiguration.parse(_:sourcePath:)` reads.

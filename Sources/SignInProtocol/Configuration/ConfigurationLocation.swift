@@ -1,5 +1,8 @@
 import SignInBase
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where configurations live, apart from what one holds: the XDG folder, named profiles and `SIGNIN_CONFIG`.
 extension SignInConfiguration {
@@ -10,13 +13,29 @@ extension SignInConfiguration {
     }
 
     /// The file to read, first match wins: `explicit` (`--config`), `profile` (`--profile NAME`:
-    /// `<directory>/NAME.json`), `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else `<directory>/config.json`.
+    /// `<directory>/NAME.json`), `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else `<directory>/config.json` (where it is
+    /// missing and none was named, the reader falls back to `systemPath`).
     public static func defaultPath(explicit: String?, profile: String? = nil, environment: [String: String]) -> String {
         if let explicit, !explicit.isEmpty { return ProcessEnvironment.absolute(explicit) }
         if let profile, !profile.isEmpty { return directory(environment: environment) + "/\(profile).json" }
         if let p = environment["SIGNIN_CONFIG"], !p.isEmpty { return ProcessEnvironment.absolute(p) }
         if let p = environment["SIGNIN_PROFILE"], !p.isEmpty { return directory(environment: environment) + "/\(p).json" }
         return directory(environment: environment) + "/config.json"
+    }
+
+    /// The configuration an administrator deployed for everyone (MCP's enterprise-managed authorization, say): the
+    /// first `<dir>/signin/config.json` of `$XDG_CONFIG_DIRS` (absolute folders only; default `/etc/xdg`), read only
+    /// when the person has no configuration of their own, and only when root or this user owns it and no one else
+    /// may write it (else it is passed over).
+    public static func systemPath(environment: [String: String], appName: String = "signin") -> String? {
+        let dirs = (environment["XDG_CONFIG_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/xdg").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+        for dir in dirs {
+            let path = dir + "/\(appName)/config.json"
+            guard case .success(let st) = Posix.status(of: path), st.kind == .file else { continue }
+            guard st.owner == 0 || st.isOurs, st.permissions & 0o022 == 0 else { continue }
+            return path
+        }
+        return nil
     }
 
     /// Whether `name` can name a configuration: letters, digits, `.`, `_` and `-`, not starting with a dot or a

@@ -30,6 +30,9 @@ package struct AuthorizationServerMetadata: Sendable, Equatable {
     package var dpopSigningAlgValuesSupported: [String]?
     /// draft-ietf-oauth-client-id-metadata-document.
     package var clientIDMetadataDocumentSupported: Bool?
+    /// draft-ietf-oauth-identity-assertion-authz-grant: `urn:ietf:params:oauth:grant-profile:id-jag` when the server
+    /// takes identity assertions (MCP's enterprise-managed authorization).
+    package var authorizationGrantProfilesSupported: [String]?
 
     /// The members of `document`, read from `url`.
     package init(document d: [String: JSONValue], url: String) {
@@ -57,6 +60,7 @@ package struct AuthorizationServerMetadata: Sendable, Equatable {
         ("scopes_supported", \.scopesSupported), ("code_challenge_methods_supported", \.codeChallengeMethodsSupported),
         ("token_endpoint_auth_methods_supported", \.tokenEndpointAuthMethodsSupported), ("grant_types_supported", \.grantTypesSupported),
         (DPoP.discoveryMember, \.dpopSigningAlgValuesSupported),
+        ("authorization_grant_profiles_supported", \.authorizationGrantProfilesSupported),
     ]
 
     /// Whether this is RFC 8414's document (read at an `oauth-authorization-server` well-known URL), not OpenID's.

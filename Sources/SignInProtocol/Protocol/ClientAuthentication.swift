@@ -8,6 +8,11 @@ package struct ClientAuthentication: Sendable {
     package let clientID: String
     package let clientSecret: String?
 
+    package init(clientID: String, clientSecret: String?) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+    }
+
     package enum Style {
         /// HTTP Basic when there is a secret (which every provider must accept), else the client ID in the body.
         case basicHeader

@@ -1,0 +1,76 @@
+import SignInBase
+import SignInTransport
+import SignInProtocol
+import SignInStorage
+import SignInGrant
+import SignInAPIAccess
+import FoundationEssentials
+
+/// MCP's enterprise-managed authorization as a provider family: with an `enterprise_authorization` section, the
+/// person's token for an MCP server (`TokenRequest.resource`) the configuration does not list in `resources` is
+/// bought with one sign-in at the company's IdP (the configured provider), never a browser per server.
+///
+/// `token(for:grant:)`'s tree:
+/// 1. Not such a request (another kind, an audience, a service account, no section, a listed resource): not this
+///    family's (nil).
+/// 2. A token for the server kept in the entry, fresh enough: answered from the store, no network.
+/// 3. Otherwise: the server's authorization server, from its RFC 9728 metadata; its RFC 8414 document. A server
+///    whose authorization server has no registration in the section: `.unsupported`, saying it takes no enterprise
+///    sign-in here and how to sign in to it on its own; nothing asked of the IdP or sent there.
+/// 4. The person's ID token (refreshed at the IdP first when it has expired) traded at the IdP for an ID-JAG, then
+///    redeemed at the server's authorization server (`IdentityAssertionGrant`); an IdP refusing the ID token
+///    (`invalid_grant`) gets one refresh of the ID token and one more try. A policy refusal (`invalid_target`,
+///    `access_denied`) is `.targetRefused`, naming the server; nothing is kept.
+/// 5. The access token is kept encrypted in the entry under the server (`idjag|URL`) until it expires.
+public struct EnterpriseFamily: TokenFamily {
+    public init() {}
+
+    /// The kind of the tokens this family keeps in an entry: one per MCP server.
+    public static let kind = DerivedTokenKey.Kind("idjag")
+
+    public var configurationSection: (any ConfigurationSection.Type)? { EnterpriseAuthorizationSettings.self }
+    public var forwardedSettingKeys: [String] { [] }
+    public func forwardedSettings(_ configuration: SignInConfiguration) -> [String: String] { [:] }
+    public func configuredChain(_ configuration: SignInConfiguration) -> [String] { [] }
+    package func scopeRules(for request: TokenRequest, configuration: SignInConfiguration) -> ProviderRules? { nil }
+
+    /// Step 1: whether `request` is this family's.
+    package func serves(_ request: TokenRequest, configuration: SignInConfiguration) -> Bool {
+        guard request.kind == .access, let resource = request.resource, request.audience == nil, request.serviceAccountChain.isEmpty,
+              !configuration.enterpriseAuthorization.authorizationServers.isEmpty else { return false }
+        return !configuration.resources.contains(resource)
+    }
+
+    public func token(for request: TokenRequest, grant: any PersonGrant) throws(SignInError) -> IssuedToken? {
+        let configuration = grant.configuration
+        guard serves(request, configuration: configuration), let resource = request.resource else { return nil }
+        let settings = configuration.enterpriseAuthorization
+        // A forced refresh is a new exchange: nothing kept is fresh enough for it.
+        let validity = request.forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : request.minimumValidity
+        let token: SignInToken = try grant.derivedCredential(DerivedTokenKey(Self.kind, [resource]), account: request.account, minimumValidity: validity,
+                                                            buyingWith: .id, retryWhen: { $0 == "invalid_grant" }, bearer: nil) { (idToken) throws(SignInError) -> SignInToken in
+            guard let stored = try grant.credentials(account: request.account) else { throw grant.noAccount() }
+            try HTTPClient.loadLibrary()
+            let http = HTTPClient(configuration: configuration)
+            // Step 3: where the server signs in, and this client's registration there.
+            let metadata = try ProtectedResourceMetadata.discover(for: resource, http: http).metadata
+            guard let (issuer, registration) = metadata.authorizationServers.lazy.compactMap({ i in settings.registration(at: i).map { (i, $0) } }).first else {
+                throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which the configuration's enterprise_authorization has no registration for: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` with no configuration (or ask your administrator to add its registration)")
+            }
+            let server = try Discovery.discoveredServer(issuer: issuer, http: http)
+            guard let tokenEndpoint = server.tokenEndpoint, EndpointURL.problem(tokenEndpoint) == nil else {
+                throw .providerError(endpoint: "the metadata of \(issuer.withoutControlCharacters)", code: "invalid_token_endpoint", detail: "no usable token_endpoint")
+            }
+            // Step 4.
+            let idp = IdentityAssertionGrant(http: http, idpTokenEndpoint: stored.endpoints.tokenEndpoint.absoluteString,
+                                             idpClient: ClientAuthentication(clientID: configuration.clientID, clientSecret: configuration.clientSecret),
+                                             idpMethod: configuration.tokenEndpointAuthMethod)
+            let assertion = try idp.identityAssertion(idToken: idToken, audience: server.issuer.isEmpty ? issuer : server.issuer, resource: resource, scope: request.scopes?.joined(separator: " "))
+            return try IdentityAssertionGrant.redeem(assertion, at: tokenEndpoint, issuer: issuer, registration: registration, http: http, now: Date())
+        }
+        guard let stored = try grant.credentials(account: request.account) else { throw grant.noAccount() }
+        var issued = IssuedToken(token: token, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
+        issued.resource = resource
+        return issued
+    }
+}

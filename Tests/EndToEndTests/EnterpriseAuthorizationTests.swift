@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// MCP's enterprise-managed authorization (ID-JAG): the configured provider is the company's IdP (the strict provider,
+/// which mints ID-JAGs as its policy allows and records what it was sent); each MCP server is the MCP Python SDK's,
+/// with `identity_assertion_enabled` and its own authorization server (Tests/Providers/mcp_server.py
+/// `--identity-assertion`), where the configuration holds this client's registration.
+@Suite struct EnterpriseAuthorizationTests {
+    /// An MCP server whose authorization server takes ID-JAGs from `idp`.
+    static func server(_ idp: Provider) throws -> (Provider, String) {
+        let p = try Provider(script: "mcp_server.py", arguments: ["--identity-assertion", idp.issuer])
+        return (p, try #require(p.readyWords.first))
+    }
+
+    /// A person signed in once at the IdP, with the registrations of `servers` in the configuration.
+    static func person(_ idp: Provider, _ servers: [Provider]) throws -> Sandbox {
+        var registrations: [String: Any] = [:]
+        for s in servers { registrations[s.issuer] = ["client_id": "ema-client", "client_secret": "ema-secret", "token_endpoint_auth_method": "client_secret_post"] }
+        return try idp.signedInSandbox(extra: ["enterprise_authorization": ["authorization_servers": registrations]])
+    }
+
+    static func idjagRequests(_ idp: Provider, _ box: Sandbox) throws -> [[String: Any]] {
+        (try idp.stats(box.clientID)["idjag_requests"] as? [[String: Any]]) ?? []
+    }
+
+    /// One IdP sign-in gives a token for each of two MCP servers with no browser: each exchange names that server's
+    /// authorization server and the server, authenticated as the configured client, with the ID token as subject;
+    /// each server redeems its own ID-JAG once; a fresh token is answered again from the store (nothing asked of
+    /// anyone); the token is in no file in clear and on no standard error; `signin mcp URL` works with it.
+    @Test func oneIdPSignInGivesEveryServerItsOwnTokenWithNoBrowser() throws {
+        let idp = try Shared.strict.get()
+        let (one, url1) = try Self.server(idp)
+        defer { one.stop() }
+        let (two, url2) = try Self.server(idp)
+        defer { two.stop() }
+        let box = try Self.person(idp, [one, two])
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let t1 = try box.signin("token", "--resource", url1)
+        let t2 = try box.signin("token", "--resource", url2)
+        #expect(t1.status == 0 && t2.status == 0, "\(t1.stderr) \(t2.stderr)")
+        let (a, b) = (t1.stdout.trimmingCharacters(in: .whitespacesAndNewlines), t2.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(!a.isEmpty && !b.isEmpty && a != b)
+        let asked = try Self.idjagRequests(idp, box)
+        #expect(asked.count == 2, "\(asked)")
+        #expect(Set(asked.compactMap { $0["audience"] as? String }) == [one.issuer, two.issuer] && Set(asked.compactMap { $0["resource"] as? String }) == [url1, url2])
+        #expect(asked.allSatisfy { $0["subject_token_type"] as? String == "urn:ietf:params:oauth:token-type:id_token" && $0["requested_token_type"] as? String == "urn:ietf:params:oauth:token-type:id-jag" })
+        let (redeemed1, redeemed2) = (try MCPServerTests.stats(one)["idjag_redeemed"] as? Int, try MCPServerTests.stats(two)["idjag_redeemed"] as? Int)
+        #expect(redeemed1 == 1 && redeemed2 == 1)
+        // Fresh means no network.
+        let again = try box.signin("token", "--resource", url1)
+        let askedAgain = try Self.idjagRequests(idp, box).count
+        #expect(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == a && askedAgain == 2)
+        #expect(try MCPServerTests.stats(one)["idjag_redeemed"] as? Int == 1)
+        // The bridge uses it, with no browser.
+        let (run, answer) = try MCPBridgeTests.client(box, "basic", url1)
+        #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches, "no browser after the IdP sign-in")
+        for token in [a, b] {
+            #expect(!t1.stderr.contains(token) && !run.stderr.contains(token))
+            for case let file as String in FileManager.default.enumerator(atPath: box.root.path)?.allObjects ?? [] {
+                #expect(!((try? Data(contentsOf: box.root.appendingPathComponent(file))) ?? Data()).contains(token), "the token in clear in \(file)")
+            }
+        }
+    }
+
+    /// The IdP's policy refuses a server: a clear error naming the server and the IdP's reason, nothing on standard
+    /// output, nothing stored, nothing sent to the server; a server whose authorization server has no registration here
+    /// is never sent an ID-JAG, and the error says how to sign in to it on its own.
+    @Test func aRefusedServerAndAServerWithoutRegistrationAreSaid() throws {
+        let idp = try Shared.strict.get()
+        let (refused, url) = try Self.server(idp)
+        defer { refused.stop() }
+        let (other, otherURL) = try Self.server(idp)
+        defer { other.stop() }
+        let box = try Self.person(idp, [refused])
+        try idp.control(box.clientID, ["idjag_refused": [refused.issuer]])
+        let r = try box.signin("token", "--resource", url)
+        #expect(r.status != 0 && r.stdout.isEmpty, "\(r.status) \(r.stdout)")
+        #expect(r.stderr.contains(url) && r.stderr.contains("policy"), "\(r.stderr)")
+        #expect(try MCPServerTests.stats(refused)["idjag_redeemed"] == nil)
+        let unregistered = try box.signin("token", "--resource", otherURL)
+        #expect(unregistered.status != 0 && unregistered.stderr.contains("no registration") && unregistered.stderr.contains("signin login --resource"), "\(unregistered.stderr)")
+        #expect(try Self.idjagRequests(idp, box).allSatisfy { $0["audience"] as? String != other.issuer }, "no ID-JAG asked for a server without registration")
+    }
+
+    /// An administrator deploys the configuration for everyone (`$XDG_CONFIG_DIRS/signin/config.json`): a person with
+    /// none of their own signs in at the IdP with it and gets a server's token; a file others may write is passed over.
+    @Test func aSystemWideConfigurationServesAPersonWithNone() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        let box = try Self.person(idp, [server])
+        let system = box.root.appendingPathComponent("etc-xdg")
+        try FileManager.default.createDirectory(at: system.appendingPathComponent("signin"), withIntermediateDirectories: true)
+        let deployed = system.appendingPathComponent("signin/config.json").path
+        try FileManager.default.moveItem(atPath: box.configPath, toPath: deployed)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: deployed)
+        box.environment["SIGNIN_CONFIG"] = ""
+        box.environment["XDG_CONFIG_DIRS"] = system.path
+        let t = try box.signin("token", "--resource", url)
+        #expect(t.status == 0 && !t.stdout.isEmpty, "\(t.status) \(t.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: deployed)
+        let passedOver = try box.signin("token", "--resource", url, "--force-refresh")
+        #expect(passedOver.status != 0, "a configuration anyone may write is not read: \(passedOver.stderr)")
+    }
+
+    /// The configuration's section is checked on read, each error naming the field.
+    @Test func theSectionIsCheckedByField() throws {
+        let idp = try Shared.strict.get()
+        let box = try idp.sandbox()
+        for (section, field) in [(["authorization_servers": [:]] as [String: Any], "enterprise_authorization.authorization_servers"),
+                                 (["authorization_servers": ["https://as.example": ["client_secret": "s"]]], "client_id"),
+                                 (["authorization_servers": ["https://as.example": ["client_id": "c", "token_endpoint_auth_method": "client_secret_post"]]], "client_secret"),
+                                 (["authorization_servers": ["http://as.example": ["client_id": "c"]]], "as.example"),
+                                 (["servers": [:]], "enterprise_authorization.servers")] {
+            try box.editConfig { $0["enterprise_authorization"] = section }
+            let r = try box.signin("status")
+            #expect(r.status == 2 && r.stderr.contains(field), "\(field): \(r.status) \(r.stderr)")
+        }
+    }
+}
