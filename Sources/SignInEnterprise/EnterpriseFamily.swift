@@ -47,7 +47,34 @@ public struct EnterpriseFamily: TokenFamily {
         let settings = configuration.enterpriseAuthorization
         // A forced refresh is a new exchange: nothing kept is fresh enough for it.
         let validity = request.forceRefresh ? Duration.seconds(TokenRequest.maximumValidity * 2) : request.minimumValidity
-        let token: SignInToken = try grant.derivedCredential(DerivedTokenKey(Self.kind, [resource]), account: request.account, minimumValidity: validity,
+        let token: SignInToken
+        do throws(SignInError) {
+            token = try buy(resource, request: request, validity: validity, grant: grant, settings: settings)
+        } catch .providerError(let endpoint, "invalid_grant", _) where endpoint.hasPrefix(IdentityAssertionGrant.idpEndpointName) {
+            // The IdP refused even a fresh ID token: the session there ended. A new sign-in at the IdP is the way on.
+            throw .noPreviousSignIn(reason: .nothingStored(issuer: "\(configuration.issuer) (its session ended: it refused this sign-in's ID token for \(resource.withoutControlCharacters); sign in again with `signin login`)"))
+        }
+        guard let stored = try grant.credentials(account: request.account) else { throw grant.noAccount() }
+        var issued = IssuedToken(token: token, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
+        issued.resource = resource
+        return issued
+    }
+
+    /// Whether the MCP server at `resource` signs in at an authorization server the configuration's section holds a
+    /// registration for (its RFC 9728 metadata read; false when it has none, or none can be read): a program with a
+    /// person at hand (`signin mcp`) decides so at its start between this family and the server's own sign-in.
+    public static func takesIdentityAssertion(for resource: String, configuration: SignInConfiguration) -> Bool {
+        let settings = configuration.enterpriseAuthorization
+        guard !settings.authorizationServers.isEmpty, (try? HTTPClient.loadLibrary()) != nil,
+              let metadata = try? ProtectedResourceMetadata.discover(for: resource, http: HTTPClient(configuration: configuration)).metadata else { return false }
+        return metadata.authorizationServers.contains { settings.registration(at: $0) != nil }
+    }
+
+    /// Steps 2 to 5.
+    private func buy(_ resource: String, request: TokenRequest, validity: Duration, grant: any PersonGrant,
+                     settings: EnterpriseAuthorizationSettings) throws(SignInError) -> SignInToken {
+        let configuration = grant.configuration
+        return try grant.derivedCredential(DerivedTokenKey(Self.kind, [resource]), account: request.account, minimumValidity: validity,
                                                             buyingWith: .id, retryWhen: { $0 == "invalid_grant" }, bearer: nil) { (idToken) throws(SignInError) -> SignInToken in
             guard let stored = try grant.credentials(account: request.account) else { throw grant.noAccount() }
             try HTTPClient.loadLibrary()
@@ -55,7 +82,7 @@ public struct EnterpriseFamily: TokenFamily {
             // Step 3: where the server signs in, and this client's registration there.
             let metadata = try ProtectedResourceMetadata.discover(for: resource, http: http).metadata
             guard let (issuer, registration) = metadata.authorizationServers.lazy.compactMap({ i in settings.registration(at: i).map { (i, $0) } }).first else {
-                throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which the configuration's enterprise_authorization has no registration for: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` with no configuration (or ask your administrator to add its registration)")
+                throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which the configuration's enterprise_authorization has no registration for: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` (or ask your administrator to add its registration)")
             }
             let server = try Discovery.discoveredServer(issuer: issuer, http: http)
             guard let tokenEndpoint = server.tokenEndpoint, EndpointURL.problem(tokenEndpoint) == nil else {
@@ -68,9 +95,5 @@ public struct EnterpriseFamily: TokenFamily {
             let assertion = try idp.identityAssertion(idToken: idToken, audience: server.issuer.isEmpty ? issuer : server.issuer, resource: resource, scope: request.scopes?.joined(separator: " "))
             return try IdentityAssertionGrant.redeem(assertion, at: tokenEndpoint, issuer: issuer, registration: registration, http: http, now: Date())
         }
-        guard let stored = try grant.credentials(account: request.account) else { throw grant.noAccount() }
-        var issued = IssuedToken(token: token, kind: .access, subject: stored.profile.userID, name: stored.profile.email ?? stored.profile.userID)
-        issued.resource = resource
-        return issued
     }
 }

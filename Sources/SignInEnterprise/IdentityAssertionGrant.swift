@@ -21,6 +21,8 @@ struct IdentityAssertionGrant {
     static let idTokenType = "urn:ietf:params:oauth:token-type:id_token"
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     static let profile = "urn:ietf:params:oauth:grant-profile:id-jag"
+    /// How errors name the IdP's token endpoint (`EnterpriseFamily` tells its refusals from the server's by it).
+    static let idpEndpointName = "the identity provider's token endpoint"
 
     let http: HTTPClient
     /// The enterprise IdP's token endpoint and the configured client there.
@@ -35,7 +37,7 @@ struct IdentityAssertionGrant {
         if let scope { form.append(("scope", scope)) }
         var headers: [String] = []
         idpClient.apply(idpMethod == "client_secret_post" ? .formBody : .basicHeader, form: &form, headers: &headers)
-        let endpoint = "the identity provider's token endpoint (\(idpTokenEndpoint))"
+        let endpoint = "\(Self.idpEndpointName) (\(idpTokenEndpoint))"
         let r = try http.postForm(idpTokenEndpoint, endpoint: endpoint, form: form, headers: headers + ["Accept: application/json"])
         let o = try Self.answer(r, endpoint: endpoint, target: resource)
         guard o["issued_token_type"]?.string == Self.idJAGType else {

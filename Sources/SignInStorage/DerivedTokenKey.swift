@@ -60,6 +60,14 @@ extension StoredCredentials {
         return derivedTokens?.first { $0.key == encoded }
     }
 
+    /// Drops the token kept for `key`; false when none was.
+    package mutating func forget(_ key: DerivedTokenKey) -> Bool {
+        let encoded = key.encoded
+        guard derivedTokens?.contains(where: { $0.key == encoded }) == true else { return false }
+        derivedTokens?.removeAll { $0.key == encoded }
+        return true
+    }
+
     /// Keeps `token` for `key` in place of the one it replaces, dropping expired ones and keeping the newest 32.
     package mutating func keep(_ key: DerivedTokenKey, value: String, expiry: Date, unrestricted: Bool? = nil, now: Date = Date()) {
         let encoded = key.encoded

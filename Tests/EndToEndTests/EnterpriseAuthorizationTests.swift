@@ -104,6 +104,29 @@ import Testing
         #expect(passedOver.status != 0, "a configuration anyone may write is not read: \(passedOver.stderr)")
     }
 
+    /// `logout --resource URL` forgets that server's token alone (the IdP sign-in and the other server's token stay);
+    /// an IdP whose session ended refuses even a fresh ID token: `token` exits 3 naming `signin login`.
+    @Test func oneServerIsSignedOutAloneAndAnEndedIdPSessionSaysSignInAgain() throws {
+        let idp = try Shared.strict.get()
+        let (one, url1) = try Self.server(idp)
+        defer { one.stop() }
+        let (two, url2) = try Self.server(idp)
+        defer { two.stop() }
+        let box = try Self.person(idp, [one, two])
+        #expect(try box.signin("token", "--resource", url1).status == 0 && box.signin("token", "--resource", url2).status == 0)
+        let out = try box.signin("logout", "--resource", url1)
+        #expect(out.status == 0 && out.stdout.contains("Forgot the token for \(url1)"), "\(out.stdout) \(out.stderr)")
+        #expect(try box.signin("whoami").status == 0, "still signed in at the IdP")
+        let asked = try Self.idjagRequests(idp, box).count
+        #expect(try box.signin("token", "--resource", url2).status == 0)
+        #expect(try Self.idjagRequests(idp, box).count == asked, "the other server's token is still kept")
+        #expect(try box.signin("token", "--resource", url1).status == 0)
+        #expect(try Self.idjagRequests(idp, box).count == asked + 1, "a new exchange for the server signed out of")
+        try idp.control(box.clientID, ["idjag_session_ended": true])
+        let ended = try box.signin("token", "--resource", url2, "--force-refresh")
+        #expect(ended.status == 3 && ended.stderr.contains("signin login") && ended.stdout.isEmpty, "\(ended.status) \(ended.stderr)")
+    }
+
     /// The configuration's section is checked on read, each error naming the field.
     @Test func theSectionIsCheckedByField() throws {
         let idp = try Shared.strict.get()

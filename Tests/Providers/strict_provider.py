@@ -783,6 +783,8 @@ class Handler(BaseHTTPRequestHandler):
                 if f.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
                     return self.oauth_error("invalid_request", description="subject_token_type must be an ID token")
                 claims = verify(f.get("subject_token", ""))
+                if cl.c("idjag_session_ended"):
+                    claims = None  # the person's session at the IdP ended: no ID token of theirs is taken
                 if not claims or claims.get("iss") != self.issuer or claims.get("aud") != cl.client_id or claims.get("exp", 0) < time.time():
                     return self.oauth_error("invalid_grant", description="the subject token is not a live ID token of this client")
                 audience, resource = f.get("audience"), f.get("resource")

@@ -55,6 +55,16 @@ struct Logout: SignInCommand {
     func run(_ c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let client = c.client
+        // One MCP server's token bought with the enterprise sign-in (ID-JAG): only that token goes; the sign-in at the
+        // company's IdP, and every other server's token, stay (`signin logout` alone ends them all).
+        if let api = apiResource, !client.configuration.foundFromAPI, !client.configuration.enterpriseAuthorization.authorizationServers.isEmpty,
+           !client.configuration.resources.contains(api) {
+            let forgot = try client.forgetDerivedToken(DerivedTokenKey(EnterpriseFamily.kind, [api]), account: c.account)
+            let text = forgot ? "Forgot the token for \(api.withoutControlCharacters) (the sign-in at \(client.configuration.issuer.withoutControlCharacters) remains; `signin logout` ends it and every server's token)."
+                              : "No token is kept for \(api.withoutControlCharacters); nothing to remove."
+            if c.json { io.out(JSONText.object(["revoked": .bool(false), "removed": .array(forgot ? [.string(api)] : [])])) } else { io.out(text) }
+            return .success
+        }
         let targets: [SignInUser]
         let stored: SignInUser?
         do {

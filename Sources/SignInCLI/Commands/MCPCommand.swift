@@ -110,8 +110,14 @@ struct MCPCommand: SignInCommand {
         let authorization: APIAuthorizer
         // A server the configuration lists, or (with enterprise_authorization, and no sign-in of its own here) one the
         // person's sign-in at the company's IdP buys a token for: the configured client serves it.
-        let enterprise = configuration.map { !$0.enterpriseAuthorization.authorizationServers.isEmpty
-            && APIAccess.knownConfiguration(for: url, storeDirectory: CredentialStore.defaultDirectory(environment: env)) == nil } ?? false
+        var enterprise = false
+        if let configuration, !configuration.enterpriseAuthorization.authorizationServers.isEmpty, !configuration.resources.contains(url),
+           APIAccess.knownConfiguration(for: url, storeDirectory: CredentialStore.defaultDirectory(environment: env)) == nil {
+            enterprise = EnterpriseFamily.takesIdentityAssertion(for: url, configuration: configuration)
+            if !enterprise {
+                io.err("signin: \(url.withoutControlCharacters) takes no enterprise sign-in here (its authorization server has no registration in the configuration's enterprise_authorization); it is signed in to on its own")
+            }
+        }
         if let configuration, !configuration.isForAPIsOnly, configuration.resources.contains(url) || enterprise {
             authorization = APIAuthorizer(resource: url, configuration: configuration, allowsInteractiveSignIn: true, options: options, environment: env,
                                           onEvent: { shown.show($0) })

@@ -26,4 +26,15 @@ extension SignInClient {
         }
         if let (c, isCurrent) = found { resident.keep(account, c, isCurrent: isCurrent, generation: generation) }
     }
+
+    /// Removes the token kept for `key` from `account`'s entry (nil: the current account), under the account's lock;
+    /// false when none was kept. The grant and every other token stay.
+    package func forgetDerivedToken(_ key: DerivedTokenKey, account: String?) throws(SignInError) -> Bool {
+        guard let entry = try credentials(account: account) else { return false }
+        return try storage.withExclusiveAccess(for: identity, subject: entry.profile.userID) { () throws(SignInError) -> Bool in
+            guard var current = try storage.credentials(for: identity, subject: entry.profile.userID), current.forget(key) else { return false }
+            try storage.save(current)
+            return true
+        }
+    }
 }
