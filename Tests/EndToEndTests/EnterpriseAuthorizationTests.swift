@@ -127,6 +127,24 @@ import Testing
         #expect(ended.status == 3 && ended.stderr.contains("signin login") && ended.stdout.isEmpty, "\(ended.status) \(ended.stderr)")
     }
 
+    /// Over `signin ssh --resource URL`, the remote machine gets the MCP server's token from the laptop's agent: the
+    /// ID token and the IdP grant stay on the laptop, and the remote side holds nothing.
+    @Test func overSSHTheRemoteSideGetsTheServersTokenAlone() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        let box = try Self.person(idp, [server])
+        box.environment["XDG_RUNTIME_DIR"] = try box.shortFolder()
+        box.environment["XDG_STATE_HOME"] = box.root.appendingPathComponent("state").path
+        let remote = try RemoteMachine(box)
+        let r = try box.signin(["ssh", "--resource", url] + remote.sshArguments + ["signin token --resource \(url); echo token=$?; signin id-token >/dev/null 2>&1; echo id=$?"])
+        #expect(r.stdout.contains("token=0\n") && r.stdout.contains("id=") && !r.stdout.contains("id=0\n"), "\(r.stdout) \(r.stderr)")
+        let token = r.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        let local = try box.signin("token", "--resource", url).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!token.isEmpty && token == local, "the laptop's token for the server: \(r.stdout)")
+        #expect(try MCPServerTests.stats(server)["idjag_redeemed"] as? Int == 1)
+    }
+
     /// The configuration's section is checked on read, each error naming the field.
     @Test func theSectionIsCheckedByField() throws {
         let idp = try Shared.strict.get()

@@ -208,13 +208,15 @@ package final class TokenAgent: @unchecked Sendable {
         guard let resource = r.resource, r.audience == nil, (try? configured.get())?.configuration.resources.contains(resource) != true else {
             return try configured.get()
         }
-        // Neither one of the configuration's resources nor signed in to from its address: the person's grant never
-        // serves it (as `signin token --resource URL` here refuses it).
-        guard let api = apiClient(resource, configured: try? configured.get()) else {
-            throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
-        }
         if let sessionID, let s = sessions[sessionID], !s.resources.contains(resource) {
             throw .noPreviousSignIn(reason: .agentRefused(reason: "the API \(resource.withoutControlCharacters) is not forwarded to this machine (on the laptop: signin ssh --resource \(resource.withoutControlCharacters) ...)"))
+        }
+        // Neither one of the configuration's resources nor signed in to from its address: the person's grant never
+        // serves it (as `signin token --resource URL` here refuses it), but through MCP's enterprise-managed
+        // authorization (an ID-JAG the grant at the company's IdP buys: `EnterpriseFamily`).
+        guard let api = apiClient(resource, configured: try? configured.get()) else {
+            if let c = try? configured.get(), !c.configuration.enterpriseAuthorization.authorizationServers.isEmpty { return c }
+            throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
         }
         // The API's sign-in is an account of its own: its current one.
         r.account = nil
@@ -236,6 +238,7 @@ package final class TokenAgent: @unchecked Sendable {
     /// signed in to from its address (what `signin ssh --resource` accepts).
     private func knowsAPI(_ resource: String, configured: SignInClient?) -> Bool {
         configured?.configuration.resources.contains(resource) == true || apiClient(resource, configured: configured) != nil
+            || configured?.configuration.enterpriseAuthorization.authorizationServers.isEmpty == false
     }
 
     /// The token path's answer to `r`, logged for a forwarded session.

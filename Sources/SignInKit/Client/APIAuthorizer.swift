@@ -335,7 +335,9 @@ public actor APIAuthorizer {
                 return try FileLock.with(lock, waiting: waiting, canceller: canceller) { () throws(SignInError) -> (SignInClient, SignInUser, Bool) in
                     // Another signed in meanwhile (a token other than the one this authorizer held): that sign-in serves,
                     // and counts as the person acting.
-                    if challenge == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
+                    // (A challenge to an authorizer that held nothing is the server's first 401, not a move: what
+                    // another process stored for this API serves as well.)
+                    if challenge == nil || held == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
                        let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: store) {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
                         if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u, false) }
