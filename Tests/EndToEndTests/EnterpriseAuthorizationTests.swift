@@ -46,6 +46,8 @@ import Testing
         #expect(asked.allSatisfy { $0["subject_token_type"] as? String == "urn:ietf:params:oauth:token-type:id_token" && $0["requested_token_type"] as? String == "urn:ietf:params:oauth:token-type:id-jag" })
         let (redeemed1, redeemed2) = (try MCPServerTests.stats(one)["idjag_redeemed"] as? Int, try MCPServerTests.stats(two)["idjag_redeemed"] as? Int)
         #expect(redeemed1 == 1 && redeemed2 == 1)
+        let status = try box.signin("status").stdout
+        #expect(status.contains("MCP server \(url1) (enterprise sign-in): token until") && status.contains("MCP server \(url2)"), "\(status)")
         // Fresh means no network.
         let again = try box.signin("token", "--resource", url1)
         let askedAgain = try Self.idjagRequests(idp, box).count
