@@ -137,8 +137,13 @@ public final class MCPClientTransport: Sendable {
     /// Returns at once: requests go at the same time, each on its own.
     public func send(_ message: JSONRPCMessage) {
         if message.method == "notifications/cancelled", let id = cancelledID(message) {
-            // The client abandoned the request: its POST ends, and no answer is made for it.
-            let task = state.withLock { $0.pending.removeValue(forKey: id) }
+            // The client abandoned the request: its POST ends, and no answer is made for it. The client's first
+            // initialize is not cut: what it waits on is the first sign-in, in a browser the person may be finishing;
+            // it goes on, so the client's next initialize uses that sign-in instead of opening a second browser.
+            let task = state.withLock { s -> Task<Void, Never>? in
+                let t = s.pending.removeValue(forKey: id)
+                return s.initialize?.requestID == id ? nil : t
+            }
             task?.cancel()
             releaseDrainedIfEmpty()
         }

@@ -61,6 +61,38 @@ import Testing
         #expect(next.finish() == 0)
     }
 
+    /// A client that cancels its initialize while the first sign-in waits in the browser (a client's own timeout), then
+    /// sends a new one: no second browser; when the person finishes the page the first browser showed, the new
+    /// initialize is answered, and the cancelled one never is.
+    @Test func cancellingTheInitializeThatWaitsOnASignInOpensNoSecondBrowser() throws {
+        let p = try Provider(script: "mcp_server.py")
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        let box = try MCPServerTests.machine(p)
+        let bridge = try LiveBridge(box, ["mcp", url, "--timeout", "60"], env: ["STANDIN_MODE": "none"])
+        func initialize(_ id: Int) -> String {
+            #"{"jsonrpc":"2.0","id":\#(id),"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#
+        }
+        bridge.send(initialize(0))
+        #expect(waitFor { MCPBridgeTests.browserLaunches(box) == 1 }, "the browser opened: \(bridge.stderr)")
+        bridge.send(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0,"reason":"timed out"}}"#)
+        bridge.send(initialize(1))
+        // The person finishes the page the first browser showed.
+        let page = try #require(box.standinSteps().first { $0["step"] as? String == "fds" }?["url"] as? String)
+        let visit = try Subprocess.run("/usr/bin/curl", ["-sS", "-L", "-o", "/dev/null", "-w", "%{http_code}", page])
+        #expect(visit.stdout == "200", "\(visit.stdout) \(visit.stderr)")
+        #expect(bridge.answer(1)?["result"] != nil, "the new initialize is answered: \(bridge.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == 1, "no second browser")
+        bridge.send(MCPBridgeTests.call("2", "add", #"{"a":2,"b":3}"#))
+        var seen: [[String: Any]] = []
+        while let m = bridge.next() {
+            seen.append(m)
+            if m["id"] as? Int == 2 { break }
+        }
+        #expect(!seen.contains { $0["id"] as? Int == 0 }, "no answer for the cancelled initialize: \(seen)")
+        #expect(bridge.finish() == 0)
+    }
+
     /// Started with the SDKs' default environment where no desktop session runs (no runtime folder, no bus, no
     /// display, no `$BROWSER`): the request that needs a sign-in is answered at once with an error naming the command
     /// to run in a terminal, not a wait for a page nobody can see; nothing is stored.

@@ -23,6 +23,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -182,7 +183,7 @@ def descriptors() -> dict:
 
 
 def main() -> None:
-    log({"step": "fds", "fds": descriptors()})
+    log({"step": "fds", "fds": descriptors(), "url": sys.argv[-1]})
     launch_detached(work)
 
 
