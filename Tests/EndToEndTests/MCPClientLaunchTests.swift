@@ -150,7 +150,8 @@ import Testing
             set -u
             run=/run/user/$(id -u); mkdir -m 700 "$run"
             dbus-daemon --session --address="unix:path=$run/bus" --fork --print-pid > "$HOME/dbus.pid"
-            trap 'kill $(cat "$HOME/dbus.pid") $portal 2>/dev/null' EXIT
+            # However it ends: the kernel's copy of the store key goes, then the session's daemons.
+            trap '"\(Paths.signin)" lock >/dev/null 2>&1; kill $(cat "$HOME/dbus.pid") $portal 2>/dev/null' EXIT
             export DBUS_SESSION_BUS_ADDRESS="unix:path=$run/bus"
             echo -n keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
             PORTAL_LOG='\(portalLog)' PORTAL_BROWSER='\(Paths.providers.appendingPathComponent("browser_standin.py").path)' '\(Paths.python)' '\(Paths.providers.appendingPathComponent("desktop_portal.py").path)' > "$HOME/portal.out" &
