@@ -48,6 +48,8 @@ import Testing
         #expect(redeemed1 == 1 && redeemed2 == 1)
         let status = try box.signin("status").stdout
         #expect(status.contains("MCP server \(url1) (enterprise sign-in): token until") && status.contains("MCP server \(url2)"), "\(status)")
+        let accounts = try box.signin("accounts").stdout
+        #expect(accounts.contains("    MCP server \(url1): token until") && accounts.contains("    MCP server \(url2): token until"), "\(accounts)")
         // Fresh means no network.
         let again = try box.signin("token", "--resource", url1)
         let askedAgain = try Self.idjagRequests(idp, box).count

@@ -49,7 +49,12 @@ struct AccountsCommand: SignInCommand {
         } else if users.isEmpty {
             io.out("No accounts for \(c.client.configuration.issuer) (\(c.client.configuration.sourcePath)); run `signin login`.")
         } else {
-            io.out(Self.accountLines(users).joined(separator: "\n"))
+            var lines: [String] = []
+            for (user, line) in zip(users, Self.accountLines(users)) {
+                lines.append(line)
+                lines += Self.enterpriseTokenLines(c.client, user)
+            }
+            io.out(lines.joined(separator: "\n"))
         }
         return .success
     }
@@ -76,6 +81,18 @@ struct AccountsCommand: SignInCommand {
                 state = "no access token"
             }
             return "\(u.isCurrent ? "*" : " ") \(id.padding(to: width))  \(name.isEmpty ? "" : name + "  ")\(state)"
+        }
+    }
+
+    /// The MCP servers' tokens an account's enterprise sign-in bought (MCP's enterprise-managed authorization), a
+    /// line each under the account, with its expiry.
+    static func enterpriseTokenLines(_ client: SignInClient, _ user: SignInUser) -> [String] {
+        guard !client.configuration.enterpriseAuthorization.authorizationServers.isEmpty else { return [] }
+        let prefix = EnterpriseFamily.kind.name + "|"
+        let kept = ((try? client.credentials(account: user.userID)) ?? nil)?.derivedTokens ?? []
+        return kept.filter { $0.key.hasPrefix(prefix) }.sorted { $0.key < $1.key }.map { t in
+            let server = String(t.key.dropFirst(prefix.count)).withoutControlCharacters
+            return "    MCP server \(server): " + (t.expiry > Date() ? "token until \(iso8601(t.expiry))" : "token expired (a new exchange when asked)")
         }
     }
 
