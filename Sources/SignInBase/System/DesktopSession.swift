@@ -25,7 +25,7 @@ package enum DesktopSession {
         var env = environment
         var found = Found()
         func missing(_ name: String) -> Bool { (env[name] ?? "").isEmpty }
-        let uid = geteuid()
+        let uid = Posix.geteuid()
         if missing("XDG_RUNTIME_DIR") {
             let candidate = "\(runtimeRoot)/\(uid)"
             if case .success(let st) = Posix.status(ofLink: candidate), st.kind == .directory, st.isOurs, st.isPrivate {

@@ -200,39 +200,38 @@ package enum FileLock {
 
     /// Runs `body` holding the lock of `path` (created 0600): exclusive, or shared with other shared holders.
     package static func with<T>(_ path: String, shared: Bool = false, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
-        let mine = "\(pthread_self()) \(path)"
-        if held.withLock({ $0.contains(mine) }) { return try body() }
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-        defer { close(fd) }
-        guard SystemCall.retrying({ flock(fd, shared ? LOCK_SH : LOCK_EX) }) == 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-        held.withLock { _ = $0.insert(mine) }
-        defer {
-            held.withLock { _ = $0.remove(mine) }
-            flock(fd, LOCK_UN)
-        }
-        return try body()
+        try holding(path, acquire: { (fd) throws(SignInError) in
+            guard Posix.flock(fd, shared ? LOCK_SH : LOCK_EX) == 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+        }, body)
     }
 
     /// As `with`, exclusive, for a wait a person may be kept in (a sign-in another process holds): when the lock is
     /// held elsewhere, `waiting` is called once (to say so), and the wait ends with `.canceled` as soon as `canceller`
     /// is cancelled.
     package static func with<T>(_ path: String, waiting: () -> Void, canceller: Canceller, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
+        try holding(path, acquire: { (fd) throws(SignInError) in
+            var said = false
+            while Posix.flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
+                if !said { waiting(); said = true }
+                if canceller.sleep(seconds: 0.1) { throw .canceled(reason: "the wait for another process's sign-in was canceled") }
+            }
+        }, body)
+    }
+
+    /// The one life of a lock: a thread that holds `path` already runs `body` at once; otherwise the file is opened
+    /// (created 0600), `acquire` takes the lock on it, `body` runs, and the lock and the file are let go.
+    private static func holding<T>(_ path: String, acquire: (Int32) throws(SignInError) -> Void, _ body: () throws(SignInError) -> T) throws(SignInError) -> T {
         let mine = "\(pthread_self()) \(path)"
         if held.withLock({ $0.contains(mine) }) { return try body() }
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = Posix.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-        defer { close(fd) }
-        var said = false
-        while SystemCall.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
-            guard errno == EWOULDBLOCK else { throw .storeUnwritable(path: path, reason: FileIO.errnoText()) }
-            if !said { waiting(); said = true }
-            if canceller.sleep(seconds: 0.1) { throw .canceled(reason: "the wait for another process's sign-in was canceled") }
-        }
+        defer { Posix.close(fd) }
+        try acquire(fd)
         held.withLock { _ = $0.insert(mine) }
         defer {
             held.withLock { _ = $0.remove(mine) }
-            flock(fd, LOCK_UN)
+            Posix.flock(fd, LOCK_UN)
         }
         return try body()
     }

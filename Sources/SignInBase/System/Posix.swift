@@ -18,6 +18,8 @@ package enum Posix {
     @discardableResult package static func fcntl(_ fd: Int32, _ command: Int32, _ value: Int32) -> Int32 { Glibc.fcntl(fd, command, value) }
     package static func fcntl(_ fd: Int32, _ command: Int32) -> Int32 { Glibc.fcntl(fd, command) }
     @discardableResult package static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+    /// `flock(2)`, EINTR retried.
+    @discardableResult package static func flock(_ fd: Int32, _ operation: Int32) -> Int32 { SystemCall.retrying { lockFile(fd, operation) } }
     @discardableResult package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
         SystemCall.retrying { Glibc.read(fd, buffer, count) }
     }
@@ -124,3 +126,5 @@ package enum Posix {
     }
 }
 
+/// libc's `flock` function (inside `Posix`, the name is its own wrapper's, and `Glibc.flock` the struct's).
+private func lockFile(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
