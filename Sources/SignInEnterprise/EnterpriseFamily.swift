@@ -60,6 +60,13 @@ public struct EnterpriseFamily: TokenFamily {
         return issued
     }
 
+    /// The MCP servers' tokens kept in `entry` (bought through the enterprise sign-in), by server, with their expiry.
+    public static func keptTokens(in entry: StoredCredentials) -> [(server: String, expiry: Date)] {
+        let prefix = kind.name + "|"
+        return (entry.derivedTokens ?? []).filter { $0.key.hasPrefix(prefix) }
+            .map { (String($0.key.dropFirst(prefix.count)), $0.expiry) }.sorted { $0.server < $1.server }
+    }
+
     /// Whether the MCP server at `resource` signs in at an authorization server the configuration's section holds a
     /// registration for (its RFC 9728 metadata read; false when it has none, or none can be read): a program with a
     /// person at hand (`signin mcp`) decides so at its start between this family and the server's own sign-in.
@@ -67,7 +74,12 @@ public struct EnterpriseFamily: TokenFamily {
         let settings = configuration.enterpriseAuthorization
         guard !settings.authorizationServers.isEmpty, (try? HTTPClient.loadLibrary()) != nil,
               let metadata = try? ProtectedResourceMetadata.discover(for: resource, http: HTTPClient(configuration: configuration)).metadata else { return false }
-        return metadata.authorizationServers.contains { settings.registration(at: $0) != nil }
+        return registration(among: metadata.authorizationServers, settings) != nil
+    }
+
+    /// The first of `servers` (an MCP server's authorization servers) the section holds a registration for.
+    private static func registration(among servers: [String], _ settings: EnterpriseAuthorizationSettings) -> (issuer: String, registration: EnterpriseAuthorizationSettings.Registration)? {
+        servers.lazy.compactMap { i in settings.registration(at: i).map { (i, $0) } }.first
     }
 
     /// Steps 2 to 5.
@@ -81,7 +93,7 @@ public struct EnterpriseFamily: TokenFamily {
             let http = HTTPClient(configuration: configuration)
             // Step 3: where the server signs in, and this client's registration there.
             let metadata = try ProtectedResourceMetadata.discover(for: resource, http: http).metadata
-            guard let (issuer, registration) = metadata.authorizationServers.lazy.compactMap({ i in settings.registration(at: i).map { (i, $0) } }).first else {
+            guard let (issuer, registration) = Self.registration(among: metadata.authorizationServers, settings) else {
                 throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which the configuration's enterprise_authorization has no registration for: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` (or ask your administrator to add its registration)")
             }
             let server = try Discovery.discoveredServer(issuer: issuer, http: http)

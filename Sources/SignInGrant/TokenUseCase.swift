@@ -170,10 +170,6 @@ package struct TokenUseCase: PersonGrant {
 
     // MARK: The person's token
 
-    /// The most a minimum validity may be for a short-lived token's half-life rule (`isFresh`) to apply: the default
-    /// minute of `signin token` and `restorePreviousSignIn`.
-    package static let boundedMinimumValidity: TimeInterval = 60
-
     /// Whether the entry's token of `token` kind is there, not marked rejected, and valid `minimumValidity` more.
     package func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
         Self.isFresh(c, minimumValidity: minimumValidity, token: token, now: clock.now)
@@ -193,10 +189,7 @@ package struct TokenUseCase: PersonGrant {
             // for its first half: otherwise every call would refresh, and two consumers would each hold a different
             // token. A longer minimum is asked on purpose (`--min-ttl 3600`) and honoured as asked; the token a sign-in
             // got is refreshed once as before (its lifetime is recorded by a refresh only).
-            if let lifetime = c.accessTokenLifetime, lifetime > 0, lifetime <= minimumValidity, minimumValidity <= boundedMinimumValidity {
-                return left >= lifetime / 2
-            }
-            return left >= minimumValidity
+            return StoredCredentials.freshForHalfItsLife(left: left, lifetime: c.accessTokenLifetime, margin: minimumValidity) ?? (left >= minimumValidity)
         case .id:
             guard c.idToken != nil, let exp = c.idTokenExpiry else { return false }
             return exp.timeIntervalSince(now) >= minimumValidity

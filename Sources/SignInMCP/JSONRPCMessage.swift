@@ -126,30 +126,14 @@ public struct JSONRPCMessage: Sendable {
     /// only), or nil. Read in place: a 1 MB result is never copied to find a member beside it.
     static func rawMember(_ key: String, in b: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         let wanted = Array(("\"" + key + "\"").utf8)
-        return b.withUnsafeBufferPointer { buffer -> Range<Int>? in
-            let bytes = buffer
-            var i = 0
-            func space() { while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 } }
-            space()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
-            i += 1
-            while i < bytes.count {
-                space()
-                let keyStart = i
-                guard skipString(bytes, &i) != nil else { return nil }
-                let keyRange = keyStart..<i
-                space()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
-                i += 1
-                space()
-                let start = i
-                guard skipValue(bytes, &i, depth: 0) else { return nil }
-                if bytes[keyRange].elementsEqual(wanted) { return start..<i }
-                space()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return nil }
-                i += 1
+        return b.withUnsafeBufferPointer { bytes -> Range<Int>? in
+            var i = 0, found: Range<Int>?
+            skipSpace(bytes, &i)
+            _ = walkObject(bytes, &i, depth: 0) { key, value in
+                if bytes[key].elementsEqual(wanted) { found = value }
+                return found == nil
             }
-            return nil
+            return found
         }.map { b[(b.startIndex + $0.lowerBound)..<(b.startIndex + $0.upperBound)] }
     }
 
@@ -168,45 +152,55 @@ public struct JSONRPCMessage: Sendable {
             space()
             return i == b.count ? .batch : nil
         }
-        guard b[i] == UInt8(ascii: "{") else { return nil }
-        i += 1
-        var id: String?, method: String?, answered = false, idIsNull = false
-        space()
-        if i < b.count, b[i] == UInt8(ascii: "}") { return nil }
-        while i < b.count {
-            space()
-            guard let keyRange = skipString(b, &i) else { return nil }
-            let key = String(decoding: b[(keyRange.lowerBound + 1)..<(keyRange.upperBound - 1)], as: UTF8.self)
-            space()
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
-            i += 1
-            space()
-            let start = i
-            guard skipValue(b, &i, depth: 0) else { return nil }
-            let raw = b[start..<i]
-            switch key {
+        var id: String?, method: String?, answered = false, idIsNull = false, invalid = false
+        let whole = walkObject(b, &i, depth: 0) { keyRange, valueRange in
+            let raw = b[valueRange]
+            switch String(decoding: b[(keyRange.lowerBound + 1)..<(keyRange.upperBound - 1)], as: UTF8.self) {
             case "id":
                 if raw.elementsEqual("null".utf8) { idIsNull = true } else if raw.first == UInt8(ascii: "\"") || raw.first.map({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) }) == true {
                     id = String(decoding: raw, as: UTF8.self)
-                } else { return nil }
+                } else { invalid = true }
             case "method":
-                guard raw.first == UInt8(ascii: "\""), let m = (try? { var p = JSONParser(bytes: Array(raw)); return try p.document() }())?.string else { return nil }
-                method = m
+                if raw.first == UInt8(ascii: "\""), let m = (try? { var p = JSONParser(bytes: Array(raw)); return try p.document() }())?.string {
+                    method = m
+                } else { invalid = true }
             case "result", "error": answered = true
             default: break
             }
-            space()
-            guard i < b.count else { return nil }
-            if b[i] == UInt8(ascii: ",") { i += 1; continue }
-            guard b[i] == UInt8(ascii: "}") else { return nil }
-            i += 1
-            space()
-            guard i == b.count else { return nil }
-            if let method { return id.map { .request(id: ID(json: $0), method: method) } ?? .notification(method: method) }
-            if answered { return .response(id: idIsNull ? nil : id.map(ID.init(json:))) }
-            return nil
+            return !invalid
         }
+        space()
+        guard whole, !invalid, i == b.count else { return nil }
+        if let method { return id.map { .request(id: ID(json: $0), method: method) } ?? .notification(method: method) }
+        if answered { return .response(id: idIsNull ? nil : id.map(ID.init(json:))) }
         return nil
+    }
+
+    /// Walks the JSON object at `i`: each member's key (its quotes included) and value (checked as `skipValue` checks
+    /// it) go to `visit`, which answers whether to go on. `i` is left past the closing brace when every member was
+    /// visited. False when the text is not an object; true when it is, or when `visit` stopped the walk.
+    private static func walkObject(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, depth: Int, _ visit: (Range<Int>, Range<Int>) -> Bool) -> Bool {
+        guard depth < 512, i < b.count, b[i] == UInt8(ascii: "{") else { return false }
+        i += 1
+        skipSpace(b, &i)
+        if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return true }
+        while true {
+            skipSpace(b, &i)
+            guard let key = skipString(b, &i) else { return false }
+            skipSpace(b, &i)
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
+            i += 1
+            skipSpace(b, &i)
+            let start = i
+            guard skipValue(b, &i, depth: depth + 1) else { return false }
+            guard visit(key, start..<i) else { return true }
+            skipSpace(b, &i)
+            guard i < b.count else { return false }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            guard b[i] == UInt8(ascii: "}") else { return false }
+            i += 1
+            return true
+        }
     }
 
     /// Skips the string at `i` (its quotes included); its range, or nil when it is not a complete JSON string (an
@@ -275,25 +269,7 @@ public struct JSONRPCMessage: Sendable {
         guard depth < 512, i < b.count else { return false }
         switch b[i] {
         case UInt8(ascii: "\""): return skipString(b, &i) != nil
-        case UInt8(ascii: "{"):
-            i += 1
-            skipSpace(b, &i)
-            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return true }
-            while true {
-                skipSpace(b, &i)
-                guard skipString(b, &i) != nil else { return false }
-                skipSpace(b, &i)
-                guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
-                i += 1
-                skipSpace(b, &i)
-                guard skipValue(b, &i, depth: depth + 1) else { return false }
-                skipSpace(b, &i)
-                guard i < b.count else { return false }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                guard b[i] == UInt8(ascii: "}") else { return false }
-                i += 1
-                return true
-            }
+        case UInt8(ascii: "{"): return walkObject(b, &i, depth: depth) { _, _ in true }
         case UInt8(ascii: "["):
             i += 1
             skipSpace(b, &i)

@@ -325,8 +325,7 @@ public final class MCPClientTransport: Sendable {
                     notice("\(message.method ?? "a message") was refused: \(String(decoding: error.bytes.prefix(300), as: UTF8.self).withoutControlCharacters)")
                 }
                 if isInitialize && !replay {
-                    let refusal = SignInError.providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: "it refused the client's initialize")
-                    if state.withLock({ s -> Bool in defer { if s.startFailure == nil { s.startFailure = refusal } }; return s.startFailure == nil }) { failedToStart(refusal) }
+                    failedToStartOnce(.providerError(endpoint: "MCP server (\(url))", code: "http_\(status)", detail: "it refused the client's initialize"))
                 }
                 return .done
             }
@@ -348,14 +347,14 @@ public final class MCPClientTransport: Sendable {
                 if isInitialize {
                     // A session id is visible ASCII (0x21 to 0x7E, as the transport says): anything else would be echoed
                     // back as a header of signin's making (a bare CR read as a second header).
-                    if let id = result.head.headers["mcp-session-id"], !id.isEmpty, !id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+                    if let id = result.head.headers["mcp-session-id"], !id.isEmpty, !Self.isVisibleASCII(id) {
                         fail(message, .providerError(endpoint: "MCP server (\(url))", code: "invalid_session_id",
                                                      detail: "its Mcp-Session-Id holds characters other than visible ASCII; the session was not used"), starting: !replay)
                         return .done
                     }
                     state.withLock { s in
                         if let id = result.head.headers["mcp-session-id"], !id.isEmpty { s.sessionID = id }
-                        if let v = result.protocolVersion, v.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { s.protocolVersion = v }
+                        if let v = result.protocolVersion, Self.isVisibleASCII(v) { s.protocolVersion = v }
                     }
                 }
                 if message.method == "tools/list", let answer = result.answer { learnParameterHeaders(answer) }
@@ -703,19 +702,27 @@ public final class MCPClientTransport: Sendable {
     /// An error answer for `message` when it is a request (else a notice), and, for the first initialize, why the
     /// transport could not start.
     private func fail(_ message: JSONRPCMessage, _ error: SignInError, starting: Bool) {
-        let first = starting && state.withLock { s -> Bool in
-            guard s.startFailure == nil else { return false }
-            s.startFailure = error
-            return true
-        }
         let text = "signin: \(error.description)" + Self.nextStep(error, url)
         if let id = message.requestID, state.withLock({ $0.pending[id] != nil }) {
             receive(JSONRPCMessage.error(id: id, code: JSONRPCMessage.transportError, message: text))
         } else if message.requestID == nil {
             notice("\(message.method ?? "a response") could not be sent: \(error.description)")
         }
+        if starting { failedToStartOnce(error) }
+    }
+
+    /// Records why the client's first initialize failed and tells `failedToStart`, the first time only.
+    private func failedToStartOnce(_ error: SignInError) {
+        let first = state.withLock { s -> Bool in
+            guard s.startFailure == nil else { return false }
+            s.startFailure = error
+            return true
+        }
         if first { failedToStart(error) }
     }
+
+    /// Visible ASCII (0x21 to 0x7E): what a session id and a protocol version echoed back as headers may hold.
+    private static func isVisibleASCII(_ text: String) -> Bool { text.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
 
     // MARK: MCP 2026-07-28
 

@@ -134,14 +134,7 @@ public final class MCPStdioBridge: Sendable {
             }
             output.end(.finished)
         }, then: { _ in })
-        let reason: Reason = await withCheckedContinuation { k in
-            let done = endState.withLock { e -> Reason? in
-                if let r = e.reason { return r }
-                e.waiter = k
-                return nil
-            }
-            if let done { k.resume(returning: done) }
-        }
+        let reason = await ended()
         await transport.close(waitingUpTo: { if case .finished = reason { return closing } else { return .zero } }(), ending: ending)
         // The input may close before the first initialize failed (a client that wrote it and closed at once).
         if case .finished = reason, let failure = transport.startFailure { return .failedToStart(failure) }
@@ -175,7 +168,12 @@ public final class MCPStdioBridge: Sendable {
             }
             output.end(.finished)
         }, then: { _ in })
-        _ = await withCheckedContinuation { (k: CheckedContinuation<Reason, Never>) in
+        _ = await ended()
+    }
+
+    /// Returns once the bridge ends (`end`), with why.
+    private func ended() async -> Reason {
+        await withCheckedContinuation { k in
             let done = endState.withLock { e -> Reason? in
                 if let r = e.reason { return r }
                 e.waiter = k

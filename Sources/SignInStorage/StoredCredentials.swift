@@ -97,11 +97,20 @@ public struct StoredCredentials: Codable, Sendable, Equatable, CustomStringConve
         /// would get a new one.
         package func isFresh(at now: Date, margin: TimeInterval) -> Bool {
             let left = expiry.timeIntervalSince(now)
-            if let obtained, case let lifetime = expiry.timeIntervalSince(obtained), lifetime > 0, lifetime <= margin, margin <= 60 {
-                return left >= lifetime / 2
-            }
-            return left > margin
+            return StoredCredentials.freshForHalfItsLife(left: left, lifetime: obtained.map { expiry.timeIntervalSince($0) }, margin: margin) ?? (left > margin)
         }
+    }
+
+    /// The largest margin the short-lived rule below applies to: a longer one is asked on purpose (`--min-ttl 3600`)
+    /// and honoured as asked.
+    package static let shortLivedMargin: TimeInterval = 60
+
+    /// The rule for a token that never lives the margin asked (a 30 s token asked for the usual minute): fresh for the
+    /// first half of its life, or every use would get a new one (and two consumers each hold a different one). Nil
+    /// where the rule does not apply (its lifetime unknown or longer than the margin, or a margin asked on purpose).
+    package static func freshForHalfItsLife(left: TimeInterval, lifetime: TimeInterval?, margin: TimeInterval) -> Bool? {
+        guard let lifetime, lifetime > 0, lifetime <= margin, margin <= shortLivedMargin else { return nil }
+        return left >= lifetime / 2
     }
 
     /// Credentials as a program's own storage or a test builds them.

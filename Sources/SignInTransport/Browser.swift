@@ -66,14 +66,10 @@ package enum Browser {
     /// still running after it is taken to be a browser.
     public static func openOrSayWhyNot(_ url: String, environment: [String: String], window: Duration = .seconds(3)) -> Outcome {
         let failure = Locked<String?>(nil)
-        let ended = Locked(false)
-        let outcome = open(url, environment: environment, onFailure: { reason in failure.withLock { $0 = reason } }, onEnd: { ended.withLock { $0 = true } })
+        let ended = DispatchSemaphore(value: 0)
+        let outcome = open(url, environment: environment, onFailure: { reason in failure.withLock { $0 = reason } }, onEnd: { ended.signal() })
         guard case .launched = outcome else { return outcome }
-        var waited = Duration.zero
-        while waited < window, !ended.withLock({ $0 }) {
-            Posix.usleep(20_000)
-            waited += .milliseconds(20)
-        }
+        _ = ended.wait(timeout: .now() + .milliseconds(Int(window / .milliseconds(1))))
         if let reason = failure.withLock({ $0 }) { return .unavailable(reason: reason) }
         return outcome
     }

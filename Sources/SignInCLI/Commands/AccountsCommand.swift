@@ -88,11 +88,9 @@ struct AccountsCommand: SignInCommand {
     /// line each under the account, with its expiry.
     static func enterpriseTokenLines(_ client: SignInClient, _ user: SignInUser) -> [String] {
         guard !client.configuration.enterpriseAuthorization.authorizationServers.isEmpty else { return [] }
-        let prefix = EnterpriseFamily.kind.name + "|"
-        let kept = ((try? client.credentials(account: user.userID)) ?? nil)?.derivedTokens ?? []
-        return kept.filter { $0.key.hasPrefix(prefix) }.sorted { $0.key < $1.key }.map { t in
-            let server = String(t.key.dropFirst(prefix.count)).withoutControlCharacters
-            return "    MCP server \(server): " + (t.expiry > Date() ? "token until \(iso8601(t.expiry))" : "token expired (a new exchange when asked)")
+        let kept = ((try? client.credentials(account: user.userID)) ?? nil).map(EnterpriseFamily.keptTokens) ?? []
+        return kept.map { t in
+            "    MCP server \(t.server.withoutControlCharacters): " + (t.expiry > Date() ? "token until \(iso8601(t.expiry))" : "token expired (a new exchange when asked)")
         }
     }
 

@@ -111,8 +111,7 @@ struct MCPCommand: SignInCommand {
         // A server the configuration lists, or (with enterprise_authorization, and no sign-in of its own here) one the
         // person's sign-in at the company's IdP buys a token for: the configured client serves it.
         var enterprise = false
-        if let configuration, !configuration.enterpriseAuthorization.authorizationServers.isEmpty, !configuration.resources.contains(url),
-           APIAccess.knownConfiguration(for: url, storeDirectory: CredentialStore.defaultDirectory(environment: env)) == nil {
+        if let configuration, APICommandConfiguration.enterpriseServes(url, configuration, storeDirectory: CredentialStore.defaultDirectory(environment: env)) {
             enterprise = EnterpriseFamily.takesIdentityAssertion(for: url, configuration: configuration)
             if !enterprise {
                 io.err("signin: \(url.withoutControlCharacters) takes no enterprise sign-in here (its authorization server has no registration in the configuration's enterprise_authorization); it is signed in to on its own")

@@ -87,12 +87,9 @@ struct Status: SignInCommand {
             lines.append("Refresh token: " + refresh)
             lines.append("Granted scopes: \(user.grantedScopes.joined(separator: " ").withoutControlCharacters)")
             // MCP servers reached through the enterprise sign-in: each server's token, bought with this sign-in.
-            let prefix = EnterpriseFamily.kind.name + "|"
-            let servers = ((try? client.credentials(account: user.userID))??.derivedTokens ?? []).filter { $0.key.hasPrefix(prefix) }
-            for t in servers.sorted(by: { $0.key < $1.key }) {
-                let server = String(t.key.dropFirst(prefix.count)).withoutControlCharacters
+            for t in ((try? client.credentials(account: user.userID)) ?? nil).map(EnterpriseFamily.keptTokens) ?? [] {
                 let state = t.expiry > Date() ? "until \(iso8601(t.expiry))" : "expired (a new exchange happens when it is asked for)"
-                lines.append("MCP server \(server) (enterprise sign-in): token \(state)")
+                lines.append("MCP server \(t.server.withoutControlCharacters) (enterprise sign-in): token \(state)")
             }
             lines.append("Store: \(store)")
             lines.append("Key: \(client.fileStore.keyDescription)")

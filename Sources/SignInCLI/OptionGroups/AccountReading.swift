@@ -1,5 +1,5 @@
 /// What the commands that read one stored account without network take (`whoami`, `status`): `--json`, and
-/// `--resource URL` for the sign-in made for that API; and what they answer through a forwarded agent.
+/// `--resource URL` for the sign-in made for that API.
 struct AccountReading {
     let json: Bool
     /// `--resource URL`: the sign-in for that API.

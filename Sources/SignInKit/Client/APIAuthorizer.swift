@@ -99,16 +99,8 @@ public actor APIAuthorizer {
     public init(resource: String, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false, options: SignInOptions = SignInOptions(),
                 scopes: [String] = [], minimumValidity: Duration = .seconds(60),
                 environment: [String: String]? = nil, signsInOnlyWhenAsked: Bool = false, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
-        self.resource = resource
-        self.signsInOnlyWhenAsked = signsInOnlyWhenAsked
-        self.allowsInteractiveSignIn = allowsInteractiveSignIn
-        self.options = options
-        self.scopes = scopes
-        self.environment = environment
-        self.storeDirectory = storeDirectory ?? CredentialStore.defaultDirectory(environment: environment ?? ProcessEnvironment.current)
-        self.onEvent = onEvent
-        self.minimumValidity = minimumValidity
-        self.configured = nil
+        self.init(resource: resource, configured: nil, storeDirectory: storeDirectory, allowsInteractiveSignIn: allowsInteractiveSignIn, options: options,
+                  scopes: scopes, minimumValidity: minimumValidity, environment: environment, signsInOnlyWhenAsked: signsInOnlyWhenAsked, onEvent: onEvent)
     }
 
     /// An authorizer for the API at `resource` that `configuration` lists in its `resources` (RFC 8707): the person's
@@ -118,16 +110,24 @@ public actor APIAuthorizer {
     public init(resource: String, configuration: SignInConfiguration, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false,
                 options: SignInOptions = SignInOptions(), minimumValidity: Duration = .seconds(60),
                 environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
+        self.init(resource: resource, configured: configuration, storeDirectory: storeDirectory, allowsInteractiveSignIn: allowsInteractiveSignIn,
+                  options: options, scopes: [], minimumValidity: minimumValidity, environment: environment, signsInOnlyWhenAsked: false, onEvent: onEvent)
+    }
+
+    /// What both public initialisers set.
+    private init(resource: String, configured: SignInConfiguration?, storeDirectory: String?, allowsInteractiveSignIn: Bool, options: SignInOptions,
+                 scopes: [String], minimumValidity: Duration, environment: [String: String]?, signsInOnlyWhenAsked: Bool,
+                 onEvent: @escaping @Sendable (SignInEvent) -> Void) {
         self.resource = resource
-        self.signsInOnlyWhenAsked = false
+        self.configured = configured
+        self.signsInOnlyWhenAsked = signsInOnlyWhenAsked
         self.allowsInteractiveSignIn = allowsInteractiveSignIn
         self.options = options
-        self.scopes = []
+        self.scopes = scopes
         self.environment = environment
         self.storeDirectory = storeDirectory ?? CredentialStore.defaultDirectory(environment: environment ?? ProcessEnvironment.current)
         self.onEvent = onEvent
         self.minimumValidity = minimumValidity
-        self.configured = configuration
     }
 
     /// The headers for one request with `method` to `url`: `Authorization` (`Bearer`, or `DPoP` with a `DPoP` proof).
@@ -375,9 +375,9 @@ public actor APIAuthorizer {
             // The way through that this program can take, not a command-line option it has no use for.
             failedSignIn = nil
             throw .unsupported(reason: "The authorization server of \(resource.withoutControlCharacters) offers no device flow (no device_authorization_endpoint): sign in without it, in a browser, or once in a terminal with `signin login --resource \(resource.withoutControlCharacters) --no-browser` (paste the address back), then call again")
-        } catch .unsupported(let reason) where options.failsWithoutBrowser && reason.hasPrefix("No browser") || reason.hasPrefix("This sign-in may not") {
-            // Nowhere to show the page: said, with the way through, and remembered (no browser will appear meanwhile);
-            // a sign-in made in a terminal is picked up at the next request.
+        } catch .unsupported(let reason) where options.failsWithoutBrowser && (reason.hasPrefix("No browser") || reason.hasPrefix("This sign-in may not")) {
+            // Nowhere to show the page: said, with the way through, and not remembered (the next request looks again,
+            // opening no browser where none can open); a sign-in made in a terminal is picked up at the next request.
             let said = SignInError.unsupported(reason: "\(reason). Sign in from a terminal with `signin login --resource \(resource.withoutControlCharacters)`, then call again")
             failedSignIn = nil
             throw said

@@ -88,12 +88,17 @@ package enum APICommandConfiguration {
         // Step 2b: MCP's enterprise-managed authorization: the person's grant at the company's IdP buys a token for an
         // MCP server (`EnterpriseFamily`), unless the server has a sign-in of its own here. A command that signs in
         // signs in to the server on its own (`signin login` alone signs in at the IdP).
-        if !command.signsIn, !loaded.enterpriseAuthorization.authorizationServers.isEmpty,
-           APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory(), httpTimeout: loaded.httpTimeout) == nil {
-            return loaded
-        }
+        if !command.signsIn, enterpriseServes(resource, loaded, storeDirectory: storeDirectory()) { return loaded }
         return try forAPI(resource, command, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
                           document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange)
+    }
+
+    /// Whether `loaded`'s enterprise sign-in may serve `resource`, told from the file and the store alone: it has an
+    /// `enterprise_authorization` section, does not list `resource` in `resources`, and the API has no sign-in of its
+    /// own here (which would serve it instead).
+    package static func enterpriseServes(_ resource: String, _ loaded: SignInConfiguration, storeDirectory: String) -> Bool {
+        !loaded.enterpriseAuthorization.authorizationServers.isEmpty && !loaded.resources.contains(resource)
+            && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, httpTimeout: loaded.httpTimeout) == nil
     }
 
     /// With no configuration and no API named: the one API signed in to from its address, which is then the current

@@ -1,8 +1,5 @@
 import SignInBase
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where configurations live, apart from what one holds: the XDG folder, named profiles and `SIGNIN_CONFIG`.
 extension SignInConfiguration {
