@@ -341,6 +341,15 @@ final class LiveBridge: @unchecked Sendable {
 
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
+    deinit {
+        // A bridge that a failed test left running ends with the test: it would write into its sandbox after the
+        // sandbox was removed, leaving a folder behind.
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
     func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
     /// The next message on standard output (nil once it closed).
@@ -420,16 +429,22 @@ final class LiveBridge: @unchecked Sendable {
 
     static func errorText(_ m: [String: Any]?) -> String { ((m?["error"] as? [String: Any])?["message"] as? String) ?? "" }
 
+    /// `signin mcp URL` started in `box` (its initialize answered), then add(2, 3) called `calls` times, each answer
+    /// read before the next call: the bridge (still running) and the answers, in order.
+    static func addCalls(_ box: Sandbox, _ url: String, _ calls: Int) throws -> (LiveBridge, [[String: Any]?]) {
+        let bridge = try LiveBridge(box, ["mcp", url])
+        #expect(bridge.start()?["result"] != nil)
+        return (bridge, (1...calls).map { id in bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#)) })
+    }
+
     /// Every call answered 401, even with a token from a new sign-in: one sign-in in the browser for the whole run,
     /// then each call gets an error naming the command to run; a person's new sign-in lifts it.
     @Test func aServerRefusingEveryCallGetsOneSignInNotOneEach() throws {
         let (p, url, box) = try Self.start(#"{"calls":"401"}"#)
         defer { p.stop() }
         let launches = MCPBridgeTests.browserLaunches(box)
-        let bridge = try LiveBridge(box, ["mcp", url])
-        #expect(bridge.start()?["result"] != nil)
-        for id in 1...4 {
-            let answer = bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))
+        let (bridge, answers) = try Self.addCalls(box, url, 4)
+        for (id, answer) in zip(1..., answers) {
             #expect(Self.errorText(answer).contains("signin login --resource"), "call \(id): \(answer ?? [:])")
         }
         #expect(MCPBridgeTests.browserLaunches(box) - launches <= 1, "at most one sign-in in the browser: \(box.standinSteps())")
@@ -441,10 +456,8 @@ final class LiveBridge: @unchecked Sendable {
         let (p, url, box) = try Self.start(#"{"calls":"401","refresh":"invalid_client"}"#)
         defer { p.stop() }
         let launches = MCPBridgeTests.browserLaunches(box)
-        let bridge = try LiveBridge(box, ["mcp", url])
-        #expect(bridge.start()?["result"] != nil)
-        for id in 1...4 {
-            let answer = bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))
+        let (bridge, answers) = try Self.addCalls(box, url, 4)
+        for (id, answer) in zip(1..., answers) {
             #expect(answer?["error"] != nil, "call \(id): \(answer ?? [:])")
         }
         #expect(bridge.finish() == 0)
@@ -458,10 +471,8 @@ final class LiveBridge: @unchecked Sendable {
         let (p, url, box) = try Self.start(#"{"calls":"new-scope"}"#)
         defer { p.stop() }
         let launches = MCPBridgeTests.browserLaunches(box)
-        let bridge = try LiveBridge(box, ["mcp", url])
-        #expect(bridge.start()?["result"] != nil)
-        for id in 1...4 {
-            let answer = bridge.ask(id, MCPBridgeTests.call(String(id), "add", #"{"a":2,"b":3}"#))
+        let (bridge, answers) = try Self.addCalls(box, url, 4)
+        for (id, answer) in zip(1..., answers) {
             #expect(Self.errorText(answer).contains("did not grant s"), "call \(id): \(answer ?? [:])")
         }
         #expect(bridge.finish() == 0)
