@@ -21,7 +21,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROVIDERS = os.path.join(ROOT, "Tests", "Providers")
-TEST_PY = os.path.join(ROOT, ".venv", "bin", "python")
+TEST_PY = os.environ.get("SIGNIN_BENCH_PYTHON") or os.path.join(ROOT, ".venv", "bin", "python")
 BENCH_PY = os.path.join(ROOT, ".venv-bench", "bin", "python")
 SECRET = "strict-secret"
 

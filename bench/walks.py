@@ -5,7 +5,7 @@ build's DWARF 4 line tables and its conditional jumps):
     top-level code of main.swift included (a reader opens them too), the compiler's own helpers (outlined copies,
     value witnesses) and the standard library's specializations left out;
   - deciding: the files in which a line that states a condition (if, guard, switch, case, default, while, for-in,
-    ?:, ??, &&, ||, where, catch; outside string literals and comments, not an argument label such as `default: 60`,
+    ?:, &&, ||, where, catch (a `??` default is not); outside string literals and comments, not an argument label such as `default: 60`,
     and not inside `#if DEBUG`, which the release build does not have) ran, whichever way it went; and, beside it,
     "of the path": those outside the mechanism every path stands on (SignInBase's System, Runtime, Values and Crypto
     folders, the C shims);
@@ -44,20 +44,25 @@ SIGNIN, SOURCES = sys.argv[1], sys.argv[2].rstrip("/") + "/Sources/"
 LIST = "--list" in sys.argv or "--lines" in sys.argv
 LINES = "--lines" in sys.argv
 WORK = tempfile.mkdtemp(prefix="signin-walks-")
-PY = os.path.join(ROOT, ".venv", "bin", "python")
+PY = sys.executable
 STANDIN = f"{PY} {os.path.join(ROOT, 'Tests', 'Providers', 'browser_standin.py')}"
 
 
 # The compiler's own helpers: outlined copies and destroys, value witnesses, lazy witness-table accessors. A type's
 # initialisers and accessors are not among them: they are code a reader opens, and a branch in one is a decision.
 HELPER = ("Wl", "WOc", "WOe", "WOh", "WOb", "WOd", "WOy", "WOs", "wcp", "wca", "wta", "wxx", "wtk", "wet", "wst", "wug", "wup", "wui")
+# Swift symbols of the standard library's and Foundation's own (their specializations land in our files' line tables
+# only by the compiler's choice of where to emit them).
+OURS = [d for d in os.listdir(SOURCES) if not d.startswith("C")]
+FOREIGN = ("$sS", "$ss", "$s10Foundation", "$s20FoundationEssentials", "$s8Dispatch", "$s7Testing")
 # The mechanism every path stands on, which a reader of one path does not open to follow it: the system layer (EINTR
 # retries, errno), the runtime helpers, the value codecs (the JSON parser, URL checks) and the C shims. `deciding`
 # counts them; `of the path` is the deciding files without them, beside it (never instead of it).
 MECHANISM = ("SignInBase/System/", "SignInBase/Runtime/", "SignInBase/Values/", "SignInBase/Crypto/", "CSignIn")
 # What states a condition on a source line: a conditional branch that ran there is a decision that line makes.
 # (A ternary is " ? ", with a space each side: "String? = nil" and "-> T? {" are types, not conditions.)
-CONDITION = (" if ", "guard ", "switch ", "case ", "while ", "repeat ", " ? ", "??", "&&", "||", " where ", "catch", "if (", "} else", "for (")
+# (`x ?? "signin"` is a default a reader reads past, not a branch they follow: not counted.)
+CONDITION = (" if ", "guard ", "switch ", "case ", "while ", "repeat ", " ? ", "&&", "||", " where ", "catch", "if (", "} else", "for (")
 # A loop's `for x in xs` decides (whether there is another); an argument label `for target:` does not.
 FOR_IN = re.compile(r"\bfor\s+(?:case\s+|try\s+|await\s+)*[^:]*?\s+in\b")
 # A switch's `default:` decides where a statement begins; an argument label `default: 60` does not.
@@ -111,15 +116,23 @@ def is_accessor(symbol):
 
 
 def owns(path, symbol):
-    """Whether `symbol` is code of `path`'s own target: a C function of a C file, or a Swift symbol mangled in the
-    file's module. The standard library's specializations and the compiler's shared helpers, which callgrind files
-    under whichever file first emitted them, are not."""
+    """Whether the code callgrind files under `path` (its `fl=`/`fi=` line tables) is the project's own: a C function of
+    a C file, the top-level code of main.swift, or any Swift function but the standard library's and Foundation's
+    specializations (`$sS...`, `$ss...`, `$s10Foundation...`), which the compiler emits into whichever file first
+    needs them. Attribution is by the source file the line tables name, not by the mangled name's module: a member
+    declared in an extension of another target's type (`extension SignInConfiguration` in SignInKit) is code of the
+    file that declares it, as a reader finds it."""
     if path.endswith(".c"):
         return True
     module = path.split("/")[0]
-    if path.endswith("/main.swift") and symbol.split("(")[0].strip() in ("main", module + "_main"):
+    name = symbol.split("(")[0].strip()
+    if path.endswith("/main.swift") and name in ("main", module + "_main"):
         return True  # the top-level code of an executable's main.swift
-    return symbol.startswith(f"$s{len(module)}{module}")
+    if not name.startswith("$s"):
+        return False
+    # An extension of a standard type in one of our modules (`extension String` in SignInBase) is ours: the
+    # extension's module is spelled out in full the first time (`$sSS10SignInBaseE...`).
+    return not name.startswith(FOREIGN) or any(f"{len(m)}{m}E" in name for m in OURS)
 
 
 def is_callback(symbol):
@@ -127,9 +140,9 @@ def is_callback(symbol):
     return "fU" in symbol or "fu_" in symbol or symbol.endswith("TA")
 
 
-def parse(out):
-    """Reads callgrind's raw output (uncompressed): the files each function ran in, the lines stating a condition
-    that ran, and the calls from one file to another."""
+def parse(outs):
+    """Reads callgrind's raw output (uncompressed; one file, or the parts of one run `--dump-before` cut): the files
+    each function ran in, the lines stating a condition that ran, and the calls from one file to another."""
     ran, decided, edges = {}, {}, {}
     fl = fi = fn = None
     cfile = cfn = None
@@ -149,8 +162,8 @@ def parse(out):
             return ""
         return src[line - 1] if 0 < line <= len(src) else ""
 
-    with open(out, errors="replace") as f:
-        for raw in f:
+    for raw in (l for out in ([outs] if isinstance(outs, str) else outs) for l in open(out, errors="replace")):
+        if True:
             line = raw.rstrip("\n")
             if line.startswith("fl="):
                 fl = fi = line[3:]
@@ -194,10 +207,10 @@ def files(out):
     return sorted(ran)
 
 
-def measure(out):
+def measure(out, parts=None):
     """Files run, files holding a decision that ran, folder changes (distinct calls from one folder into another),
     and calls from the library up into the CLI."""
-    ran, decided, edges = parse(out)
+    ran, decided, edges = parse(parts or out)
     # Reading order: depth first from the entry point along the calls, in the order callgrind lists them.
     callees = {}
     for (a, b), _ in sorted(edges.items(), key=lambda kv: kv[1]):
@@ -221,7 +234,22 @@ def measure(out):
     downward = {(a, b) for a, b in edges if a.startswith("SignInCLI/") and b.startswith(library)}
     # Folder changes in reading order: each time the next deciding file is in another folder than the last.
     reading_changes = sum(1 for a, b in zip(in_order, in_order[1:]) if folder(a) != folder(b))
-    return {"files": sorted(ran), "deciding": in_order, "reading changes": reading_changes, "lines": {f: sorted(n) for f, n in decided.items()}, "folder changes": sorted(changes), "upward": sorted(upward),
+    # Returns into a target already left, in reading order: each time the next deciding file is in a target (the
+    # first folder of Sources/) the reading left before, as a reader goes back into a room they had finished with.
+    target = lambda f: f.split("/")[0]
+    returns, left = [], set()
+    for a, b in zip(in_order, in_order[1:]):
+        if target(a) != target(b):
+            left.add(target(a))
+            if target(b) in left:
+                returns.append(f"{a} -> {b}")
+    # The condition lines run before the command's `run` starts (the first part `--dump-before` cut), when cut.
+    before = None
+    if parts and len(parts) > 1:
+        _, early, _ = parse(parts[:1])
+        before = sum(len(n) for n in early.values())
+    return {"files": sorted(ran), "deciding": in_order, "returns": returns, "before run": before,
+            "condition lines": sum(len(n) for n in decided.values()), "reading changes": reading_changes, "lines": {f: sorted(n) for f, n in decided.items()}, "folder changes": sorted(changes), "upward": sorted(upward),
             "crossings": sorted(downward)}
 
 
@@ -231,13 +259,20 @@ def measure(out):
 REQUEST_ONLY = ["*LoopbackServerC9acceptAll*XEtF", "*LoopbackServerC11readRequest*CF", "*LoopbackServerC7respond*ResponseVtF"]
 
 
-def grind(name, args, env, run=None, only=None, stdin_text=None):
+# Where a command's own `run` starts (callgrind cuts the profile there: what ran before it is the pipeline's): the
+# house's `run(_ r: CommandRun)`, and, in checkouts before it, `run(_ c: Context)`, `runWithoutConfiguration` and
+# `run(agent:)`.
+RUN_STARTS = ["*V3runyAA8ExitCodeVAA10CommandRunCKF", "*V3runyAA8ExitCodeVAA7ContextV*", "*V24runWithoutConfiguration*", "*V3run5agent*"]
+
+
+def grind(name, args, env, run=None, only=None, stdin_text=None, interactive=False):
     out = os.path.join(WORK, name + ".cg")
     toggles = [] if only is None else ["--collect-atstart=no"] + [f"--toggle-collect={f}" for f in REQUEST_ONLY + only]
+    cuts = [] if only is not None else [f"--dump-before={f}" for f in RUN_STARTS]
     p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--compress-strings=no",
-                          "--compress-pos=no"] + toggles + [SIGNIN] + args, env=env,
+                          "--compress-pos=no"] + toggles + cuts + [SIGNIN] + args, env=env,
                          stdout=subprocess.PIPE, stderr=open(out + ".err", "w"),
-                         stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL, text=True)
+                         stdin=subprocess.PIPE if stdin_text is not None or interactive else subprocess.DEVNULL, text=True)
     if stdin_text is not None:
         p.stdin.write(stdin_text)
         p.stdin.close()
@@ -249,7 +284,67 @@ def grind(name, args, env, run=None, only=None, stdin_text=None):
         with open(out + ".err") as f:
             said = [l for l in f.read().splitlines() if not l.startswith("==")]
         sys.exit(f"walks: `signin {' '.join(args)}` ({name}) ended {p.returncode}, so its walk is not the path asked for:\n" + "\n".join(said[-8:]))
-    return measure(out)
+    parts = sorted((f for f in os.listdir(WORK) if f.startswith(name + ".cg.")), key=lambda f: int(f.rsplit(".", 1)[1]) if f.rsplit(".", 1)[1].isdigit() else 1 << 30)
+    parts = [os.path.join(WORK, f) for f in parts if not f.endswith(".err")]
+    if os.path.exists(out):
+        parts.append(out)
+    return measure(out, parts)
+
+
+def requirements_with_defaults(sources):
+    """`SignInCommand`'s requirements that an extension of the protocol gives a default (each a question a pipeline
+    may ask a command without its saying so), read from the checkout's CommandSpec.swift."""
+    try:
+        text = open(os.path.join(sources, "SignInCLI", "CommandSpec.swift")).read()
+    except OSError:
+        return None
+    def names(block):
+        found = set()
+        for line in block.splitlines():
+            code = line.split("//")[0]
+            m = re.search(r"\b(?:var|func)\s+([A-Za-z_]+)", code)
+            if m:
+                found.add(m.group(1))
+        return found
+    proto = re.search(r"protocol SignInCommand[^{]*\{(.*?)\n\}", text, re.S)
+    required = names(proto.group(1)) if proto else set()
+    defaults = set()
+    for ext in re.finditer(r"extension SignInCommand \{(.*?)\n\}", text, re.S):
+        defaults |= names(ext.group(1))
+    return len(required & defaults)
+
+
+def mcp_walks(walks, env):
+    """`signin mcp URL` as an MCP client runs it, signed in to the MCP SDK's own server beforehand: its start (the
+    client's initialize answered, then standard input closed), and its start with one `tools/call` answered."""
+    server = subprocess.Popen([PY, os.path.join(ROOT, "Tests", "Providers", "mcp_server.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = server.stdout.readline().split()[2]
+        subprocess.run([SIGNIN, "login", "--resource", url, "--timeout", "60"], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "walks", "version": "1"}}}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+
+        def client(messages):
+            def run(p):
+                for m in messages:
+                    p.stdin.write(json.dumps(m) + "\n")
+                    p.stdin.flush()
+                    if "id" in m:
+                        answer = json.loads(p.stdout.readline())
+                        if "result" not in answer:
+                            sys.exit(f"walks: signin mcp answered {m['method']} with {answer}")
+                    if m["method"] == "initialize":
+                        p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+                        p.stdin.flush()
+                p.stdin.close()
+            return run
+        walks["mcp: start (initialize)"] = grind("mcp-start", ["mcp", url], env, client([init]), interactive=True)
+        walks["mcp: start and one tools/call"] = grind("mcp-call", ["mcp", url], env, client([init, call]), interactive=True)
+    finally:
+        server.stdin.close()
+        server.wait()
 
 
 def main():
@@ -293,18 +388,22 @@ def main():
         p.send_signal(signal.SIGTERM)
     walks["agent: the agent (one request)"] = grind("agent", ["agent"], env, one_agent_request)
     walks["agent: the request alone"] = grind("agent-request", ["agent"], env, one_agent_request, only=["*TokenAgentC3run*HTTPRequestHead*fU0_"])
-    walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "reading changes": 0, "upward": [], "crossings": []})
+    walks["agent: the client `signin token`"] = client.get("files", {"files": [], "deciding": [], "folder changes": [], "returns": [], "upward": [], "crossings": []})
+    mcp_walks(walks, env)
     # Nothing left behind: each store's unlocked key and decrypted entries leave the kernel keyring.
     for e in (env, penv):
         subprocess.run([SIGNIN, "lock"], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     provider.stop()
-    print(" files  deciding  of the path  folder changes  reading changes  CLI->library  library->CLI  path")
+    print(f"SignInCommand requirements with defaults: {requirements_with_defaults(SOURCES)}")
+    print(" files  deciding  of the path  returns  conditions  before run  folder changes  CLI->library  library->CLI  path")
     for name, m in walks.items():
         path = [f for f in m["deciding"] if not f.startswith(MECHANISM)]
-        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(path):11d}  {len(m['folder changes']):14d}  {m.get('reading changes', 0):15d}  "
-              f"{len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
+        before = "-" if m.get("before run") is None else str(m["before run"])
+        print(f"{len(m['files']):6d}  {len(m['deciding']):8d}  {len(path):11d}  {len(m.get('returns', [])):7d}  {m.get('condition lines', 0):10d}  {before:>10}  "
+              f"{len(m['folder changes']):14d}  {len(m.get('crossings', [])):12d}  {len(m['upward']):12d}  {name}")
         if LIST:
             print("      deciding, in reading order: " + ", ".join(m["deciding"]))
+            print("      returns into a target already left: " + ("; ".join(m.get("returns", [])) or "none"))
             print("      of the path (without the system layer, the runtime, the values, the crypto and the C shims): " + ", ".join(path))
             if LINES:
                 for f, ns in sorted(m.get("lines", {}).items()):

@@ -77,38 +77,18 @@ struct CommandSpec: Sendable {
 }
 
 /// One `signin` command: its declaration, an initialiser that reads and checks its arguments into typed fields
-/// (swift-argument-parser's `validate()`: a wrong argument is a `UsageError` before anything runs), and its run.
+/// (swift-argument-parser's `validate()`: a wrong argument is a `UsageError` before anything runs), and its run, which
+/// builds what it needs from the run (`CommandRun`: a forwarded agent, a client, the session), as argument-parser's
+/// `run()` does. Nothing else is asked of a command: no pipeline decides for it.
 protocol SignInCommand: SendableMetatype {
     /// The command's name (also `spec.name`), as `Commands.entries` gives it: the list names the commands, so that
     /// finding the one a run asks for reads no command's file but its own.
     static var name: String { get }
     static var spec: CommandSpec { get }
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError)
-    /// Whether this run may sign in (only then is it asked whether a browser can open here).
-    var signsIn: Bool { get }
-    /// Whether a person may paste the address the browser ended at (a sign-in that reads standard input).
-    var acceptsPaste: Bool { get }
-    /// `--no-browser` was given.
-    var noBrowser: Bool { get }
-    /// Whether the static half of the release build (`DynamicSibling`) starts this run: a command that answers from
-    /// the store when it can and reads nothing from standard input. Any other run is handed to the dynamic half
-    /// at once; these are when they need the network, the Secret Service or a passphrase.
-    var startsStatic: Bool { get }
-    /// Why this run is handed to the dynamic half when `startsStatic` is false, as the static half says it when the
-    /// dynamic half is missing.
-    var handOverReason: String { get }
-    /// The API (`--resource URL`) this run is for, when it may sign in for it with no configuration at all: the API's
-    /// own metadata then says where (`APIAccess`). Nil: a missing configuration is an error.
-    var apiResource: String? { get }
-    /// The scopes this run asks for besides those held (`login --scope S`): for an API, a step-up to them.
-    var addedScopes: [String] { get }
-    /// The answer of a command that needs no configuration (version, help, ...); nil: run with the client.
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode?
-    /// Runs with the configured client.
-    func run(_ c: Context) throws(SignInError) -> ExitCode
-    /// Runs with a forwarded agent's tokens (`SIGNIN_AGENT_SOCK`), for the commands that hand tokens out; nil: this
-    /// command does not (it runs as usual).
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode?
+    /// Runs the command. A `SignInError` is rendered by the command line (its message, the advice, the exit code); a
+    /// `UsageError` as a usage error.
+    func run(_ r: CommandRun) throws -> ExitCode
 }
 
 extension SignInCommand {
@@ -123,17 +103,6 @@ extension SignInCommand {
     }
 
     static var name: String { Commands.name(of: self) }
-    var signsIn: Bool { false }
-    var acceptsPaste: Bool { false }
-    var noBrowser: Bool { false }
-    /// As `Commands.entries` marks the command.
-    var startsStatic: Bool { Commands.isCached(Self.self) }
-    var handOverReason: String { "\(Self.name) is not on the cached path" }
-    var apiResource: String? { nil }
-    var addedScopes: [String] { [] }
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? { nil }
-    func run(_ c: Context) throws(SignInError) -> ExitCode { .usage }
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { nil }
 }
 
 /// The list of commands: help, the manual page, the completions and `CLI.split` read it. Adding a command is a new
@@ -145,8 +114,9 @@ enum Commands {
     struct Entry {
         let name: String
         let type: any SignInCommand.Type
-        /// On the cached path: the release build's static half starts it (`SignInCommand.startsStatic`), handing it over
-        /// only when it needs the network, the Secret Service or a passphrase. Every other command is handed over at once.
+        /// On the cached path: the release build's static half starts it, and the command hands itself over
+        /// (`CommandRun.handOver`) only when it needs the network, the Secret Service or a passphrase. Every other
+        /// command is handed over at once.
         let cached: Bool
         init(_ name: String, _ type: any SignInCommand.Type, cached: Bool = false) {
             self.name = name

@@ -29,9 +29,15 @@ struct AccountsCommand: SignInCommand {
     /// when the command runs, not when its arguments are read (reading them looks nowhere).
     func inUse(_ env: [String: String]) -> String { SignInConfiguration.defaultPath(explicit: explicitPath, profile: profile, environment: env) }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        if let answered = try runEverywhere(r.environment, r.io) { return answered }
+        return try run(in: r.context())
+    }
+
     /// `--all`, or no configuration named and none at the default place: every configuration's accounts (the same
     /// answer either way: "no configurations yet" is not an error).
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func runEverywhere(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         if all || (!configurationNamed && Posix.access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
             return Self.everywhere(json: json, env, inUse: inUse(env), io)
         }
@@ -39,9 +45,9 @@ struct AccountsCommand: SignInCommand {
     }
 
     /// Through a forwarded agent: the accounts it forwards.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.accounts(agent, json: json) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.accounts(agent, json: json) }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let users = try c.client.accounts()
         if c.json {

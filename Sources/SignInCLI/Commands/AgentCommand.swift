@@ -40,7 +40,10 @@ struct AgentCommand: SignInCommand {
         if list && stop { throw UsageError("--list and --stop ask for two things; give one") }
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func run(_ r: CommandRun) throws -> ExitCode { run(r.environment, r.io) }
+
+    /// The agent's run with `env`'s sockets, its text to `io`.
+    func run(_ env: [String: String], _ io: IOStreams) -> ExitCode {
         let agent = AgentClient(agentOf: env)
         do throws(SignInError) {
             if list { return try Self.list(agent, json: json, io) }

@@ -36,8 +36,9 @@ struct ClientMetadata: SignInCommand {
         return nil
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
-        let configured = (try? SignInConfiguration.load(path: SignInConfiguration.defaultPath(explicit: nil, environment: env)))?.clientIDMetadataDocument
+    func run(_ r: CommandRun) throws -> ExitCode {
+        let (env, io) = (r.environment, r.io)
+        let configured = (try? SignInConfiguration.load(path: r.session.configurationPath))?.clientIDMetadataDocument
         guard let url = url ?? configured ?? env["SIGNIN_CLIENT_ID_METADATA_DOCUMENT"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw UsageError("say where the document will be hosted: signin client-metadata --url https://example.org/signin/client.json")
         }

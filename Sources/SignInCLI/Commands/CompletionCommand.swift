@@ -19,7 +19,8 @@ struct CompletionCommand: SignInCommand {
         self.script = script
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        let io = r.io
         io.out(script)
         return .success
     }

@@ -27,10 +27,15 @@ struct DPoPProofCommand: SignInCommand {
         if let problem = target.problem { throw UsageError("signin dpop-proof: \(problem)") }
     }
 
-    /// Through a forwarded agent: the laptop signs (the key never crosses).
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, settings: "the laptop's configuration", agent.io) }
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    /// Through a forwarded agent: the laptop signs (the key never crosses).
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, settings: "the laptop's configuration", agent.io) }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         try serve(LocalTokens(c: c, chain: [], interactive: false), settings: c.client.configuration.sourcePath, c.io)
     }
 

@@ -25,7 +25,8 @@ struct HelpCommand: SignInCommand {
         }
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        let io = r.io
         if man { io.out(Help.manPage) } else if let command { io.out(Help.text(for: command.spec)) } else { io.out(Help.general) }
         return .success
     }

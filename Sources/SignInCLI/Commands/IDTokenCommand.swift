@@ -4,7 +4,6 @@ import SignInKit
 struct IDTokenCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", check: .nonEmpty(what: "the service the token is for"), "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
     let startsStatic: Bool
-    var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
         of: Self.self, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
         details: """
@@ -29,9 +28,15 @@ struct IDTokenCommand: SignInCommand {
 
     let json: Bool
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if !startsStatic { r.handOver(Freshness.handOverReason) }
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 

@@ -20,7 +20,7 @@ struct Init: SignInCommand {
         arguments = a
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? { Self.initialize(arguments, env, io) }
+    func run(_ r: CommandRun) throws -> ExitCode { Self.initialize(arguments, r.environment, r.io) }
 
     /// `signin init`: asks what a first configuration needs and writes it (mode 0600, one field a line), never over
     /// an existing file without a yes.

@@ -29,9 +29,13 @@ struct KeyCommand: SignInCommand {
         target = to
     }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        return try run(in: r.context())
+    }
+
     /// `signin key move --to STORAGE`: a new store key, kept where STORAGE says; every entry is encrypted again
     /// under it (crash-safe: see `CredentialStore.moveKey`), so a copy of the old key opens nothing written after.
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
                 // Every configuration shares the store: name them all, so older entries of each are carried over first.
         var configurations = [(issuer: c.client.configuration.issuer, clientID: c.client.configuration.clientID)]

@@ -11,8 +11,12 @@ struct Lock: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {}
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        return try run(in: r.context())
+    }
+
     /// `signin lock`: the kernel keyring forgets the unlocked key.
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let dropped = c.client.fileStore.lock()
         // What was forwarded over SSH ends too (the agent, if one runs, says so).

@@ -44,11 +44,14 @@ struct Login: SignInCommand {
     var apiResource: String? { resource }
     /// `--scope S`, each: asked for besides the configured scopes, or for an API the scopes held (a step-up).
     let addedScopes: [String]
-    var signsIn: Bool { true }
-    var acceptsPaste: Bool { !device }
+
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context(signsIn: true, paste: !device, noBrowser: noBrowser, resource: resource, addedScopes: addedScopes))
+    }
 
     /// Through a forwarded agent there is no grant here to act on: where to do it instead.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         noBrowser = a.has(Self.noBrowserOption)
@@ -61,7 +64,7 @@ struct Login: SignInCommand {
         addedScopes = try scopes(a, Self.scopeOption)
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let configuration = c.client.configuration
         // An API's sign-in names the server it goes to before any browser opens: what the API's metadata named.

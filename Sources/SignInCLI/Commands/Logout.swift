@@ -19,14 +19,20 @@ struct Logout: SignInCommand {
     /// `--resource URL`: the sign-in for that API.
     let apiResource: String?
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        if let answered = try signOutEveryAPI(r.environment, r.io) { return answered }
+        return try run(in: r.context(resource: apiResource))
+    }
+
     /// Through a forwarded agent there is no grant here to act on: where to do it instead.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
 
     /// `-c` or `--profile` named a configuration.
     let namesConfiguration: Bool
 
     /// `--all` with no configuration at all: every API signed in to from its address is signed out.
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func signOutEveryAPI(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         guard all, apiResource == nil, !namesConfiguration, (env["SIGNIN_CONFIG"] ?? "").isEmpty, (env["SIGNIN_PROFILE"] ?? "").isEmpty,
               Posix.access(SignInConfiguration.defaultPath(explicit: nil, profile: nil, environment: env), F_OK) != 0 else { return nil }
         if !yes && Posix.isatty(0) && Posix.isatty(2) {
@@ -52,7 +58,7 @@ struct Logout: SignInCommand {
 
     /// Signs out the current account, `--account`, or `--all`; asks first on a terminal; `--revoke` ends the grant
     /// at the provider too (and refuses, changing nothing, when the provider has no revocation endpoint).
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let client = c.client
         // One MCP server's token bought with the enterprise sign-in (ID-JAG): only that token goes; the sign-in at the

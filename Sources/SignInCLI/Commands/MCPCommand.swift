@@ -72,14 +72,20 @@ struct MCPCommand: SignInCommand {
         }
     }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return bridge(r.environment, r.io)
+    }
+
     /// Through a forwarded agent (one not of this machine): the agent's tokens for the server, and no grant here.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? {
         if agent.isOwnAgent { return nil }
         let authorization = ForwardedMCPAuthorization(agent: agent.agent, account: agent.account, resource: url)
         return try bridge(authorization, agent.io, ProcessEnvironment.current, stdio: MCPStdioBridge(output: IOStreams.Stream.output.rawValue))
     }
 
-    func runWithoutConfiguration(_ given: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    /// On this machine: the desktop session found, the sign-in's way decided, the authorizer the session chooses.
+    private func bridge(_ given: [String: String], _ io: IOStreams) -> ExitCode {
         // An MCP client passes only HOME LOGNAME PATH SHELL TERM USER: the desktop session's runtime folder, bus and
         // display are found from the session itself (the user's own only), for the keyring and the browser; put in
         // this process's environment too (before any thread runs) for libsecret.
@@ -104,50 +110,16 @@ struct MCPCommand: SignInCommand {
         let stdio = MCPStdioBridge(output: IOStreams.Stream.output.rawValue)
         let server = url
         options.showAddressElsewhere = { page in stdio.offerPage(page.absoluteString, message: "Sign in to \(server) to continue (signin opens no browser here)") }
-        // The configuration, where there is one: a server it lists in `resources` is served by the person's own client
-        // and grant (as `signin token --resource URL` is), and its `ca_file` reaches every request.
-        let configuration = Self.configuration(env, io)
-        let authorization: APIAuthorizer
-        // A server the configuration lists, or (with enterprise_authorization, and no sign-in of its own here) one the
-        // person's sign-in at the company's IdP buys a token for: the configured client serves it.
-        var enterprise = false
-        if let configuration, APICommandConfiguration.enterpriseServes(url, configuration, storeDirectory: CredentialStore.defaultDirectory(environment: env)) {
-            enterprise = EnterpriseFamily.takesIdentityAssertion(for: url, configuration: configuration)
-            if !enterprise {
-                io.err("signin: \(url.withoutControlCharacters) takes no enterprise sign-in here (its authorization server has no registration in the configuration's enterprise_authorization); it is signed in to on its own")
-            }
-        }
-        if let configuration, !configuration.isForAPIsOnly, configuration.resources.contains(url) || enterprise {
-            authorization = APIAuthorizer(resource: url, configuration: configuration, allowsInteractiveSignIn: true, options: options, environment: env,
-                                          onEvent: { shown.show($0) })
-        } else {
-            authorization = APIAuthorizer(resource: url, allowsInteractiveSignIn: true, options: options, scopes: scopes, environment: env,
-                                          signsInOnlyWhenAsked: true, onEvent: { shown.show($0) })
-        }
+        // The session decides the authorizer: the configured client and grant for a server the configuration lists in
+        // `resources` or its enterprise sign-in serves; else the server's own sign-in, made only when it answers 401.
+        let session = SignInSession(environment: env)
+        let (authorization, configuration) = session.authorizer(for: url, scopes: scopes, options: options, onEvent: { shown.show($0) },
+                                                                notice: { io.err("signin: \($0)") })
         do throws(SignInError) {
             return try bridge(authorization, io, env, stdio: stdio, caFile: configuration?.caFile)
         } catch {
             io.err("signin: \(error.description)")
             return ExitCode(error)
-        }
-    }
-
-    /// The configuration file (`$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default), or nil: none, or one that cannot
-    /// be used (said on standard error; the bridge needs none).
-    static func configuration(_ env: [String: String], _ io: IOStreams) -> SignInConfiguration? {
-        let path = SignInConfiguration.defaultPath(explicit: nil, environment: env)
-        do throws(SignInError) {
-            return try SignInConfiguration.load(path: path)
-        } catch .configNotFound {
-            // None of the person's own: the one an administrator deployed for everyone, if any.
-            guard (env["SIGNIN_CONFIG"] ?? "").isEmpty, (env["SIGNIN_PROFILE"] ?? "").isEmpty, let system = SignInConfiguration.systemPath(environment: env) else { return nil }
-            do throws(SignInError) { return try SignInConfiguration.load(path: system) } catch {
-                io.err("signin: the configuration is not used: \(error.description)")
-                return nil
-            }
-        } catch {
-            io.err("signin: the configuration is not used: \(error.description)")
-            return nil
         }
     }
 

@@ -13,7 +13,11 @@ struct Restore: SignInCommand {
         freshness = try Freshness(a)
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        return try run(in: r.context())
+    }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         printProfile(try c.restore(freshness), c, verb: "Signed in as")
         return .success
     }

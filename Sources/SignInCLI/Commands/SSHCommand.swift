@@ -106,9 +106,10 @@ struct SSHCommand: SignInCommand {
         return nil
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        let io = r.io
         do throws(SignInError) {
-            return try run(env, io)
+            return try run(r.environment, io)
         } catch {
             io.err("signin: \(error.description)")
             return ExitCode(error)

@@ -18,10 +18,15 @@ struct Status: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { reading = AccountReading(a) }
 
-    /// Through a forwarded agent: the session, its accounts and its limits.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.status(agent, json: json) }
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context(resource: reading.apiResource))
+    }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    /// Through a forwarded agent: the session, its accounts and its limits.
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.status(agent, json: json) }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let client = c.client
         let store = client.fileStore.directory

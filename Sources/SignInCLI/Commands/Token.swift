@@ -3,7 +3,6 @@ import SignInKit
 /// `signin token`: only the access token on standard output, refreshed first when needed.
 struct Token: SignInCommand {
     let startsStatic: Bool
-    var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
         of: Self.self, summary: "Print a fresh access token (refreshes only when needed)",
         details: """
@@ -30,9 +29,15 @@ struct Token: SignInCommand {
         target = TokenTarget(a)
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if !startsStatic { r.handOver(Freshness.handOverReason) }
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context(resource: apiResource))
+    }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 

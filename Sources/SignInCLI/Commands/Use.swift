@@ -12,8 +12,14 @@ struct Use: SignInCommand {
 
     let account: String
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        if let answered = try chooseAPI(r.environment, r.io) { return answered }
+        return try run(in: r.context())
+    }
+
     /// Through a forwarded agent there is no grant here to act on: where to do it instead.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         guard a.positional.count == 1 else { throw UsageError("`signin use` takes one ACCOUNT (an e-mail or sub); see `signin accounts`") }
@@ -21,7 +27,7 @@ struct Use: SignInCommand {
     }
 
     /// `use URL` for an API signed in to from its address: the API plain commands answer for with no provider configured.
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func chooseAPI(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         guard SignInConfiguration.isValidResource(account), account.contains("://") else { return nil }
         let store = CredentialStore(directory: CredentialStore.defaultDirectory(environment: env))
         guard ((try? store.apiResources()) ?? []).contains(account) else { return nil }
@@ -35,7 +41,7 @@ struct Use: SignInCommand {
         return .success
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let user = try c.client.switchAccount(to: account)
         if c.json { io.out(JSONText.object(JSONText.user(user))) } else { io.out("Now using \(user.profile.displayName)") }

@@ -14,7 +14,8 @@ struct Version: SignInCommand {
         json = a.has(.json)
     }
 
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        let io = r.io
         if json { io.out(JSONText.object(["version": .string(SignInKitVersion.string)])) } else { io.out("signin \(SignInKitVersion.string)") }
         return .success
     }

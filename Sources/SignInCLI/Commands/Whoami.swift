@@ -12,10 +12,15 @@ struct Whoami: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { reading = AccountReading(a) }
 
-    /// Through a forwarded agent: the profile in the forwarded ID token.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.whoami(agent, json: json) }
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context(resource: reading.apiResource))
+    }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    /// Through a forwarded agent: the profile in the forwarded ID token.
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.whoami(agent, json: json) }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let user = try c.client.signedInUser(account: c.account)
         if let ended = user.grantEndedAt { throw SignInError.noPreviousSignIn(reason: .grantEnded(on: ended)) }
         printProfile(user, c, verb: nil)

@@ -144,9 +144,7 @@ public enum AgentProtocol {
             r.proofFor = target
         }
         let profile = q[Key.profile].flatMap { $0.isEmpty ? nil : $0 }
-        if let profile, !SignInConfiguration.isValidProfileName(profile) {
-            return .failure(.init("profile \"\(profile.withoutControlCharacters)\" is not a configuration name"))
-        }
+        if let problem = SignInConfiguration.profileNameProblem(profile, source: "profile") { return .failure(.init(problem)) }
         return .success((r, profile))
     }
 

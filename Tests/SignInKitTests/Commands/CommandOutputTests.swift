@@ -14,7 +14,7 @@ import Testing
         let env = ["HOME": dir, "XDG_RUNTIME_DIR": dir, "XDG_DATA_HOME": dir + "/data"]
         let command = try AgentCommand(try Arguments.parse(["--list", "--json"], for: AgentCommand.spec), env)
         let (io, captured) = IOStreams.capturing()
-        let code = try #require(try command.runWithoutConfiguration(env, io))
+        let code = command.run(env, io)
         #expect(code != .success)
         let answer = try #require(JSONValue.object(from: Data(captured.output.utf8)), "no JSON on standard output: \(captured.output)")
         #expect(answer["error"]?.string?.isEmpty == false)

@@ -39,7 +39,12 @@ struct AWSCommand: SignInCommand {
         guard AWSConfigFile.isProfileName(profile) else { throw UsageError("--aws-profile \"\(profile.withoutControlCharacters)\" is not a profile name (letters, digits and _-.@+)") }
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         // The account the profile will name must be one of this store's (one, not several) before it is written.
         if let account { _ = try c.client.signedInUser(account: account) }
@@ -47,7 +52,7 @@ struct AWSCommand: SignInCommand {
     }
 
     /// Over `signin ssh` the profile is written on this machine, where aws-cli runs; the keys come through the agent.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? {
         try write(environment: ProcessEnvironment.current, region: nil, agent.io)
     }
 

@@ -5,7 +5,6 @@ import SignInKit
 struct AWSCredentialProcess: SignInCommand {
     /// Handed over as `signin token` is: at once for a forced refresh (unless a forwarded agent answers it).
     let startsStatic: Bool
-    var handOverReason: String { Freshness.handOverReason }
     static let spec = CommandSpec(
         of: Self.self, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
         details: """
@@ -28,11 +27,17 @@ struct AWSCredentialProcess: SignInCommand {
         startsStatic = Commands.isCached(Self.self) && Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if !startsStatic { r.handOver(Freshness.handOverReason) }
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         try answer(LocalTokens(c: c, chain: [], interactive: false), account: c.account).write(c.io)
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try answer(agent, account: agent.account).write(agent.io) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try answer(agent, account: agent.account).write(agent.io) }
 
     /// AWS's process-credential JSON for the role's credentials from `source`.
     func answer(_ source: some TokenSource, account: String?) throws(SignInError) -> BridgeAnswer {

@@ -47,7 +47,6 @@ struct Exec: SignInCommand {
     let fileVariables: [String]
     /// `--resource`, `--audience`: the access token for one API.
     let target: TokenTarget
-    var signsIn: Bool { login }
     /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).
     var apiResource: String? { target.audience == nil ? target.resource : nil }
 
@@ -92,10 +91,15 @@ struct Exec: SignInCommand {
         !v.isEmpty && !v.first!.isNumber && v.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
     }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context(signsIn: login, resource: apiResource))
+    }
+
     /// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`: the token goes into COMMAND's
     /// environment, then signin *becomes* COMMAND (execvp): standard streams, signals, the terminal and the exit
     /// status are COMMAND's own, exactly as if it ran alone. Nothing of signin stays in between.
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         if gceMetadata { return try GCEMetadataRun(c, chain: chain, login: login, verbose: verbose, passphraseFD: passphraseFD).run(command) }
         let source = LocalTokens(c: c, chain: chain, interactive: login)
         if tokenFile {
@@ -105,7 +109,7 @@ struct Exec: SignInCommand {
         return try become(source, environment: c.environment)
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? {
         if gceMetadata {
             throw .unsupported(reason: "exec --gce-metadata serves a metadata server from the grant, which stays on the machine the agent runs on; run it there, or use `signin exec -- COMMAND` here")
         }

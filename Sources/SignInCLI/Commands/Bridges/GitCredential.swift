@@ -34,12 +34,17 @@ struct GitCredential: SignInCommand {
         operation = a.positional[0]
     }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
+
     /// git's credential-helper protocol (gitcredentials(7)): attributes on standard input until a blank line;
     /// `get` answers username and password (a fresh access token) and the token's expiry; `erase` (git says the
     /// password was refused) makes the next `get` refresh first; `store` does nothing (signin keeps its own).
-    func run(_ c: Context) throws(SignInError) -> ExitCode { try serve(LocalTokens(c: c, chain: [], interactive: false)) }
+    func run(in c: Context) throws(SignInError) -> ExitCode { try serve(LocalTokens(c: c, chain: [], interactive: false)) }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
 
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
         var lines: [String] = []

@@ -7,7 +7,6 @@ import Glibc
 
 /// `signin kubectl-credential`: a kubectl exec credential plugin.
 struct KubectlCredential: SignInCommand {
-    var startsStatic: Bool { Commands.isCached(Self.self) && !interactive }
     static let spec = CommandSpec(
         of: Self.self, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
         details: """
@@ -25,7 +24,6 @@ struct KubectlCredential: SignInCommand {
     let kind: TokenKind
     /// `--resource`, `--audience` (with `--token access`): the access token for the cluster's API alone.
     let target: TokenTarget
-    var signsIn: Bool { interactive }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         minTTL = try MinimumValidity(a).seconds
@@ -39,15 +37,21 @@ struct KubectlCredential: SignInCommand {
         interactive = KubectlExecInfo.interactive(env)
     }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if interactive { r.handOver("an interactive sign-in is not on the cached path") }
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context(signsIn: interactive))
+    }
+
     /// A kubectl exec credential plugin (client.authentication.k8s.io): prints an ExecCredential with a fresh ID
     /// token (what Kubernetes' OIDC authenticator takes) and its expiry, in the API version kubectl asks for in
     /// `$KUBERNETES_EXEC_INFO` (v1, or v1beta1 for older kubectl). Signs in through the browser only when kubectl
     /// says the session is interactive; otherwise exits 3 with the reason on standard error.
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         try serve(LocalTokens(c: c, chain: [], interactive: KubectlExecInfo.interactive(c.environment)), environment: c.environment)
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, environment: ProcessEnvironment.current) }
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent, environment: ProcessEnvironment.current) }
 
     private func serve(_ source: some TokenSource, environment: [String: String]) throws(SignInError) -> ExitCode {
         try answer(source, environment: environment).write(source.io)

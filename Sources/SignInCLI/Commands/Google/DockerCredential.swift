@@ -51,14 +51,20 @@ struct DockerCredential: SignInCommand {
         }
     }
 
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        if let answered = try acknowledgeStoreOrErase(r.environment, r.io) { return answered }
+        return try run(in: r.context())
+    }
+
     /// `store` and `erase` need no configuration: docker calls them after `docker login` and `docker logout`.
-    func runWithoutConfiguration(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
+    func acknowledgeStoreOrErase(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
         guard operation == "store" || operation == "erase" else { return nil }
         while readLine() != nil {}
         return .success
     }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? {
         let io = agent.io
         if operation == "store" || operation == "erase" { return nil }  // nothing to keep, here as anywhere
         guard operation == "get" || operation == "list" else {
@@ -67,7 +73,7 @@ struct DockerCredential: SignInCommand {
         return try serve(agent.impersonating(chain), io)
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         if operation == "configure" { return try configure(c, patterns: DockerRegistries.patterns(for: c.client.configuration)) }
         return try serve(LocalTokens(c: c, chain: chain, interactive: false), io)

@@ -70,13 +70,18 @@ struct GoogleCommand: SignInCommand {
         return args.joined(separator: " ")
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         try write(sts: c.client.configuration.googleSTSEndpoint, iam: c.client.configuration.iamCredentialsEndpoint, c.environment, c.io)
     }
 
     /// Over `signin ssh` the file is for this machine's tools, with the laptop's endpoints; the ID token comes
     /// through the agent.
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? {
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? {
         let hello = try agent.hello()
         return try write(sts: hello.familySettings[GoogleCloudFamily.stsEndpointSetting] ?? WorkloadIdentityFederation.defaultSTSEndpoint,
                          iam: hello.familySettings[GoogleCloudFamily.iamCredentialsEndpointSetting] ?? GoogleCloudSettings().iamCredentialsEndpoint,

@@ -19,9 +19,14 @@ struct GoogleExecutableSource: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {}
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode { try serve(LocalTokens(c: c, chain: [], interactive: false)) }
+    func run(_ r: CommandRun) throws -> ExitCode {
+        if let agent = r.agent, let answered = try run(through: agent) { return answered }
+        return try run(in: r.context())
+    }
 
-    func run(agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating([])) }
+    func run(in c: Context) throws(SignInError) -> ExitCode { try serve(LocalTokens(c: c, chain: [], interactive: false)) }
+
+    func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating([])) }
 
     /// 1. The person's ID token, valid for five more minutes (the STS exchange and the library's own margin).
     /// 2. A failure is the documented error answer on standard output (the libraries show it) and signin's usual

@@ -38,7 +38,11 @@ struct MetadataServerCommand: SignInCommand {
         verbose = a.has(Self.verboseOption)
     }
 
-    func run(_ c: Context) throws(SignInError) -> ExitCode {
+    func run(_ r: CommandRun) throws -> ExitCode {
+        return try run(in: r.context())
+    }
+
+    func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let log = MetadataLog(verbose: verbose, configurationPath: c.client.configuration.sourcePath, loginCommand: c.command("login"))
         var server: MetadataServer?

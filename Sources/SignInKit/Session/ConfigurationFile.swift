@@ -26,9 +26,8 @@ extension SignInConfiguration {
     /// with `appName`, a program's own `$XDG_CONFIG_HOME/<appName>/config.json` instead.
     public static func loadDefault(explicitPath: String? = nil, profile: String? = nil, appName: String? = nil) throws(SignInError) -> SignInConfiguration {
         let env = ProcessEnvironment.current
-        for name in [profile, env["SIGNIN_PROFILE"]].compactMap({ $0 }) where !name.isEmpty && !isValidProfileName(name) {
-            throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil,
-                                 reason: "\"\(name)\" is not a configuration name (letters, digits, . _ -, not starting with a dot)")
+        if let problem = profileNameProblem(profile, source: "profile") ?? profileNameProblem(env["SIGNIN_PROFILE"], source: "$SIGNIN_PROFILE") {
+            throw .configInvalid(file: directory(environment: env, appName: appName ?? "signin"), field: nil, reason: problem)
         }
         var c = try (appName != nil && explicitPath == nil)
             ? load(path: directory(environment: env, appName: appName!) + "/\(profile ?? "config").json")

@@ -1,4 +1,5 @@
 import SignInBase
+import SignInProtocol
 import FoundationEssentials
 
 /// Where configurations live, apart from what one holds: the XDG folder, named profiles and `SIGNIN_CONFIG`.
@@ -39,6 +40,13 @@ extension SignInConfiguration {
     /// dash (it would be read as an option).
     public static func isValidProfileName(_ name: String) -> Bool {
         !name.isEmpty && !name.hasPrefix(".") && !name.hasPrefix("-") && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    }
+
+    /// Why `name`, given as `source` (`--profile`, `$SIGNIN_PROFILE`, the agent's `profile`), cannot name a
+    /// configuration; nil when it can, or when none is given. The one wording of `isValidProfileName`'s rule.
+    public static func profileNameProblem(_ name: String?, source: String) -> String? {
+        guard let name, !name.isEmpty, !isValidProfileName(name) else { return nil }
+        return "\(source) \"\(name.withoutControlCharacters)\" is not a configuration name (letters, digits, . _ -, not starting with . or -)"
     }
 
     /// The named configurations in `directory(environment:)`: `config` for `config.json`, else the file's name.
