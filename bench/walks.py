@@ -321,7 +321,9 @@ def mcp_walks(walks, env):
                               stderr=subprocess.DEVNULL, text=True)
     try:
         url = server.stdout.readline().split()[2]
-        subprocess.run([SIGNIN, "login", "--resource", url, "--timeout", "60"], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # The SDK's toolkit has no consent page: it redirects at once (the stand-in visits, no form to submit).
+        subprocess.run([SIGNIN, "login", "--resource", url, "--timeout", "60"], env=dict(env, STANDIN_MODE="visit"), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "walks", "version": "1"}}}
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}

@@ -4,9 +4,13 @@ import SignInKit
 /// its help, the options and words it takes, and what it needs. Help, the manual page, the completions and the
 /// argument splitter read these, from `Commands.all`.
 struct CommandSpec: Sendable {
-    /// The command this declares; its initialiser declares the options (`SignInCommand.declaredOptions`).
+    /// The command this declares.
     let command: any SignInCommand.Type
     let name: String
+    /// The command's own options, stated as data beside the initialiser that reads them (an option group's as
+    /// `Group.options`), as swift-argument-parser's `@Option`s are: help, the manual page, the completions and the
+    /// parser read this list, and reading an option it does not hold is caught in debug builds (`Arguments`).
+    let declared: [OptionSpec]
     /// One line, for the list of commands.
     let summary: String
     /// The paragraph of `signin help NAME` and the manual page.
@@ -33,10 +37,11 @@ struct CommandSpec: Sendable {
     /// Other names the binary may be run under that mean this command (`docker-credential-signin`, a link).
     var programNames: [String] = []
 
-    init(of command: any SignInCommand.Type, summary: String, details: String, usageTail: String = "", usageOverride: String? = nil, positionalWords: [String] = [], readsConfiguration: Bool = true,
+    init(of command: any SignInCommand.Type, options: [OptionSpec], summary: String, details: String, usageTail: String = "", usageOverride: String? = nil, positionalWords: [String] = [], readsConfiguration: Bool = true,
          takesAccount: Bool = false, takesJSON: Bool = true, takesArguments: Bool = false, takesCommand: Bool = false, passesUnknownOptions: Bool = false,
          programNames: [String] = []) {
         self.command = command
+        self.declared = options
         self.name = command.name
         self.summary = summary
         self.details = details
@@ -58,16 +63,16 @@ struct CommandSpec: Sendable {
         (takesAccount ? [.account] : []) + (readsConfiguration ? [.config, .profile, .passphraseFD] : []) + (takesJSON ? [.json] : [])
     }
 
-    /// Every option the command accepts, as help lists them: those its initialiser reads, in that order, then the
-    /// shared ones and `--help`.
+    /// Every option the command accepts, as help lists them: its own, in the order declared, then the shared ones and
+    /// `--help`.
     var options: [OptionSpec] {
         let shared = sharedOptions
-        return command.declaredOptions.filter { !shared.contains($0) && $0 != .help } + shared + [.help]
+        return declared.filter { !shared.contains($0) && $0 != .help } + shared + [.help]
     }
 
-    /// The same options for the parser, which only looks one up (a shared one the initialiser also reads is there
+    /// The same options for the parser, which only looks one up (a shared one the command also lists is there
     /// twice): nothing sorted on every run.
-    var accepted: [OptionSpec] { command.declaredOptions + sharedOptions + [.help] }
+    var accepted: [OptionSpec] { declared + sharedOptions + [.help] }
 
     var usage: String {
         if let usageOverride { return usageOverride }
@@ -92,16 +97,6 @@ protocol SignInCommand: SendableMetatype {
 }
 
 extension SignInCommand {
-    /// The options the command's initialiser reads, in order: it is run once over an empty command line that notes
-    /// each (`Arguments.declaring`), so an option is declared where it is read, and nowhere else. It is run with no
-    /// environment, so an initialiser only reads and checks its arguments: what the environment or the files say is
-    /// looked up when the command runs (on the cached path, a lookup with no HOME would reach the user database).
-    static var declaredOptions: [OptionSpec] {
-        let a = Arguments.declaring()
-        _ = try? Self(a, [:])
-        return a.declaredOptions
-    }
-
     static var name: String { Commands.name(of: self) }
 }
 

@@ -6,10 +6,10 @@ import SignInKit
 /// offers (who, from the forwarded ID token; the session's accounts and limits), and that signing in and out
 /// happen on the machine the session came from.
 enum ForwardedAgent {
-    /// The forwarded agent this run asks (`SIGNIN_AGENT_SOCK`), unless it names a configuration here on purpose.
+    /// The forwarded agent this run asks (`SIGNIN_AGENT_SOCK`), unless it names a configuration here on purpose: the
+    /// session's rule (`SignInSession.forwardedAgentSocket`), for a command's initialiser that decides by it.
     static func socket(_ a: Arguments, _ env: [String: String]) -> String? {
-        guard let socket = env["SIGNIN_AGENT_SOCK"], !socket.isEmpty, a.value(.config) == nil, a.value(.profile) == nil else { return nil }
-        return socket
+        SignInSession(environment: env, configurationOption: a.value(.config), profileOption: a.value(.profile)).forwardedAgentSocket
     }
 
     /// `signin whoami` through the agent: the profile in the forwarded ID token (verified on the laptop).

@@ -68,13 +68,9 @@ enum ValueCheck: Sendable, Equatable {
     static func serviceAccounts(_ value: String) -> [String] { value.split(separator: ",").map { $0.trimmingWhitespace } }
 }
 
-/// What the command line said, checked against what the command accepts.
-///
-/// Reading an option is also declaring it, as swift-argument-parser's `@Option` and Go's `flag.Int` are one line each: a
-/// command's initialiser (and each option group's) reads its options, and the same initialiser, run once over an
-/// empty command line (`declaring`), lists them for the parser, help, the manual page and the completions
-/// (`SignInCommand.declaredOptions`, `OptionGroup.options`). So an option is written once, where it is read; an
-/// initialiser reads every option before it checks anything (a check that throws ends the listing).
+/// What the command line said, checked against what the command accepts (`CommandSpec.options`, stated as data). In
+/// debug builds, reading an option the command does not declare is noted (`undeclaredReads`: its value would always be
+/// missing), and the tests read every command's options so (`CommandParsingTests`).
 struct Arguments {
     var values: [String: String] = [:]
     /// Every value of an option given more than once (`signin ssh --account A --account B`), in order.
@@ -86,21 +82,20 @@ struct Arguments {
     /// `rest` began at an explicit `--` (not at a command's first word or an option passed on).
     var restAfterSeparator = false
 
-    /// Set only on the command line `declaring` makes: each option read is noted there, in order.
-    private var declared: DeclaredOptions?
-
-    /// An empty command line that notes every option its reader reads: the reader's declaration.
-    static func declaring() -> Arguments {
-        var a = Arguments()
-        a.declared = DeclaredOptions()
-        return a
+    #if DEBUG
+    /// What the command line was parsed for (`parse`): the options a reader may read.
+    private var accepted: [OptionSpec]?
+    /// The options read that the command does not declare, noted in debug builds only.
+    let undeclaredReads = UndeclaredReads()
+    private func note(_ o: OptionSpec) {
+        if let accepted, !accepted.contains(o) { undeclaredReads.note(o) }
     }
-
-    /// The options read from this command line, in the order read (on one `declaring` made; else empty).
-    var declaredOptions: [OptionSpec] { declared?.options ?? [] }
+    #else
+    @inline(__always) private func note(_ o: OptionSpec) {}
+    #endif
 
     func has(_ o: OptionSpec) -> Bool {
-        declared?.note(o)
+        note(o)
         return flags.contains(o.long)
     }
 
@@ -110,11 +105,11 @@ struct Arguments {
         if config != nil && profile != nil { throw UsageError("--config and --profile name two different files; give one") }
     }
     func value(_ o: OptionSpec) -> String? {
-        declared?.note(o)
+        note(o)
         return values[o.long]
     }
     func all(_ o: OptionSpec) -> [String] {
-        declared?.note(o)
+        note(o)
         return repeated[o.long] ?? []
     }
 
@@ -131,6 +126,9 @@ struct Arguments {
     static func parse(_ args: [String], for command: CommandSpec) throws(UsageError) -> Arguments {
         let accepted = command.accepted
         var a = Arguments()
+        #if DEBUG
+        a.accepted = accepted
+        #endif
         var mistake: UsageError?
         var i = 0
         while i < args.count {
@@ -189,8 +187,8 @@ struct Arguments {
     }
 }
 
-/// The options a reader read from a `declaring` command line, each once, in order.
-final class DeclaredOptions {
+/// The options a command read that its declaration does not hold (debug builds): each once, in order.
+final class UndeclaredReads {
     private(set) var options: [OptionSpec] = []
     func note(_ o: OptionSpec) { if !options.contains(o) { options.append(o) } }
 }

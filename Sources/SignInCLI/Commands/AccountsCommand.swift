@@ -9,7 +9,7 @@ import Glibc
 struct AccountsCommand: SignInCommand {
     static let allOption = OptionSpec("--all", "Every configuration's accounts")
     static let spec = CommandSpec(
-        of: Self.self, summary: "List the signed-in accounts, the current one marked",
+        of: Self.self, options: [AccountsCommand.allOption, .config, .profile, .json], summary: "List the signed-in accounts, the current one marked",
         details: "Lists the accounts of this configuration (--all: of every configuration), the current one marked with *,\neach with e-mail, name, access-token expiry and whether the provider still accepted its grant at the last refresh.")
 
     let all: Bool

@@ -16,7 +16,7 @@ struct AgentCommand: SignInCommand {
     static let listOption = OptionSpec("--list", "List the sessions forwarded with `signin ssh` and their limits")
     static let stopOption = OptionSpec("--stop", "Stop the running agent")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Serve tokens to your own processes on a Unix socket, and to SSH sessions you forward",
+        of: Self.self, options: [AgentCommand.listOption, AgentCommand.stopOption, .json], summary: "Serve tokens to your own processes on a Unix socket, and to SSH sessions you forward",
         details: """
             Runs the agent: the same token path as `signin token`, on $XDG_RUNTIME_DIR/signin/agent.sock (0600, in a
             0700 folder), answering only your own uid. `signin ssh` starts one when none runs and forwards a socket

@@ -6,7 +6,7 @@ import SignInKit
 struct ClientMetadata: SignInCommand {
     static let urlOption = OptionSpec("--url", value: "URL", "Where the document will be hosted (an https URL with a path): its client_id")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Print the client ID metadata document to host for signin (no network)",
+        of: Self.self, options: [ClientMetadata.urlOption], summary: "Print the client ID metadata document to host for signin (no network)",
         details: """
             Prints the JSON document to host at --url (else at the configuration's client_id_metadata_document): its
             client_id is that URL, its redirect URIs the loopback ones signin listens on (any port), no secret. With

@@ -6,7 +6,7 @@ import Glibc
 
 /// `signin completion bash|zsh|fish`: the completion script.
 struct CompletionCommand: SignInCommand {
-    static let spec = CommandSpec(of: Self.self, summary: "Print the shell completion script for bash, zsh or fish",
+    static let spec = CommandSpec(of: Self.self, options: [], summary: "Print the shell completion script for bash, zsh or fish",
                                   details: "Prints a completion script: `source <(signin completion bash)`, or see `signin --help`.",
                                   usageTail: " bash|zsh|fish", positionalWords: ["bash", "zsh", "fish"], readsConfiguration: false, takesJSON: false, takesArguments: true)
 

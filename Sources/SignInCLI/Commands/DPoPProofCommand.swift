@@ -6,7 +6,7 @@ struct DPoPProofCommand: SignInCommand {
     static let methodOption = OptionSpec("--method", value: "METHOD", "The request's HTTP method (default GET)")
     static let urlOption = OptionSpec("--url", value: "URL", "The request's URL (query and fragment are left out of the proof)")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Print a DPoP proof for one request with the access token (DPoP-bound grants)",
+        of: Self.self, options: MinimumValidity.options + [DPoPProofCommand.methodOption, DPoPProofCommand.urlOption], summary: "Print a DPoP proof for one request with the access token (DPoP-bound grants)",
         details: """
             For a grant bound to this machine's key with DPoP (RFC 9449; `dpop` in the configuration, used where the
             provider offers it), prints a proof for one request: send it as the `DPoP` header, with

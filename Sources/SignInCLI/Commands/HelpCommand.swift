@@ -7,7 +7,7 @@ import Glibc
 /// `signin help [COMMAND] [--man]`.
 struct HelpCommand: SignInCommand {
     static let manOption = OptionSpec("--man", "Print the manual page (roff) instead")
-    static let spec = CommandSpec(of: Self.self, summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
+    static let spec = CommandSpec(of: Self.self, options: [HelpCommand.manOption], summary: "Help for a command (signin help COMMAND)", details: "Prints help for COMMAND, or the list of commands.",
                                   usageTail: " [COMMAND]", readsConfiguration: false, takesJSON: false, takesArguments: true)
 
     let man: Bool

@@ -5,7 +5,7 @@ struct IDTokenCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", check: .nonEmpty(what: "the service the token is for"), "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
     let startsStatic: Bool
     static let spec = CommandSpec(
-        of: Self.self, summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
+        of: Self.self, options: Freshness.options + Impersonation.options + [IDTokenCommand.audienceOption, .json], summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
         details: """
             Prints only the ID token, refreshed first when it expires within --min-ttl seconds. A provider that
             sends no new ID token on refresh is an error that says so. --json adds its expiry and claims. With

@@ -8,7 +8,7 @@ import Glibc
 /// `signin init [--profile NAME | -c PATH]`: a first configuration, written interactively.
 struct Init: SignInCommand {
     static let spec = CommandSpec(
-        of: Self.self, summary: "Write a first configuration, interactively",
+        of: Self.self, options: [.config, .profile, .yes], summary: "Write a first configuration, interactively",
         details: "Asks for a client ID and secret (Google) or an issuer (any OpenID provider, checked by discovery) and\nwrites the configuration file, mode 0600. Never overwrites a file without asking.",
         readsConfiguration: false, takesJSON: false)
 

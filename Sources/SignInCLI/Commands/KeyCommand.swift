@@ -8,7 +8,7 @@ import Glibc
 struct KeyCommand: SignInCommand {
     static let toOption = OptionSpec("--to", value: "STORAGE", choices: ["secret-service", "passphrase", "file", "tpm", "tpm+passphrase"], "Where the key goes: secret-service, passphrase, file, tpm or tpm+passphrase")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase`",
+        of: Self.self, options: [KeyCommand.toOption], summary: "Where the store's key is: `signin key move --to secret-service|passphrase|file|tpm|tpm+passphrase`",
         details: """
             `signin key move --to STORAGE` makes a new store key and keeps it in the Secret Service (GNOME Keyring,
             KWallet, KeePassXC), under a passphrase (scrypt, asked twice, at least 8 characters), in a file beside

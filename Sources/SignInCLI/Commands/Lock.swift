@@ -6,7 +6,7 @@ import Glibc
 
 /// `signin lock`: the kernel keyring forgets the unlocked store key.
 struct Lock: SignInCommand {
-    static let spec = CommandSpec(of: Self.self, summary: "Forget the unlocked store key (the kernel keyring's copy) until the next unlock",
+    static let spec = CommandSpec(of: Self.self, options: [], summary: "Forget the unlocked store key (the kernel keyring's copy) until the next unlock",
                                   details: "Drops the unlocked store key from the kernel keyring. The next command unlocks it again\n(the Secret Service, or the passphrase). A running agent ends every session forwarded with `signin ssh`.")
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {}

@@ -15,7 +15,7 @@ struct Login: SignInCommand {
     static let scopeOption = OptionSpec("--scope", value: "SCOPE", "Ask for this scope too, besides those held or configured (again for more): a step-up")
 
     static let spec = CommandSpec(
-        of: Self.self,
+        of: Self.self, options: [Login.noBrowserOption, Login.deviceOption, Login.portOption, Login.timeoutOption, Login.loginHintOption, TokenTarget.loginResourceOption, Login.scopeOption],
         summary: "Sign in through the browser (or --no-browser, --device); add the account and make it current",
         details: """
             Opens the browser at the provider's sign-in page, receives the answer on http://127.0.0.1:<port>, verifies

@@ -9,7 +9,7 @@ struct Logout: SignInCommand {
     static let revokeOption = OptionSpec("--revoke", "Also revoke the grant at the provider (RFC 7009)")
     static let allOption = OptionSpec("--all", "Every account of this configuration, and every API signed in to from its address")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Sign out (remove the local credentials); --revoke also ends the grant at the provider",
+        of: Self.self, options: [.config, .profile, Logout.revokeOption, Logout.allOption, .yes, TokenTarget.apiAccountOption], summary: "Sign out (remove the local credentials); --revoke also ends the grant at the provider",
         details: "Signs out the current account (or --account, or --all) and says which. On a terminal it asks first (--yes\nskips the question). Afterwards no account is current until `signin use` or `signin login`.",
         takesAccount: true)
 

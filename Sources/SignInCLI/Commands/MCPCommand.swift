@@ -17,7 +17,7 @@ struct MCPCommand: SignInCommand {
     static let timeoutOption = OptionSpec("--timeout", value: "SECONDS", "Give up waiting for a sign-in in the browser after this long (default 300)")
 
     static let spec = CommandSpec(
-        of: Self.self,
+        of: Self.self, options: [MCPCommand.scopeOption, MCPCommand.headerOption, MCPCommand.transportOption, MCPCommand.deviceOption, MCPCommand.timeoutOption],
         summary: "Be a stdio MCP server for an MCP client, carrying its messages to the MCP server at URL, signed in",
         details: """
             For MCP clients that launch a command (Claude Desktop, VS Code, Cursor: command "signin", args ["mcp",
@@ -94,7 +94,7 @@ struct MCPCommand: SignInCommand {
         let browsing = Browsing(noBrowser: false, paste: false, env)
         var events = Events(pasteEnabled: false, headless: browsing.headless, environment: env)
         events.io = io
-        var invocation = Invocation(Arguments.declaring(), env, command: "login")
+        var invocation = Invocation(Arguments(), env, command: "login")
         invocation.resource = url
         events.invocation = invocation
         let shown = events

@@ -3,7 +3,7 @@ import SignInKit
 /// `signin restore`: the sign-in restored without a browser, refreshed when needed; prints who.
 struct Restore: SignInCommand {
     static let spec = CommandSpec(
-        of: Self.self, summary: "Restore the sign-in without a browser, refreshing if needed; print who",
+        of: Self.self, options: Freshness.options, summary: "Restore the sign-in without a browser, refreshing if needed; print who",
         details: "Restores the sign-in without a browser; refreshes the tokens when the access token expires within\n--min-ttl seconds. Prints the profile. Exits 3 when signing in again is needed.",
         takesAccount: true)
 

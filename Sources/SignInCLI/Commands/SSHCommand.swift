@@ -24,7 +24,7 @@ struct SSHCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", "Forward only tokens exchanged for this audience (RFC 8693; again for more)")
     static let resourceOption = OptionSpec("--resource", value: "URI", check: .resourceIndicator, "Forward only tokens for this API (RFC 8707, one of the configuration's resources; again for more)")
     static let spec = CommandSpec(
-        of: Self.self, summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
+        of: Self.self, options: [SSHCommand.accountOption, .config, .profile, SSHCommand.forOption, SSHCommand.confirmOption] + Impersonation.options + [SSHCommand.audienceOption, SSHCommand.resourceOption], summary: "ssh with your tokens forwarded: the remote side gets access and ID tokens, never the grant",
         details: """
             Runs the system ssh with a socket of signin's agent forwarded, restricted to the accounts named (default:
             the current one) of one configuration, for --for (default: the SSH session). On the remote machine,

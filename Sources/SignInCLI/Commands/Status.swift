@@ -8,7 +8,7 @@ import Glibc
 /// `signin status`: an offline summary of one account: who, token expiry, granted scopes, where its key and file are.
 struct Status: SignInCommand {
     static let spec = CommandSpec(
-        of: Self.self, summary: "Offline summary: who, token expiry, granted scopes, where the store is",
+        of: Self.self, options: AccountReading.options, summary: "Offline summary: who, token expiry, granted scopes, where the store is",
         details: "Offline summary of one account: signed in or not, token expiry, granted scopes, where its key and file are.\nExits 3 when not signed in.",
         takesAccount: true)
 

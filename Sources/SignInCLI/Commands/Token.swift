@@ -4,7 +4,7 @@ import SignInKit
 struct Token: SignInCommand {
     let startsStatic: Bool
     static let spec = CommandSpec(
-        of: Self.self, summary: "Print a fresh access token (refreshes only when needed)",
+        of: Self.self, options: Freshness.options + Impersonation.options + [.json] + TokenTarget.options, summary: "Print a fresh access token (refreshes only when needed)",
         details: """
             Prints only the access token on standard output, refreshed first when it expires within --min-ttl
             seconds. No network when the stored one is fresh enough. Parallel calls share one refresh. With

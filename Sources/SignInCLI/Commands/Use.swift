@@ -6,7 +6,7 @@ import Glibc
 
 /// `signin use ACCOUNT`: make another account current.
 struct Use: SignInCommand {
-    static let spec = CommandSpec(of: Self.self, summary: "Make ACCOUNT the current account",
+    static let spec = CommandSpec(of: Self.self, options: [], summary: "Make ACCOUNT the current account",
                                   details: "Makes ACCOUNT (an e-mail or sub) the current account of this configuration. ACCOUNT may be an API signed in to from its address (its URL): with no configured provider, plain commands then answer for it.", usageTail: " ACCOUNT",
                                   takesArguments: true)
 

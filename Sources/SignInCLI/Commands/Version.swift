@@ -6,7 +6,7 @@ import Glibc
 
 /// `signin version [--json]`.
 struct Version: SignInCommand {
-    static let spec = CommandSpec(of: Self.self, summary: "Print the version", details: "Prints the version (--json: as JSON).", readsConfiguration: false)
+    static let spec = CommandSpec(of: Self.self, options: [.json], summary: "Print the version", details: "Prints the version (--json: as JSON).", readsConfiguration: false)
 
     let json: Bool
 

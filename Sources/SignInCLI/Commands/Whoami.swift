@@ -2,7 +2,7 @@ import SignInKit
 
 /// `signin whoami`: the signed-in profile, from the store, without network.
 struct Whoami: SignInCommand {
-    static let spec = CommandSpec(of: Self.self, summary: "Print the signed-in profile (no network)",
+    static let spec = CommandSpec(of: Self.self, options: AccountReading.options, summary: "Print the signed-in profile (no network)",
                                   details: "Prints the signed-in profile from the store, without network. With --resource URL, the sign-in for that API.",
                                   takesAccount: true)
 

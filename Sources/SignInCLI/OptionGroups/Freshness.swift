@@ -2,6 +2,7 @@ import SignInKit
 
 /// `--min-ttl` and `--force-refresh`, as the token commands and bridges read them: the two groups below, together.
 struct Freshness: OptionGroup {
+    static let options = MinimumValidity.options + RefreshChoice.options
     let minTTL: Int
     let forceRefresh: Bool
 
@@ -31,12 +32,14 @@ struct Freshness: OptionGroup {
 
 /// `--min-ttl SECONDS` alone, for the bridges (whose consumers ask again when a token ends).
 struct MinimumValidity: OptionGroup {
+    static let options: [OptionSpec] = [.minTTL]
     let seconds: Int
     init(_ a: Arguments) throws(UsageError) { seconds = try a.int(.minTTL, default: 60, in: 0...86400) }
 }
 
 /// `--force-refresh` alone (`aws-credential-process`), with the token commands' hand-over rule.
 struct RefreshChoice: OptionGroup {
+    static let options: [OptionSpec] = [.forceRefresh]
     let forceRefresh: Bool
     init(_ a: Arguments) throws(UsageError) { forceRefresh = a.has(.forceRefresh) }
 }

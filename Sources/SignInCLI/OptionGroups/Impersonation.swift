@@ -9,5 +9,7 @@ struct Impersonation: OptionGroup {
     /// `TokenRequest.Principal.configured`). Checked as the command line is read (`ValueCheck.serviceAccountChain`).
     let chain: [String]?
 
+    static let options = [option]
+
     init(_ a: Arguments) { chain = a.value(Self.option).map(ValueCheck.serviceAccounts) }
 }

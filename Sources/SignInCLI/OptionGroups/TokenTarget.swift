@@ -15,6 +15,8 @@ struct TokenTarget: OptionGroup, Equatable {
     /// The API an account command names (`apiAccountOption`; its value is checked as the command line is read).
     static func apiAccount(_ a: Arguments) -> String? { a.value(apiAccountOption) }
 
+    static let options = [resourceOption, audienceOption]
+
     var resource: String?
     var audience: String?
 

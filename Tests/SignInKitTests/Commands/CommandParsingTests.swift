@@ -90,9 +90,24 @@ import Testing
         #expect(token.chain == ["a@p.iam.gserviceaccount.com", "b@p.iam.gserviceaccount.com"] && token.target.resource == "https://api.example/")
     }
 
-    /// An option is declared where it is read: the initialiser, run over an empty command line, lists what help,
-    /// the completions and the parser show, so a command takes exactly the options it reads.
-    @Test func aCommandTakesTheOptionsItsInitialiserReadsAndNoOthers() throws {
+    /// Options are declared as data (`CommandSpec.options`, an option group's `options`): help, the completions and
+    /// the parser show that list, and a command's initialiser reads no option it does not declare (a value it could
+    /// never be given), whatever it is given and wherever it stops.
+    @Test func aCommandTakesTheOptionsItDeclaresAndReadsNoOthers() throws {
+        let agent = ["SIGNIN_AGENT_SOCK": "/run/user/1000/signin/agent.sock"]
+        for type in Commands.all {
+            var lines: [[String]] = [[]]
+            for o in type.spec.options where o != .help {
+                lines.append(o.value == nil ? [o.long] : [o.long, o.check == nil ? "1" : "https://api.example/"])
+            }
+            for words in lines {
+                for env in [[:], agent] {
+                    guard let a = try? Arguments.parse(words, for: type.spec) else { continue }
+                    _ = try? type.init(a, env)
+                    #expect(a.undeclaredReads.options.isEmpty, "`signin \(type.name) \(words.joined(separator: " "))` reads \(a.undeclaredReads.options.map(\.long)), which it does not declare")
+                }
+            }
+        }
         #expect(Freshness.options == [.minTTL, .forceRefresh])
         #expect(TokenTarget.options == [TokenTarget.resourceOption, TokenTarget.audienceOption])
         #expect(Token.spec.options.map(\.long) == ["--min-ttl", "--force-refresh", "--impersonate-service-account", "--resource", "--audience",

@@ -9,7 +9,7 @@ import Glibc
 struct AWSCommand: SignInCommand {
     static let awsProfile = OptionSpec("--aws-profile", value: "NAME", "The aws-cli profile to write (`aws --profile NAME`; default: default)")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Write an aws-cli profile that gets a role's keys from signin: `signin aws configure`",
+        of: Self.self, options: [AWSCommand.awsProfile] + AWSRoleOptions.options + [.config, .profile, .account, .json], summary: "Write an aws-cli profile that gets a role's keys from signin: `signin aws configure`",
         details: """
             `signin aws configure --role-arn ARN [--aws-profile NAME]` sets credential_process in that profile of
             ~/.aws/config ($AWS_CONFIG_FILE) to this signin's `aws-credential-process` with the same role, duration,

@@ -6,7 +6,7 @@ struct AWSCredentialProcess: SignInCommand {
     /// Handed over as `signin token` is: at once for a forced refresh (unless a forwarded agent answers it).
     let startsStatic: Bool
     static let spec = CommandSpec(
-        of: Self.self, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
+        of: Self.self, options: RefreshChoice.options + AWSRoleOptions.options, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
         details: """
             Prints the JSON aws-cli and the AWS SDKs read from a credential_process (Version 1, AccessKeyId,
             SecretAccessKey, SessionToken, Expiration): the role's temporary credentials, bought at STS

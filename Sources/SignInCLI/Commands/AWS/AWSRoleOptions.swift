@@ -1,7 +1,8 @@
 import SignInKit
 
 /// `--role-arn`, `--duration` and `--session-name`, as `aws-credential-process` and `aws configure` read them.
-struct AWSRoleOptions: Sendable {
+struct AWSRoleOptions: OptionGroup {
+    static let options = [roleARN, duration, sessionName]
     static let roleARN = OptionSpec("--role-arn", value: "ARN", "The AWS role to assume (arn:aws:iam::ACCOUNT:role/NAME)")
     static let duration = OptionSpec("--duration", value: "TIME", "How long the role's credentials last: 15m to 12h, as 3600, 3600s, 60m or 1h (default 1h)")
     static let sessionName = OptionSpec("--session-name", value: "NAME", "The role session's name (default: your e-mail)")

@@ -15,7 +15,7 @@ struct Exec: SignInCommand {
     static let fileEnvOption = OptionSpec("--file-env", value: "NAME", "With --token-file: also name the file in NAME (AWS_WEB_IDENTITY_TOKEN_FILE, AZURE_FEDERATED_TOKEN_FILE...); again for more")
     static let loginOption = OptionSpec("--login", "Sign in first when needed (interactively) instead of exiting 3")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Run a command with a fresh token in its environment, never in its arguments",
+        of: Self.self, options: MinimumValidity.options + Impersonation.options + TokenTarget.options + [Exec.envOption, Exec.idTokenOption, Exec.loginOption, Exec.tokenFileOption, Exec.fileEnvOption, Exec.gceMetadataOption, Exec.verboseOption, .passphraseFD], summary: "Run a command with a fresh token in its environment, never in its arguments",
         details: """
             Runs COMMAND with a fresh access token (--id-token: the ID token) in the environment variable NAME, never
             in its arguments. Standard input, output, error, signals and the exit status pass through. When signing

@@ -9,7 +9,7 @@ import Glibc
 struct GitCredential: SignInCommand {
     static let usernameOption = OptionSpec("--username", value: "NAME", "The user name to answer (default: the account's e-mail)")
     static let spec = CommandSpec(
-        of: Self.self, summary: "git credential helper: answer git with a fresh token as the password",
+        of: Self.self, options: MinimumValidity.options + [GitCredential.usernameOption], summary: "git credential helper: answer git with a fresh token as the password",
         details: """
             Speaks git's credential-helper protocol on standard input and output. `get` answers username= and
             password= (a fresh access token) and password_expiry_utc; `erase` (git reports the password was

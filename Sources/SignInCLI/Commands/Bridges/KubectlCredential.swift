@@ -8,7 +8,7 @@ import Glibc
 /// `signin kubectl-credential`: a kubectl exec credential plugin.
 struct KubectlCredential: SignInCommand {
     static let spec = CommandSpec(
-        of: Self.self, summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
+        of: Self.self, options: MinimumValidity.options + TokenTarget.options + [KubectlCredential.tokenOption], summary: "kubectl exec credential plugin: an ExecCredential with the ID token",
         details: """
             An ExecCredential (client.authentication.k8s.io v1, or v1beta1 as $KUBERNETES_EXEC_INFO asks) with a fresh
             ID token (or, with --token access, the access token, for clusters whose authenticator takes one) and its

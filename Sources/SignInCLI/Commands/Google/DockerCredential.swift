@@ -20,7 +20,7 @@ struct DockerCredential: SignInCommand {
     static let username = "oauth2accesstoken"
     static let notFound = "credentials not found in native keychain"
     static let spec = CommandSpec(
-        of: Self.self, summary: "docker credential helper: a fresh token for Artifact Registry and gcr.io",
+        of: Self.self, options: Impersonation.options, summary: "docker credential helper: a fresh token for Artifact Registry and gcr.io",
         details: """
             Speaks docker's credential-helper protocol (installed as docker-credential-signin too). `get` answers the
             registries in docker_registries (Google's *-docker.pkg.dev, gcr.io and *.gcr.io by default for Google)

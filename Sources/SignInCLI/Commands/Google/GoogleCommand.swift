@@ -8,7 +8,7 @@ struct GoogleCommand: SignInCommand {
     static let serviceAccountOption = OptionSpec("--service-account", value: "EMAIL", "Impersonate this service account with the federated token")
     static let userProjectOption = OptionSpec("--workforce-pool-user-project", value: "PROJECT", "A workforce pool's user project (needed for workforce pools)")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Write a Google external_account file that gets its token from signin: `signin google external-account`",
+        of: Self.self, options: [GoogleCommand.audienceOption, GoogleCommand.outputOption, GoogleCommand.serviceAccountOption, GoogleCommand.userProjectOption, .config, .profile, .account], summary: "Write a Google external_account file that gets its token from signin: `signin google external-account`",
         details: """
             `signin google external-account --audience POOL_PROVIDER` writes the configuration google-auth, gcloud and
             every Google client library read for workload or workforce identity federation (as gcloud iam

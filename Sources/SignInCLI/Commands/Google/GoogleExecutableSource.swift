@@ -4,7 +4,7 @@ import SignInKit
 /// `signin google-executable-source`: the command of an `external_account` file's executable credential source.
 struct GoogleExecutableSource: SignInCommand {
     static let spec = CommandSpec(
-        of: Self.self, summary: "google-auth's executable credential source: your ID token for Google's STS",
+        of: Self.self, options: [], summary: "google-auth's executable credential source: your ID token for Google's STS",
         details: """
             Prints what google-auth (and gcloud, and every Google client library) reads from an external_account
             file's credential_source.executable: {"version": 1, "success": true, "token_type":

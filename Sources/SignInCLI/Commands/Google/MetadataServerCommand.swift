@@ -12,7 +12,7 @@ struct MetadataServerCommand: SignInCommand {
     static let verboseOption = OptionSpec("--verbose", "Log each request on standard error (path and status, never a token)")
     static let portOption = OptionSpec("--port", value: "N", "Listen on this port of 127.0.0.1 (default: a free one; a fixed one for a systemd unit)")
     static let spec = CommandSpec(
-        of: Self.self, summary: "Serve your sign-in to Google's tools as a local metadata server, until stopped",
+        of: Self.self, options: Impersonation.options + [MetadataServerCommand.portOption, MetadataServerCommand.verboseOption], summary: "Serve your sign-in to Google's tools as a local metadata server, until stopped",
         details: """
             Serves a Google Compute Engine metadata server on 127.0.0.1, as `exec --gce-metadata` does, until
             SIGINT or SIGTERM: for IDEs, notebooks, or a systemd user unit. Prints the variables to set
