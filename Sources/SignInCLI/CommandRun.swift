@@ -15,8 +15,11 @@ final class CommandRun {
     /// `--json`.
     let json: Bool
     let session: SignInSession
-    /// How this run was asked for, and (once a context is built) the configuration and API it used.
-    private(set) var invocation: Invocation
+    /// The command's name, for advice.
+    private let command: String
+    /// The configuration file and API a context was built for (nil before one was).
+    private var usedConfiguration: String?
+    private var usedResource: String?
 
     init(command: String, _ a: Arguments, _ env: [String: String], _ io: IOStreams) {
         arguments = a
@@ -24,7 +27,16 @@ final class CommandRun {
         self.io = io
         json = a.has(.json)
         session = SignInSession(environment: env, configurationOption: a.value(.config), profileOption: a.value(.profile), accountOption: a.value(.account))
-        invocation = Invocation(a, env, command: command)
+        self.command = command
+    }
+
+    /// How this run was asked for, and (once a context is built) the configuration and API it used: rendered only
+    /// when advice is given (an error, a sign-in's progress), never on a run that needs none.
+    var invocation: Invocation {
+        var i = Invocation(arguments, environment, command: command)
+        i.configurationPath = usedConfiguration
+        i.resource = usedResource
+        return i
     }
 
     /// `--account`, else `$SIGNIN_ACCOUNT`; nil for the current account.
@@ -46,11 +58,12 @@ final class CommandRun {
         let env = environment
         // Only commands that may sign in ask whether a browser can open here (which may read /proc).
         let browsing = signsIn ? Browsing(noBrowser: noBrowser, paste: paste, env) : .none
-        invocation.configurationPath = session.configurationPath
-        invocation.resource = resource
+        usedConfiguration = session.configurationPath
+        usedResource = resource
         let known = KnownClient()
         var events = Events(pasteEnabled: browsing.paste, headless: browsing.headless, environment: env)
-        events.invocation = invocation
+        // (Advice in a sign-in's progress repeats this run's options; a run that does not sign in shows none.)
+        if signsIn { events.invocation = invocation }
         events.io = io
         events.deviceFlowAvailable = { known.client?.offersDeviceFlow ?? true }
         let shown = events
@@ -60,9 +73,7 @@ final class CommandRun {
         let client = try session.client(for: .init(resource: resource, signsIn: signsIn, addedScopes: addedScopes), onEvent: { shown.show($0) },
                                         passphrase: Passphrase.provider(fd: arguments.value(.passphraseFD).flatMap { Int32($0) }), confirmServerChange: confirm)
         known.client = client
-        var context = Context(client: client, account: account, json: json, environment: env, browsing: browsing, io: io)
-        context.invocation = invocation
-        return context
+        return Context(client: client, account: account, json: json, environment: env, browsing: browsing, io: io, run: self)
     }
 
     /// Hands a run of the static half of the release build to the dynamic half (`DynamicSibling`): for a cached
@@ -86,9 +97,10 @@ struct Context {
     let browsing: Browsing
     /// Where the command's text goes.
     let io: IOStreams
-    /// How this run was asked for (its configuration and account options), to suggest another command as `signin
-    /// login -c FILE`, so the suggestion acts on the same configuration.
-    var invocation: Invocation? = nil
+    /// The run, whose invocation (its configuration and account options) a suggestion repeats, as `signin login -c
+    /// FILE`, so it acts on the same configuration.
+    var run: CommandRun? = nil
+    var invocation: Invocation? { run?.invocation }
 
     /// `signin NAME` with this run's configuration option (and account), as a person would type it next.
     func command(_ name: String) -> String { invocation?.command(name) ?? "signin " + name }

@@ -16,6 +16,11 @@ protocol TokenSource {
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken
     /// An API refused `token`: the next one comes from a refresh.
     func markRejected(_ token: String) throws(SignInError)
+}
+
+/// What the bridges ask of a source beside its tokens, from its configuration (this machine's, or the laptop's
+/// through the agent): the git hosts and docker registries they answer, and an AWS role's credentials (AWS's family).
+protocol BridgeSource: TokenSource {
     /// The hosts `git-credential` answers and the registries `docker-credential` answers.
     func gitHosts() -> [String]
     func dockerRegistries() -> [String]
@@ -29,6 +34,11 @@ protocol TokenSource {
     func awsCredentials(_ request: AWSRoleRequest) throws(SignInError) -> AWSCredentials
 }
 
+extension BridgeSource {
+    /// A stand-in: no host has a resource of its own.
+    func gitResources() -> [String: String] { [:] }
+}
+
 extension TokenSource {
     /// A source with no DPoP-bound grant (a stand-in): the token, and no proof.
     func accessToken(_ freshness: Freshness, proofFor target: TokenRequest.DPoPTarget) throws(SignInError) -> IssuedToken {
@@ -39,9 +49,6 @@ extension TokenSource {
     func token(_ kind: TokenKind, _ freshness: Freshness) throws(SignInError) -> IssuedToken {
         try token(kind, freshness, for: TokenTarget())
     }
-
-    /// A stand-in: no host has a resource of its own.
-    func gitResources() -> [String: String] { [:] }
 }
 
 extension Freshness {
@@ -65,7 +72,7 @@ extension TokenRequest.Principal {
 }
 
 /// Tokens from this machine's store, the person's or (with a chain) a service account's.
-struct LocalTokens: TokenSource {
+struct LocalTokens: BridgeSource {
     let c: Context
     var io: IOStreams { c.io }
     /// Whose tokens: the one token path resolves `.configured` against the configuration.
@@ -121,7 +128,7 @@ struct LocalTokens: TokenSource {
 
 /// Tokens from a forwarded agent: what the laptop's `signin ssh` allowed, nothing else; never a browser. The
 /// request crosses as it is, so the laptop answers it as `signin token` would there (or refuses it).
-final class AgentTokens: TokenSource {
+final class AgentTokens: BridgeSource {
     let agent: AgentClient
     let account: String?
     /// Where the command's text goes.

@@ -86,7 +86,7 @@ public final class MetadataServer: @unchecked Sendable {
 
     private func serveUntilStopped() {
         let handler = ComputeMetadataHandler(source: Source(server: self))
-        _ = try? service.serve(canceller: service.canceller, notice: { [onEvent] notice in
+        _ = try? service.server.serve(canceller: service.canceller, notice: { [onEvent] notice in
             switch notice {
             case .refusedHost(let reason), .refusedPeer(let reason): onEvent(.refused(reason: reason))
             }

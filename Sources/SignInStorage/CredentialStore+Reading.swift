@@ -278,7 +278,8 @@ extension CredentialStore {
 }
 
 /// Entries already decrypted by this process, with what their file looked like then: a file that has not changed
-/// (same inode, size and modification time) is not decrypted again (`currentUser`, `hasPreviousSignIn`).
+/// (same inode, size and modification time) is not decrypted again (`currentUser`, `hasPreviousSignIn`). The third of
+/// the four caches in front of a token (SignInKit's `ResidentCredentials` says which answers when).
 final class DecryptedEntries: Sendable {
     struct FileIdentity: Equatable {
         let inode: UInt64
@@ -305,7 +306,8 @@ final class DecryptedEntries: Sendable {
 
 /// Decrypted entries held in the kernel keyring beside the unlocked key, so that a cached `signin token` or
 /// `whoami` reads its entry with no decryption (OpenSSL's first cipher use builds its whole method store: most of
-/// a cached call's instructions).
+/// a cached call's instructions). The fourth of the caches in front of a token (SignInKit's `ResidentCredentials`
+/// says which answers when).
 ///
 /// - Only while keys are cached at all (`key_cache_seconds` > 0), as "user" keys in the user keyring readable by
 ///   this uid alone (as the key is), never longer than the key: a key kept elsewhere is cached there already, and

@@ -2,7 +2,7 @@ import SignInBase
 import Dispatch
 
 /// The life of a local server, written once for the OAuth redirect listener, the metadata server and the agent:
-/// the one call that serves (`serve`; `LoopbackServer`'s loop is reachable through nothing else), serving on a
+/// its server (whose loop, `LoopbackServer.serve`, a caller runs with this service's `canceller`), serving on a
 /// thread of its own (`start`), stopping (the request in hand answered first, then the sockets closed), and hearing
 /// when serving ended by itself (the agent's `POST /v1/stop`). A server is then its handler plus this; the command
 /// around a long-running one blocks the stop signals, starts it, says where it listens, waits for a signal and stops
@@ -15,21 +15,6 @@ package final class LocalService: @unchecked Sendable {
     private let running = Locked(false)
 
     package init(_ server: LoopbackServer) { self.server = server }
-
-    /// Serves: accepts and answers until `deadline` (nil returned), `canceller` (`.canceled` thrown; pass this
-    /// service's own `canceller` for a server that `stop()` ends), or a value from `handler` (or from `onLine`, for a
-    /// line pasted on `lines`). `handler` answers each request that passed the server's rules (who connects, `Host`,
-    /// methods, limits); when it throws, `failure` gives that request's answer. `onTick` runs at each wake (at most
-    /// `tick` seconds apart).
-    package func serve<T>(until deadline: Double = .greatestFiniteMagnitude, canceller: Canceller?, lines: PasteReader? = nil, tick: Double = 60,
-                          notice: (LoopbackServerNotice) -> Void,
-                          handler: (HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, T?),
-                          failure: (SignInError) -> LoopbackResponse,
-                          onTick: () -> Void = {},
-                          onLine: (String) throws(SignInError) -> T? = { _ in nil }) throws(SignInError) -> T? {
-        try server.serve(until: deadline, canceller: canceller, lines: lines, tick: tick, notice: notice, handler: handler, failure: failure,
-                         onTick: onTick, onLine: onLine)
-    }
 
     /// Runs `serve` (the server's loop, with `canceller`) on a thread of its own; `onEnd` runs there when serving
     /// ended by itself rather than by `stop()`.

@@ -275,8 +275,9 @@ package final class LoopbackServer {
     /// `handler` answers each request that passed the rules and may end the loop with a value; when it throws,
     /// `failure` gives the answer for that request first. `lines` (a pasted answer, for the OAuth redirect) is
     /// polled with the sockets, each complete line going to `onLine`, which may end the loop too.
-    /// (Internal: every local server serves through `LocalService.serve`.)
-    func serve<T>(until deadline: Double, canceller: Canceller?, lines: PasteReader? = nil, tick: Double = 60, notice: (LoopbackServerNotice) -> Void,
+    /// `tick`: `onTick` runs at each wake, at most this many seconds apart. Pass a `LocalService`'s own `canceller` for
+    /// a server that `LocalService.stop()` ends.
+    package func serve<T>(until deadline: Double = .greatestFiniteMagnitude, canceller: Canceller?, lines: PasteReader? = nil, tick: Double = 60, notice: (LoopbackServerNotice) -> Void,
                   handler: (HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, T?),
                   failure: (SignInError) -> LoopbackResponse,
                   onTick: () -> Void = {},

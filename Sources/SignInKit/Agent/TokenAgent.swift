@@ -74,7 +74,7 @@ package final class TokenAgent: @unchecked Sendable {
 
     /// Serves until `stop()` (or `POST /v1/stop`); then every socket of the agent is removed.
     func run() {
-        _ = try? service.serve(canceller: service.canceller, tick: 1, notice: { [log] notice in
+        _ = try? service.server.serve(canceller: service.canceller, tick: 1, notice: { [log] notice in
             if case .refusedPeer(let reason) = notice { log.refused(reason) }
         }, handler: { (r) throws(SignInError) -> (LoopbackResponse, Bool?) in
             let answer = self.answer(r)

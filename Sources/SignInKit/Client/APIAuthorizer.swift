@@ -72,7 +72,8 @@ public actor APIAuthorizer {
     /// The token a refresh for a refusal gave, and when: not refreshed again for a refusal within a minute.
     private var renewedForRefusal: (token: String, at: ContinuousClock.Instant)?
     /// The last bearer headers, while their token is fresh and the store's folder unchanged: `headers(method:url:)`
-    /// answers from here on any thread without a hop onto the actor (a lock and a clock read, no system call).
+    /// answers from here on any thread without a hop onto the actor (a lock and a clock read, no system call). The
+    /// first of the caches in front of a token (`ResidentCredentials` says which answers when).
     private let fresh = Locked<FreshHeaders?>(nil)
 
     private struct FreshHeaders {

@@ -8,6 +8,21 @@ import FoundationEssentials
 /// The entries a client read last, kept in memory while nothing in the store's folder changed, so that a cached
 /// `freshToken()` in a long-running program costs a lock and a clock read: no thread, no file, no system call.
 ///
+/// **The caches in front of one token**, outermost first; each answers only while what it copied still holds, and the
+/// first that holds answers (none ever answers an expired token: freshness is checked on every answer):
+/// 1. `APIAuthorizer`'s last headers (`FreshHeaders`), per authorizer: while their token is fresh by the wall clock
+///    and this cache's generation is the one they were made under. Learns of a change through this cache: any event
+///    in the store's folder bumps the generation.
+/// 2. This cache (`ResidentCredentials`), per process and store folder: while the folder has had no inotify event.
+///    Learns of a change from the kernel (its watcher thread), or at once from this client's own writes.
+/// 3. `DecryptedEntries` (SignInStorage), per `CredentialStore`: an entry this process decrypted, while its file has
+///    the same inode, size and modification time. Learns of a change by a stat(2) of the file on each read.
+/// 4. `KernelEntries` (SignInStorage), per user, across processes: the decrypted entry in the kernel keyring beside
+///    the unlocked key, while the file's identity matches and the key is cached (`key_cache_seconds`). Learns of a
+///    change the same way; `signin lock`, a key move and sign-out remove them.
+/// Behind them all, the encrypted file is the truth: a cached `signin token` (a new process) starts at 3 and 4; a
+/// long-running program's call at 1 or 2.
+///
 /// - Only for the encrypted file store (`CredentialStore`): its folder is watched with inotify (`StoreWatcher`: one
 ///   watch and one thread per process and folder, shared by every client of it, started by the first
 ///   `restorePreviousSignIn`; the folders above it are watched for its name, so a replaced parent is seen). Any event in the folder (a

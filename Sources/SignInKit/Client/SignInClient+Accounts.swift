@@ -40,7 +40,7 @@ extension SignInClient {
     /// has ended the grant.
     public var hasPreviousSignIn: Bool {
         guard let c = try? storage.currentCredentials(for: identity), c.grantEndedAt == nil else { return false }
-        return c.refreshToken != nil || isFresh(c, minimumValidity: .zero)
+        return c.refreshToken != nil || TokenUseCase.isFresh(c, minimumValidity: .zero, token: .access, now: Date())
     }
 
     /// Every account signed in with this configuration, the current one marked (`SignInUser.isCurrent`).

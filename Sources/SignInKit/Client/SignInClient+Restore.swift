@@ -19,12 +19,12 @@ extension SignInClient {
         // A long-running program's cached call: answered from memory while the store's folder is unchanged
         // (`ResidentCredentials`): no thread, no file, no system call.
         if !forceRefresh, let (kept, isCurrent) = resident?.lookup(account), kept.grantEndedAt == nil,
-           isFresh(kept, minimumValidity: minimumValidity, token: token) {
+           TokenUseCase.isFresh(kept, minimumValidity: minimumValidity, token: token, now: Date()) {
             return SignInUser(kept, client: self, isCurrent: isCurrent)
         }
         let generation = resident?.beginRead()
         let (entry, isCurrent) = try await offPool("the refresh") { (_) throws(SignInError) -> (StoredCredentials, Bool) in
-            try self.restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+            try self.tokenUseCase.restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
         }
         if let generation { resident?.keep(account, entry, isCurrent: isCurrent, generation: generation) }
         return SignInUser(entry, client: self, isCurrent: isCurrent)
@@ -44,12 +44,7 @@ extension SignInClient {
     ///    (`.noPreviousSignIn`: only a new sign-in gives one), after the refreshed tokens are saved.
     public func restore(account: String? = nil, minimumValidity: Duration = .seconds(60), forceRefresh: Bool = false,
                         token: TokenKind = .access) throws(SignInError) -> SignInUser {
-        let (entry, isCurrent) = try restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
+        let (entry, isCurrent) = try tokenUseCase.restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
         return SignInUser(entry, client: self, isCurrent: isCurrent)
-    }
-
-    /// `restore`'s decision (`TokenUseCase.restoreEntry`), answering the entry and whether its account is the current one.
-    func restoreEntry(account: String?, minimumValidity: Duration, forceRefresh: Bool, token: TokenKind) throws(SignInError) -> (StoredCredentials, Bool) {
-        try tokenUseCase.restoreEntry(account: account, minimumValidity: minimumValidity, forceRefresh: forceRefresh, token: token)
     }
 }

@@ -46,14 +46,4 @@ extension SignInClient {
     public func serviceAccountChain(for principal: TokenRequest.Principal) -> [String] {
         tokenUseCase.serviceAccountChain(for: principal)
     }
-
-    /// Whose scope names a request's scopes are in: a family's for a token for its APIs, else the provider's.
-    package func scopeRules(for request: TokenRequest) -> ProviderRules {
-        tokenUseCase.scopeRules(for: request)
-    }
-
-    /// Whether the entry's token of `token` kind is there, not marked rejected, and valid `minimumValidity` more.
-    func isFresh(_ c: StoredCredentials, minimumValidity: Duration, token: TokenKind = .access) -> Bool {
-        TokenUseCase.isFresh(c, minimumValidity: minimumValidity, token: token, now: Date())
-    }
 }

@@ -54,7 +54,7 @@ package final class LoopbackReceiver {
     package func waitForCode(validator: CallbackValidator, timeoutSeconds: Int, canceller: Canceller,
                      pasteFD: Int32?, notice: (ReceiverNotice) -> Void) throws(SignInError) -> AuthorizationResponse {
         let paste = pasteFD.map(PasteReader.init)
-        let answer = try service.serve(until: MonotonicClock.now() + Double(timeoutSeconds), canceller: canceller, lines: paste,
+        let answer = try service.server.serve(until: MonotonicClock.now() + Double(timeoutSeconds), canceller: canceller, lines: paste,
             notice: { n in
                 switch n {
                 case .refusedHost(let reason): notice(.refusedCallback(reason: reason))
@@ -91,7 +91,7 @@ package final class LoopbackReceiver {
     /// Serves the result page to the browser that followed the redirect, waiting at most `seconds`; then closes.
     package func finish(_ page: ResultPage, seconds: Double) {
         defer { close() }
-        _ = try? service.serve(until: MonotonicClock.now() + seconds, canceller: nil, notice: { _ in },
+        _ = try? service.server.serve(until: MonotonicClock.now() + seconds, canceller: nil, notice: { _ in },
             handler: { (r: HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, Bool?) in
                 r.path == self.resultPath ? (Self.page("200 OK", page), true) : (Self.status("404 Not Found"), nil)
             },

@@ -9,7 +9,7 @@ import Testing
 
 /// The bridges' protocols with a stand-in token source: no process, no store, no provider.
 @Suite struct BridgeProtocolTests {
-    final class StandIn: TokenSource {
+    final class StandIn: BridgeSource {
         let io = IOStreams.capturing().0
         var hosts = ["git.example.org", "*.example.com", "127.0.0.1:8080"]
         var marked: [String] = []
@@ -100,7 +100,7 @@ import Testing
         #expect(google.failure == nil)
         #expect(google.output == #"{"expiration_time":2000000000,"id_token":"at-1","success":true,"token_type":"urn:ietf:params:oauth:token-type:id_token","version":1}"# + "\n")
 
-        final class SignedOut: TokenSource {
+        final class SignedOut: BridgeSource {
             let io = IOStreams.capturing().0
             func token(_ kind: TokenKind, _ freshness: Freshness, for target: TokenTarget) throws(SignInError) -> IssuedToken { throw .noPreviousSignIn(reason: .noStore(path: "/s")) }
             func markRejected(_ token: String) throws(SignInError) {}

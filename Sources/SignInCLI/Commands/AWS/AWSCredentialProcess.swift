@@ -40,7 +40,7 @@ struct AWSCredentialProcess: SignInCommand {
     func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try answer(agent, account: agent.account).write(agent.io) }
 
     /// AWS's process-credential JSON for the role's credentials from `source`.
-    func answer(_ source: some TokenSource, account: String?) throws(SignInError) -> BridgeAnswer {
+    func answer(_ source: some BridgeSource, account: String?) throws(SignInError) -> BridgeAnswer {
         let c = try source.awsCredentials(role.request(account: account, forceRefresh: forceRefresh))
         return BridgeAnswer(output: JSONText.object(["Version": .int(1), "AccessKeyId": .string(c.accessKeyID), "SecretAccessKey": .string(c.secretAccessKey),
                                                      "SessionToken": .string(c.sessionToken), "Expiration": .string(iso8601(c.expiration))]) + "\n")

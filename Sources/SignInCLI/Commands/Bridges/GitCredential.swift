@@ -46,7 +46,7 @@ struct GitCredential: SignInCommand {
 
     func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent) }
 
-    private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode {
+    private func serve(_ source: some BridgeSource) throws(SignInError) -> ExitCode {
         var lines: [String] = []
         while let line = readLine(), !line.isEmpty { lines.append(line) }
         return try answer(lines, source).write(source.io)
@@ -54,7 +54,7 @@ struct GitCredential: SignInCommand {
 
     /// The protocol, apart from standard input and output (so it has unit tests with a stand-in source): the
     /// attribute lines git sent, and what to answer.
-    func answer(_ lines: [String], _ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
+    func answer(_ lines: [String], _ source: some BridgeSource) throws(SignInError) -> BridgeAnswer {
         var attributes: [String: String] = [:]
         for line in lines {
             guard let eq = line.firstIndex(of: "=") else { continue }

@@ -79,7 +79,7 @@ struct DockerCredential: SignInCommand {
         return try serve(LocalTokens(c: c, chain: chain, interactive: false), io)
     }
 
-    private func serve(_ source: some TokenSource, _ io: IOStreams) throws(SignInError) -> ExitCode {
+    private func serve(_ source: some BridgeSource, _ io: IOStreams) throws(SignInError) -> ExitCode {
         var input = ""
         if operation == "get" { while let line = readLine() { input += line } }
         return try answer(input, source).write(io)
@@ -87,7 +87,7 @@ struct DockerCredential: SignInCommand {
 
     /// The protocol, apart from standard input and output (so it has unit tests with a stand-in source): what docker
     /// sent (`get`: the registry) and what to answer.
-    func answer(_ input: String, _ source: some TokenSource) throws(SignInError) -> BridgeAnswer {
+    func answer(_ input: String, _ source: some BridgeSource) throws(SignInError) -> BridgeAnswer {
         let patterns = source.dockerRegistries()
         switch operation {
         case "get":
