@@ -144,6 +144,8 @@ def parse(outs):
     """Reads callgrind's raw output (uncompressed; one file, or the parts of one run `--dump-before` cut): the files
     each function ran in, the lines stating a condition that ran, and the calls from one file to another."""
     ran, decided, edges = {}, {}, {}
+    # Every call, function to function, with the call site's file and line: the reading order is walked on these.
+    calls, home, first_line = {}, {}, {}
     fl = fi = fn = None
     cfile = cfn = None
     pending_call = None
@@ -182,6 +184,12 @@ def parse(outs):
                 here = source_file(fi or "")
                 if pending_call is not None:
                     callee, callee_fn = source_file(pending_call[0] or ""), pending_call[1] or ""
+                    if fn and callee_fn:
+                        try:
+                            at = int(line.split()[0])
+                        except ValueError:
+                            at = 0
+                        calls.setdefault(fn, {}).setdefault(callee_fn, (fi, at, len(calls.get(fn, {}))))
                     if (here and callee and here != callee and fn and owns(here, fn) and not is_accessor(fn)
                             and owns(callee, callee_fn) and not is_accessor(callee_fn) and not is_callback(callee_fn)):
                         edges.setdefault((here, callee), len(edges))
@@ -190,6 +198,13 @@ def parse(outs):
                     continue
                 if here and fn and owns(here, fn) and not is_accessor(fn):
                     ran.setdefault(here, set()).add(fn)
+                    home.setdefault(fn, here)
+                    try:
+                        at = int(line.split()[0])
+                    except ValueError:
+                        at = 0
+                    if at and home[fn] == here:
+                        first_line[fn] = min(first_line.get(fn, at), at)
                     # A line that states a condition and ran is a decision, whichever way it went: callgrind lists a
                     # conditional jump only when it was taken (`jcnd=taken/executed`), so a branch that always fell
                     # through would go unseen if only jumps counted (the floor this tool was until 2026-12-05).
@@ -199,7 +214,49 @@ def parse(outs):
                         n = 0
                     if n and states_condition(text_at(fi, n)):
                         decided.setdefault(here, set()).add(n)
+    parse.calls, parse.home, parse.first_line = calls, home, first_line
     return ran, decided, edges
+
+
+def reading_order(calls, home, first_line):
+    """The files in the order a reader first opens them: from main, each function read top to bottom, and each call
+    followed where it stands (its line in the function's own file; calls inlined from elsewhere after them), depth
+    first; a closure where it is written, in its function (never through the code it was passed to: callgrind's
+    graph does not know which caller passed which closure); code on other threads, which no call from main reaches,
+    after that in the order callgrind lists it."""
+    order, seen_fn, seen_file = [], set(), set()
+    closures = {}
+    for g in home:
+        if is_callback(g):
+            for cut in range(len(g) - 1, 3, -1):
+                if g[:cut] in home and not is_callback(g[:cut]):
+                    closures.setdefault(g[:cut], []).append(g)
+                    break
+
+    def visit(root):
+        stack = [root]
+        while stack:
+            f = stack.pop()
+            if f in seen_fn:
+                continue
+            seen_fn.add(f)
+            file = home.get(f)
+            if file and file not in seen_file:
+                seen_file.add(file)
+                order.append(file)
+            own = home.get(f)
+            # The runtime's shared entry points (swift_once runs every lazy global's initialiser, whoever asked first)
+            # are not followed: a reader meets a global where it is used, not where the runtime happens to run it.
+            if not own and f != root and (f.startswith(("swift_", "_swift", "__", "_dl_", "pthread_")) or "once" in f):
+                continue
+            sites = [((0, at, i) if own and source_file(where or "") == own else (1, 0, i), callee)
+                     for callee, (where, at, i) in calls.get(f, {}).items() if not is_callback(callee)]
+            sites += [((0, first_line.get(g, 0), -1), g) for g in closures.get(f, [])]
+            stack.extend(reversed([callee for _, callee in sorted(sites) if callee not in seen_fn]))
+
+    for root in [f for f in calls if f.split("(")[0].strip() in ("main", "signin_main")] + list(calls) + list(home):
+        visit(root)
+    return order
 
 
 def files(out):
@@ -211,21 +268,9 @@ def measure(out, parts=None):
     """Files run, files holding a decision that ran, folder changes (distinct calls from one folder into another),
     and calls from the library up into the CLI."""
     ran, decided, edges = parse(parts or out)
-    # Reading order: depth first from the entry point along the calls, in the order callgrind lists them.
-    callees = {}
-    for (a, b), _ in sorted(edges.items(), key=lambda kv: kv[1]):
-        callees.setdefault(a, []).append(b)
-    order, seen = [], set()
-    roots = [f for f in ran if f.endswith("main.swift")] + sorted(ran)
-    for root in roots:
-        stack = [root]
-        while stack:
-            f = stack.pop()
-            if f in seen:
-                continue
-            seen.add(f)
-            order.append(f)
-            stack.extend(reversed([c for c in callees.get(f, []) if c not in seen]))
+    # Reading order: from main along the calls, each where it stands in its function (`reading_order`).
+    order = reading_order(parse.calls, parse.home, parse.first_line)
+    order += [f for f in sorted(ran) if f not in order]
     in_order = [f for f in order if f in decided]
     folder = lambda f: os.path.dirname(f)
     changes = {(folder(a), folder(b)) for a, b in edges if folder(a) != folder(b)}

@@ -53,13 +53,13 @@ public enum CLI {
             return .success
         }
         let env = ProcessEnvironment.current
-        let r = CommandRun(command: spec.name, a, env, io)
-        if let problem = r.session.profileProblem { throw UsageError(problem) }
         if spec.readsConfiguration {
             try a.checkOneConfiguration()
             if let fd = a.value(.passphraseFD), Int32(fd).map({ $0 >= 0 }) != true { throw UsageError("--passphrase-fd needs a file descriptor number") }
         }
         let command = try type.init(a, env)
+        let r = CommandRun(command: spec.name, a, env, io)
+        if let problem = r.session.profileProblem { throw UsageError(problem) }
         if !Commands.isCached(type) { r.handOver("\(spec.name) is not on the cached path") }
         do {
             return try command.run(r)

@@ -69,7 +69,9 @@ final class CommandRun {
         let shown = events
         let io = self.io
         // A move of the API to another authorization server is followed only when a person at a terminal says so.
-        let confirm = { (detail: String) -> Bool in Posix.isatty(0) && Posix.isatty(2) && io.confirm("signin: \(detail)\nSign in at the new server?") }
+        let confirm = { (detail: String) -> Bool in
+            Posix.isatty(0) && Posix.isatty(2) && io.confirm("signin: \(detail)\nSign in at the new server?")
+        }
         let client = try session.client(for: .init(resource: resource, signsIn: signsIn, addedScopes: addedScopes), onEvent: { shown.show($0) },
                                         passphrase: Passphrase.provider(fd: arguments.value(.passphraseFD).flatMap { Int32($0) }), confirmServerChange: confirm)
         known.client = client

@@ -31,6 +31,8 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
                      `GET /_stats` counts `idjag_redeemed` and `idjag_refused` (with the reasons)
   --foreign-endpoint (with --sse) the `endpoint` event names the message URL on another origin (`localhost` for
                      127.0.0.1: the same server under another name), as a server luring the client's token elsewhere
+  --tls CERT_OUT     (without --split) over TLS with a fresh self-signed certificate for 127.0.0.1, written in PEM to
+                     CERT_OUT (a company CA no client trusts unless told to); the issuer and the MCP URL are https
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
                      still takes it): a client registered from the list does not cover a step-up to it
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
@@ -555,6 +557,37 @@ def bound():
     return s, s.getsockname()[1]
 
 
+def tls_files(cert_out):
+    """A fresh self-signed certificate for 127.0.0.1 (written to `cert_out` for the client told to trust it) and its
+    key, as the files uvicorn reads (in a private folder the process removes when it ends)."""
+    import atexit
+    import datetime
+    import ipaddress
+    import shutil
+    import tempfile
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    folder = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, folder, True)
+    with open(f"{folder}/cert.pem", "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(f"{folder}/key.pem", "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    shutil.copy(f"{folder}/cert.pem", cert_out)
+    return {"ssl_certfile": f"{folder}/cert.pem", "ssl_keyfile": f"{folder}/key.pem"}
+
+
 async def main():
     args = sys.argv[1:]
     split, require_resource = "--split" in args, "--require-resource" in args
@@ -566,7 +599,8 @@ async def main():
     as_sock, as_port = bound()
     # With --split the SDK's routes take the issuer as a URL type that spells it with a trailing slash; the MCP
     # servers name it the same way, so that the names match exactly (RFC 8414 3.3).
-    issuer = f"http://127.0.0.1:{as_port}" + ("/" if split else "")
+    tls = args[args.index("--tls") + 1] if "--tls" in args else None
+    issuer = f"{'https' if tls else 'http'}://127.0.0.1:{as_port}" + ("/" if split else "")
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"])
     stats = Route("/_stats", lambda request: JSONResponse(STATS))
     required = Route("/_require", require, methods=["POST"])
@@ -614,7 +648,8 @@ async def main():
         if "--modern-only" in args or "--legacy-only" in args:
             app = one_era(app, "--modern-only" in args)
         apps.append((as_sock, recording(failing_calls(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))))
-    servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on")) for _, app in apps]
+    certificate = tls_files(tls) if tls else {}
+    servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on", **certificate)) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
     while not all(s.started for s in servers):
         await asyncio.sleep(0.01)

@@ -22,6 +22,20 @@ import Testing
         }
     }
 
+    /// A file an administrator deploys for a company network, with no client of its own: only `ca_file` (and a timeout,
+    /// where the store key lives) configures API sign-ins alone; a provider's key without `client_id` is still the
+    /// client_id missing.
+    @Test func aFileHoldingOnlyCAFileConfiguresAPISignInsAlone() throws {
+        let ca = NSTemporaryDirectory() + "signin-ca-\(UUID().uuidString).pem"
+        try Data("-----BEGIN CERTIFICATE-----\n".utf8).write(to: URL(fileURLWithPath: ca))
+        defer { try? FileManager.default.removeItem(atPath: ca) }
+        let c = try parse(#"{"ca_file": "\#(ca)", "http_timeout": 20, "key_storage": "file"}"#)
+        #expect(c.isForAPIsOnly && c.caFile == ca && c.clientID.isEmpty)
+        #expect(error(#"{"ca_file": "\#(ca)", "issuer": "https://idp.example"}"#)?.field == "client_id")
+        #expect(error(#"{"key_storage": "file"}"#)?.field == "client_id")
+        #expect(try !parse(#"{"client_id": "c", "ca_file": "\#(ca)"}"#).isForAPIsOnly)
+    }
+
     /// a misspelt key is named with the one it is close to, as commands and options are.
     @Test func aMisspeltKeySaysWhatItMayMean() {
         do {

@@ -3,6 +3,8 @@ import SignInKit
 /// `signin id-token`: only the ID token, refreshed first when needed; `--json` adds its expiry and claims.
 struct IDTokenCommand: SignInCommand {
     static let audienceOption = OptionSpec("--audience", value: "AUDIENCE", check: .nonEmpty(what: "the service the token is for"), "Whom the token is for (a service's URL or client ID; needs a service account unless it is this client)")
+    /// Whether the static half of the release build runs this to its end: not a forced refresh, which needs libcurl
+    /// (unless a forwarded agent answers it).
     let startsStatic: Bool
     static let spec = CommandSpec(
         of: Self.self, options: Freshness.options + Impersonation.options + [IDTokenCommand.audienceOption, .json], summary: "Print a fresh OpenID Connect ID token (as gcloud auth print-identity-token)",
@@ -20,7 +22,7 @@ struct IDTokenCommand: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
-        startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
+        startsStatic = freshness.startsStatic(a, env)
         chain = Impersonation(a).chain
         audience = a.value(Self.audienceOption)
         json = a.has(.json)

@@ -2,6 +2,8 @@ import SignInKit
 
 /// `signin token`: only the access token on standard output, refreshed first when needed.
 struct Token: SignInCommand {
+    /// Whether the static half of the release build runs this to its end: not a forced refresh, which needs libcurl
+    /// (unless a forwarded agent answers it).
     let startsStatic: Bool
     static let spec = CommandSpec(
         of: Self.self, options: Freshness.options + Impersonation.options + [.json] + TokenTarget.options, summary: "Print a fresh access token (refreshes only when needed)",
@@ -23,7 +25,7 @@ struct Token: SignInCommand {
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         freshness = try Freshness(a)
-        startsStatic = Commands.isCached(Self.self) && freshness.startsStatic(a, env)
+        startsStatic = freshness.startsStatic(a, env)
         chain = Impersonation(a).chain
         json = a.has(.json)
         target = TokenTarget(a)

@@ -69,9 +69,12 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// server found from an API says `client_id_metadata_document_supported`, this URL is signin's `client_id` there,
     /// and nothing is registered.
     public var clientIDMetadataDocument: String?
-    /// A configuration for API sign-ins alone: a `client_id_metadata_document` and no `client_id` of its own (no
-    /// provider to sign in at but the ones APIs name).
-    public var isForAPIsOnly: Bool { clientID.isEmpty && clientIDMetadataDocument != nil }
+    /// A configuration for API sign-ins alone: no `client_id` of its own (no provider to sign in at but the ones APIs
+    /// name), only what API sign-ins take: a `client_id_metadata_document`, a `ca_file` (a company CA), an
+    /// `http_timeout`.
+    public var isForAPIsOnly: Bool { clientID.isEmpty && (clientIDMetadataDocument != nil || apiSettingsOnly) }
+    /// Read from a file with no `client_id` and only the settings API sign-ins take (`isForAPIsOnly`).
+    package var apiSettingsOnly = false
     /// Whether the sign-in expects an ID token: `openid` is among the scopes. Without one, the person's identity
     /// comes from a userinfo endpoint when there is one, else the account is named by the server and the API.
     public var asksForIDToken: Bool { scopes.contains("openid") }
@@ -254,11 +257,16 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
         func string(_ key: String) throws(SignInError) -> String? { try fields.string(key) }
         func url(_ key: String) throws(SignInError) -> String? { try fields.url(key) }
-        // A file with a client ID metadata document and no client of its own configures API sign-ins alone.
-        let forAPIsOnly = obj["client_id"] == nil && obj["client_id_metadata_document"] != nil
+        // A file with no client of its own configures API sign-ins alone when it holds a client ID metadata document,
+        // or only what API sign-ins take (a company CA, a timeout, where the store key lives): what an administrator
+        // deploys for a company network. Any other key without a client_id is the client_id missing.
+        let apiSettings: Set<String> = ["ca_file", "http_timeout", "$comment", "key_storage", "key_cache_seconds", "listener_same_user_only"]
+        let forAPIsOnly = obj["client_id"] == nil && (obj["client_id_metadata_document"] != nil
+            || (obj["ca_file"] != nil || obj["http_timeout"] != nil) && obj.keys.allSatisfy(apiSettings.contains))
         guard let clientID = try string("client_id") ?? (forAPIsOnly ? "" : nil) else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
         var c = SignInConfiguration(clientID: clientID, issuer: try url("issuer"))
         c.sourcePath = sourcePath
+        c.apiSettingsOnly = forAPIsOnly
         // Kept exactly as given (some issuers end in "/", as Auth0's, and ID tokens must name it exactly), unless a
         // family knows it under another spelling; none given: the default provider's.
         c.adopt(ProviderFamilies(sections))

@@ -4,6 +4,8 @@ import SignInKit
 /// `signin aws-credential-process --role-arn ARN`: the `credential_process` of `~/.aws/config`.
 struct AWSCredentialProcess: SignInCommand {
     /// Handed over as `signin token` is: at once for a forced refresh (unless a forwarded agent answers it).
+    /// Whether the static half of the release build runs this to its end: not a forced refresh, which needs libcurl
+    /// (unless a forwarded agent answers it).
     let startsStatic: Bool
     static let spec = CommandSpec(
         of: Self.self, options: RefreshChoice.options + AWSRoleOptions.options, summary: "AWS credential_process: a role's keys for your sign-in (STS AssumeRoleWithWebIdentity)",
@@ -24,7 +26,7 @@ struct AWSCredentialProcess: SignInCommand {
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         forceRefresh = try RefreshChoice(a).forceRefresh
         role = try AWSRoleOptions(a)
-        startsStatic = Commands.isCached(Self.self) && Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
+        startsStatic = Freshness.startsStatic(forceRefresh: forceRefresh, a, env)
     }
 
     func run(_ r: CommandRun) throws -> ExitCode {
