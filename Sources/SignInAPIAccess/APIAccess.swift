@@ -30,10 +30,10 @@ public enum APIAccess {
     /// 6. The configuration: that client at that server, its redirect port, the API as its one resource (named on
     ///    every token request), and the scopes.
     ///
-    /// `caFile`: a PEM file of certificate authorities to trust besides the system's (a company CA: the configuration's
-    /// `ca_file`), for every request of the discovery and of the sign-in it configures.
-    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), caFile: String? = nil) throws(SignInError) -> SignInConfiguration {
-        try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, caFile: caFile, challenge: nil, addingScopes: [])
+    /// `network`: a company network's CA file and proxy (a configuration's `ca_file` and `proxy`), for every request of
+    /// the discovery and of the sign-in it configures.
+    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), network: NetworkSettings = NetworkSettings()) throws(SignInError) -> SignInConfiguration {
+        try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, network: network, challenge: nil, addingScopes: [])
     }
 
     /// `configuration(for:storeDirectory:)` from what an API answered: `challenge` (a 401's or a 403's
@@ -48,18 +48,18 @@ public enum APIAccess {
     /// (the first step of a mix-up, or a move) is refused (`authorization_server_changed`, naming both) unless
     /// `allowingServerChange`: the caller asked the person, or said so. `readingMetadataAgain`: the API's metadata is
     /// read even when the store knows it (a new sign-in asks the API again: that is where a move shows).
-    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), caFile: String? = nil,
+    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), network: NetworkSettings = NetworkSettings(),
                                      challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil,
                                      registeringAgain: Bool = false, allowingServerChange: Bool = false,
                                      readingMetadataAgain: Bool = false) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
-        probe.caFile = caFile
+        probe.network = network
         let http = HTTPClient(configuration: probe)
         let store = CredentialStore(directory: storeDirectory)
         // Step 1: known from an earlier run: no network.
         let record = try store.apiMetadata(resource: resource)
-        if challenge == nil && addingScopes.isEmpty && !registeringAgain && !readingMetadataAgain, let known = try known(resource, record, store, httpTimeout, caFile) { return known }
+        if challenge == nil && addingScopes.isEmpty && !registeringAgain && !readingMetadataAgain, let known = try known(resource, record, store, httpTimeout, network) { return known }
         try HTTPClient.loadLibrary()
         // Step 2.
         let (found, challengeScopes) = try ProtectedResourceMetadata.discover(for: resource, challenge: challenge, http: http)
@@ -104,13 +104,13 @@ public enum APIAccess {
         }
         client.openID = openID
         metadata.scopesAsked = scopes
-        var c = configuration(resource, scopes: scopes, client, httpTimeout, caFile)
+        var c = configuration(resource, scopes: scopes, client, httpTimeout, network)
         // The server's metadata was read once (step 3): the sign-in takes its endpoints from it instead of reading it
         // again. (Where they cannot be made from it, the sign-in's own discovery says why.)
         if let endpoints = try? Discovery.endpoints(for: c, fetched: server, http: HTTPClient(configuration: c)) {
             DiscoveryCache.shared.store(endpoints, for: c)
         }
-        if let earlier = record, let held = try heldConfiguration(resource, earlier, store, caFile),
+        if let earlier = record, let held = try heldConfiguration(resource, earlier, store, network),
            held.clientID != client.clientID || held.issuer != issuer {
             // A grant is held through the records there now: they stay until the new sign-in has succeeded (a
             // cancelled step-up keeps the old client and grant working).
@@ -124,8 +124,8 @@ public enum APIAccess {
 
     /// The configuration of the sign-in kept for the API through its current records, when some account holds a
     /// grant there; else nil.
-    private static func heldConfiguration(_ resource: String, _ record: ProtectedResourceMetadata, _ store: CredentialStore, _ caFile: String?) throws(SignInError) -> SignInConfiguration? {
-        guard let c = try known(resource, record, store, .seconds(30), caFile), !((try? store.allCredentials(for: c.identity)) ?? []).isEmpty else { return nil }
+    private static func heldConfiguration(_ resource: String, _ record: ProtectedResourceMetadata, _ store: CredentialStore, _ network: NetworkSettings) throws(SignInError) -> SignInConfiguration? {
+        guard let c = try known(resource, record, store, .seconds(30), network), !((try? store.allCredentials(for: c.identity)) ?? []).isEmpty else { return nil }
         return c
     }
 
@@ -139,12 +139,12 @@ public enum APIAccess {
     /// the held token's headers as its grant presents them (`SignInUser.authorizationHeaders`: `Authorization: DPoP`
     /// and a proof for a bound grant), instead of `token` as a bearer token.
     public static func configurationForSignIn(for resource: String, storeDirectory: String, presenting token: String?,
-                                              httpTimeout: Duration = .seconds(30), caFile: String? = nil, clientMetadataDocument: String? = nil,
+                                              httpTimeout: Duration = .seconds(30), network: NetworkSettings = NetworkSettings(), clientMetadataDocument: String? = nil,
                                               addingScopes extra: [String] = [], registeringAgain: Bool = false,
                                               presentingHeaders: [String: String]? = nil, allowingServerChange: Bool = false) throws(SignInError) -> SignInConfiguration {
         var probe = SignInConfiguration(clientID: "signin")
         probe.httpTimeout = httpTimeout
-        probe.caFile = caFile
+        probe.network = network
         try HTTPClient.loadLibrary()
         let http = HTTPClient(configuration: probe)
         var challenge: WWWAuthenticate.Challenge?
@@ -157,7 +157,7 @@ public enum APIAccess {
         }
         var stepUp = challenge?.error == "insufficient_scope" ? challenge?.scopes ?? [] : []
         for s in extra where !stepUp.contains(s) { stepUp.append(s) }
-        return try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, caFile: caFile, challenge: challenge, addingScopes: stepUp,
+        return try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, network: network, challenge: challenge, addingScopes: stepUp,
                                  clientMetadataDocument: clientMetadataDocument, registeringAgain: registeringAgain, allowingServerChange: allowingServerChange,
                                  readingMetadataAgain: true)
     }
@@ -165,27 +165,27 @@ public enum APIAccess {
     /// `configuration(for:storeDirectory:httpTimeout:challenge:addingScopes:clientMetadataDocument:)` for async code:
     /// the network and the store off Swift's cooperative pool, cancelled with the calling task (`.canceled`). Start it
     /// from a 401's or a 403's challenge (`WWWAuthenticate(header).tokenChallenge`).
-    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), caFile: String? = nil,
+    public static func configuration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), network: NetworkSettings = NetworkSettings(),
                                      challenge: WWWAuthenticate.Challenge?, addingScopes: [String], clientMetadataDocument: String? = nil) async throws(SignInError) -> SignInConfiguration {
         try await offPool("finding where to sign in") { (_) throws(SignInError) -> SignInConfiguration in
-            try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, caFile: caFile, challenge: challenge,
+            try configuration(for: resource, storeDirectory: storeDirectory, httpTimeout: httpTimeout, network: network, challenge: challenge,
                               addingScopes: addingScopes, clientMetadataDocument: clientMetadataDocument)
         }
     }
 
     /// The configuration of an API signed in to from its address before, from the store alone (no network), or nil.
-    /// `caFile`: as `configuration(for:storeDirectory:httpTimeout:caFile:)`'s, for the requests it configures.
-    public static func knownConfiguration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), caFile: String? = nil) -> SignInConfiguration? {
+    /// `network`: as `configuration(for:storeDirectory:httpTimeout:network:)`'s, for the requests it configures.
+    public static func knownConfiguration(for resource: String, storeDirectory: String, httpTimeout: Duration = .seconds(30), network: NetworkSettings = NetworkSettings()) -> SignInConfiguration? {
         let store = CredentialStore(directory: storeDirectory)
         guard let record = try? store.apiMetadata(resource: resource) else { return nil }
-        return (try? known(resource, record, store, httpTimeout, caFile)) ?? nil
+        return (try? known(resource, record, store, httpTimeout, network)) ?? nil
     }
 
     /// The configuration `record` (what the API said when signin asked) and the client kept for it make, or nil.
     private static func known(_ resource: String, _ record: ProtectedResourceMetadata?, _ store: CredentialStore,
-                              _ httpTimeout: Duration, _ caFile: String?) throws(SignInError) -> SignInConfiguration? {
+                              _ httpTimeout: Duration, _ network: NetworkSettings) throws(SignInError) -> SignInConfiguration? {
         guard let record, let kept = try store.registration(issuer: record.authorizationServers[0], resource: resource) else { return nil }
-        return configuration(resource, scopes: record.scopesAsked ?? defaultScopes(record, openID: kept.openID), kept, httpTimeout, caFile)
+        return configuration(resource, scopes: record.scopesAsked ?? defaultScopes(record, openID: kept.openID), kept, httpTimeout, network)
     }
 
     /// The scopes of a first sign-in: what the API lists (without OpenID's, which are the server's to list), and
@@ -196,14 +196,14 @@ public enum APIAccess {
         return scopes
     }
 
-    private static func configuration(_ resource: String, scopes: [String], _ client: ClientRegistration, _ httpTimeout: Duration, _ caFile: String?) -> SignInConfiguration {
+    private static func configuration(_ resource: String, scopes: [String], _ client: ClientRegistration, _ httpTimeout: Duration, _ network: NetworkSettings) -> SignInConfiguration {
         var c = SignInConfiguration(clientID: client.clientID, clientSecret: client.clientSecret, scopes: scopes, issuer: client.issuer,
                                     redirectPort: client.redirectPort, redirectPath: client.redirectPath)
         c.resources = [resource]
         c.foundFromAPI = true
         c.clientKind = client.kind
         c.httpTimeout = httpTimeout
-        c.caFile = caFile
+        c.network = network
         c.sourcePath = "the API's metadata (\(ProtectedResourceMetadata.url(for: resource) ?? resource))"
         return c
     }

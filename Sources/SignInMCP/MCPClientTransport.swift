@@ -95,10 +95,11 @@ public final class MCPClientTransport: Sendable {
     /// message from the server, and each error answer the transport makes, in the order they come (called from any
     /// thread, one at a time); `notice`: what a person should know (a session started again, a stream that broke),
     /// never a token; `connectTimeout` and `caFile`: how long a connection may take, and the certificate authorities
-    /// to trust instead of the system's; `failedToStart`: the client's first initialize could not reach the server or
+    /// to trust instead of the system's; `proxy`: the proxy for every request beyond this machine (nil: as the
+    /// environment says); `failedToStart`: the client's first initialize could not reach the server or
     /// sign in (after its error answer went through `receive`).
     public init(url: String, kind: Kind = .auto, authorization: (any MCPAuthorization)?, headers: [String] = [],
-                connectTimeout: Duration = .seconds(10), caFile: String? = nil,
+                connectTimeout: Duration = .seconds(10), caFile: String? = nil, proxy: String? = nil,
                 receive: @escaping @Sendable (JSONRPCMessage) -> Void, notice: @escaping @Sendable (String) -> Void = { _ in },
                 failedToStart: @escaping @Sendable (SignInError) -> Void = { _ in }) {
         self.url = url
@@ -107,7 +108,7 @@ public final class MCPClientTransport: Sendable {
         self.authorization = authorization
         self.extraHeaders = headers
         self.notice = notice
-        self.streams = HTTPStreams(settings: HTTPSettings(connectTimeout: max(1, Int(connectTimeout.components.seconds)), caFile: caFile))
+        self.streams = HTTPStreams(settings: HTTPSettings(connectTimeout: max(1, Int(connectTimeout.components.seconds)), caFile: caFile, proxy: proxy))
         // libcurl (and the libraries it links) loads meanwhile, while the sign-in is read from the store.
         DedicatedThread.start(canceller: nil, { try? HTTPClient.loadLibrary() }, then: { _ in })
         let state = self.state

@@ -26,12 +26,15 @@ package struct HTTPSettings: Sendable, Equatable {
     package var maxResponseBytes: Int = 1 << 20
     /// Certificate authorities to trust instead of the system's.
     package var caFile: String?
+    /// The proxy for every request beyond this machine (nil: as the environment says).
+    package var proxy: String?
 
-    package init(connectTimeout: Int = 10, totalTimeout: Int = 30, maxResponseBytes: Int = 1 << 20, caFile: String? = nil) {
+    package init(connectTimeout: Int = 10, totalTimeout: Int = 30, maxResponseBytes: Int = 1 << 20, caFile: String? = nil, proxy: String? = nil) {
         self.connectTimeout = connectTimeout
         self.totalTimeout = totalTimeout
         self.maxResponseBytes = maxResponseBytes
         self.caFile = caFile
+        self.proxy = proxy
     }
 }
 
@@ -101,7 +104,7 @@ package struct HTTPClient: Sendable {
         errbuf.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errbuf.deallocate() }
 
-        Self.setTransferOptions(h, url: url, caFile: caFile, connectTimeout: connectTimeout)
+        Self.setTransferOptions(h, url: url, settings: settings)
         _ = signin_curl_setopt_long(h, CURLOPT_TIMEOUT, totalTimeout)
         _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)
         _ = signin_curl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errbuf)
@@ -152,14 +155,20 @@ package struct HTTPClient: Sendable {
 
 extension HTTPClient {
     /// The options every transfer here takes (`HTTPClient`'s and `HTTPStreams`'): the URL, no proxy to this machine,
-    /// http and https only, no signals, no redirects followed, TLS verified (against `caFile` when given), and the
-    /// connect timeout.
-    package static func setTransferOptions(_ h: UnsafeMutableRawPointer, url: String, caFile: String?, connectTimeout: Int) {
+    /// else the settings' proxy, http and https only, no signals, no redirects followed, TLS verified (against the
+    /// settings' `caFile` when given), and the connect timeout.
+    package static func setTransferOptions(_ h: UnsafeMutableRawPointer, url: String, settings: HTTPSettings) {
         _ = signin_curl_setopt_string(h, CURLOPT_URL, url)
         // A request to this machine never goes through a proxy (`http_proxy`, `ALL_PROXY`...): it is plain http, so a
-        // proxy would see the refresh token and the client secret in clear. Anything else follows the environment
-        // as libcurl reads it (`https_proxy`, `no_proxy`), which people behind a corporate proxy need (docs/security.md).
-        if let host = URL(string: url)?.host, EndpointURL.isLoopback(host: host) { _ = signin_curl_setopt_string(h, CURLOPT_PROXY, "") }
+        // proxy would see the refresh token and the client secret in clear. Anything else goes through the configured
+        // proxy, else follows the environment as libcurl reads it (`https_proxy`, `no_proxy`), which people behind a
+        // corporate proxy need (docs/security.md).
+        if let host = URL(string: url)?.host, EndpointURL.isLoopback(host: host) {
+            _ = signin_curl_setopt_string(h, CURLOPT_PROXY, "")
+        } else if let proxy = settings.proxy {
+            _ = signin_curl_setopt_string(h, CURLOPT_PROXY, proxy)
+        }
+        let caFile = settings.caFile, connectTimeout = settings.connectTimeout
         _ = signin_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = signin_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         _ = signin_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)

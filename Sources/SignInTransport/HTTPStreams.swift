@@ -111,7 +111,7 @@ package final class HTTPStreams: @unchecked Sendable {
             if reusable { idle.withLock { if $0.count < keptHandles { $0.append(handle) } } }
         }
         let ctx = handle.retained.toOpaque()
-        HTTPClient.setTransferOptions(h, url: url, caFile: settings.caFile, connectTimeout: settings.connectTimeout)
+        HTTPClient.setTransferOptions(h, url: url, settings: settings)
         _ = signin_curl_setopt_long(h, CURLOPT_TCP_KEEPALIVE, 1)
         _ = signin_curl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
         _ = signin_curl_setopt_slist(h, CURLOPT_HTTPHEADER, list)

@@ -60,4 +60,49 @@ import Testing
         #expect(refused.status == 5 && refused.stderr.lowercased().contains("certificate"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("Opening the browser"))
     }
+
+    /// A company proxy: the MCP server is named `mcp.test`, which resolves only on the proxy's side (connect_proxy.py),
+    /// over TLS with the company CA. An MCP client starts `signin mcp` with the SDK's default environment (no
+    /// `https_proxy`, no `SIGNIN_CONFIG`): the configuration in its default place holding `ca_file` and `proxy` carries
+    /// every request through the proxy; without `proxy`, the server cannot be reached and nothing goes to the proxy.
+    @Test func aConfiguredProxyCarriesTheBridgeAnMCPClientStartsWithoutTheEnvironment() throws {
+        let cert = NSTemporaryDirectory() + "signin-company-ca-\(UUID().uuidString).pem"
+        defer { try? FileManager.default.removeItem(atPath: cert) }
+        let proxy = try Provider(script: "connect_proxy.py")
+        defer { proxy.stop() }
+        let p = try Provider(script: "mcp_server.py", arguments: ["--tls", cert, "--host", "mcp.test"])
+        defer { p.stop() }
+        let url = try #require(p.readyWords.first)
+        #expect(url.hasPrefix("https://mcp.test:"))
+        let box = try Sandbox(issuer: "https://mcp.test:\(p.port)")
+        // The default places, as a client that passes only HOME finds them.
+        for key in ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "SIGNIN_CONFIG"] { box.environment[key] = "" }
+        let folder = box.root.appendingPathComponent(".config/signin")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("config.json")
+        func configure(proxied: Bool) throws {
+            var config: [String: Any] = ["ca_file": cert, "key_storage": "file"]
+            if proxied { config["proxy"] = "http://127.0.0.1:\(proxy.port)" }
+            try JSONSerialization.data(withJSONObject: config).write(to: file)
+        }
+        try configure(proxied: true)
+        box.environment["STANDIN_MODE"] = "visit"
+        // The person's browser reaches the company's names through the proxy too (the stand-in reads https_proxy).
+        let login = try box.signin(["login", "--resource", url, "--timeout", "30"], env: ["SSL_CERT_FILE": cert, "https_proxy": "http://127.0.0.1:\(proxy.port)"])
+        #expect(login.status == 0, "\(login.stdout) \(login.stderr)")
+        func tunnels() throws -> Int {
+            let stats = try JSONSerialization.jsonObject(with: proxy.http("GET", "/_stats")) as? [String: Any]
+            return (stats?["tunnels"] as? [String: Int])?["mcp.test:\(p.port)"] ?? 0
+        }
+        let before = try tunnels()
+        let (bridge, answer) = try MCPBridgeTests.client(box, "basic", url, env: ["MCP_CLIENT_DEFAULT_ENV": "1"])
+        #expect(bridge.status == 0 && answer["sum"] as? String == "5", "\(bridge.stdout) \(bridge.stderr)")
+        let through = try tunnels()
+        #expect(through > before, "the bridge's requests went through the configured proxy: \(before) -> \(through)")
+
+        try configure(proxied: false)
+        let (alone, _) = try MCPBridgeTests.client(box, "basic", url, env: ["MCP_CLIENT_DEFAULT_ENV": "1"])
+        #expect(alone.status != 0, "mcp.test resolves only through the proxy: \(alone.stdout) \(alone.stderr)")
+        #expect(try tunnels() == through)
+    }
 }

@@ -33,6 +33,8 @@ Usage: mcp_server.py [--split] [--mcp SCOPES]... [--require-resource] [--unliste
                      127.0.0.1: the same server under another name), as a server luring the client's token elsewhere
   --tls CERT_OUT     (without --split) over TLS with a fresh self-signed certificate for 127.0.0.1, written in PEM to
                      CERT_OUT (a company CA no client trusts unless told to); the issuer and the MCP URL are https
+  --host NAME        (with --tls) the server is named NAME in its URLs and certificate (a company name that resolves
+                     only through the company's proxy: connect_proxy.py); it still listens on 127.0.0.1
   --unlisted SCOPE   the authorization server's metadata does not list SCOPE in `scopes_supported` (its registration
                      still takes it): a client registered from the list does not cover a step-up to it
 Prints `READY <port> <mcp url>...` (the authorization server's port, then each MCP server's URL) and runs until
@@ -76,6 +78,7 @@ import urllib.parse
 from typing import Annotated
 
 import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, Field
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse
@@ -557,7 +560,7 @@ def bound():
     return s, s.getsockname()[1]
 
 
-def tls_files(cert_out):
+def tls_files(cert_out, host_name):
     """A fresh self-signed certificate for 127.0.0.1 (written to `cert_out` for the client told to trust it) and its
     key, as the files uvicorn reads (in a private folder the process removes when it ends)."""
     import atexit
@@ -575,7 +578,8 @@ def tls_files(cert_out):
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
             .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                                                       + ([x509.DNSName(host_name)] if host_name != "127.0.0.1" else [])), critical=False)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .sign(key, hashes.SHA256()))
     folder = tempfile.mkdtemp()
@@ -600,7 +604,8 @@ async def main():
     # With --split the SDK's routes take the issuer as a URL type that spells it with a trailing slash; the MCP
     # servers name it the same way, so that the names match exactly (RFC 8414 3.3).
     tls = args[args.index("--tls") + 1] if "--tls" in args else None
-    issuer = f"{'https' if tls else 'http'}://127.0.0.1:{as_port}" + ("/" if split else "")
+    name = args[args.index("--host") + 1] if "--host" in args else "127.0.0.1"
+    issuer = f"{'https' if tls else 'http'}://{name}:{as_port}" + ("/" if split else "")
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"])
     stats = Route("/_stats", lambda request: JSONResponse(STATS))
     required = Route("/_require", require, methods=["POST"])
@@ -637,8 +642,10 @@ async def main():
                                                  client_registration_options=registration, revocation_options=RevocationOptions(enabled=True),
                                                  identity_assertion_enabled=assertion))
         add_tools(server, "mcp-1")
-        app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100) if resumable
-                                               else server.streamable_http_app())
+        # Under a company name the SDK's DNS rebinding protection (which allows only 127.0.0.1 and localhost) is off.
+        named = {"transport_security": TransportSecuritySettings(enable_dns_rebinding_protection=False)} if name != "127.0.0.1" else {}
+        app = server.sse_app() if legacy else (server.streamable_http_app(event_store=MemoryEventStore(), retry_interval=100, **named) if resumable
+                                               else server.streamable_http_app(**named))
         app.router.routes.extend([stats, required, forgotten, restarted, ended, misbehaved])
         if "--foreign-endpoint" in args:
             app = foreign_endpoint(app, as_port)
@@ -648,7 +655,7 @@ async def main():
         if "--modern-only" in args or "--legacy-only" in args:
             app = one_era(app, "--modern-only" in args)
         apps.append((as_sock, recording(failing_calls(unlisting(watching_tokens(requiring_more(app, url, mcps[0], provider), require_resource), hidden)))))
-    certificate = tls_files(tls) if tls else {}
+    certificate = tls_files(tls, name) if tls else {}
     servers = [uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on", **certificate)) for _, app in apps]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, (sock, _) in zip(servers, apps)]
     while not all(s.started for s in servers):

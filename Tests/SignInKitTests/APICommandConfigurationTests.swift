@@ -58,7 +58,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: store) }
         #expect(try APICommandConfiguration.onlyAPISignIn(store, file: "/nowhere/config.json") == nil)
         #expect(try APICommandConfiguration.withoutProvider(.init(resource: nil, signsIn: false, addedScopes: []), file: "/nowhere/config.json",
-                                                            storeDirectory: store, environment: [:], httpTimeout: .seconds(1), caFile: nil, document: nil,
+                                                            storeDirectory: store, environment: [:], httpTimeout: .seconds(1), network: NetworkSettings(), document: nil,
                                                             confirmServerChange: Self.never) == nil)
     }
 

@@ -34,6 +34,11 @@ import Testing
         #expect(error(#"{"ca_file": "\#(ca)", "issuer": "https://idp.example"}"#)?.field == "client_id")
         #expect(error(#"{"key_storage": "file"}"#)?.field == "client_id")
         #expect(try !parse(#"{"client_id": "c", "ca_file": "\#(ca)"}"#).isForAPIsOnly)
+        // A proxy for programs started without the environment: its address checked, named when wrong.
+        let proxied = try parse(#"{"ca_file": "\#(ca)", "proxy": "http://proxy.corp.example:3128"}"#)
+        #expect(proxied.isForAPIsOnly && proxied.network == NetworkSettings(caFile: ca, proxy: "http://proxy.corp.example:3128"))
+        #expect(error(#"{"client_id": "c", "proxy": "proxy.corp.example:3128"}"#)?.field == "proxy")
+        #expect(error(#"{"client_id": "c", "proxy": "http://"}"#)?.field == "proxy")
     }
 
     /// a misspelt key is named with the one it is close to, as commands and options are.

@@ -116,7 +116,7 @@ struct MCPCommand: SignInCommand {
         let (authorization, configuration) = session.authorizer(for: url, scopes: scopes, options: options, onEvent: { shown.show($0) },
                                                                 notice: { io.err("signin: \($0)") })
         do throws(SignInError) {
-            return try bridge(authorization, io, env, stdio: stdio, caFile: configuration?.caFile)
+            return try bridge(authorization, io, env, stdio: stdio, network: configuration?.network ?? NetworkSettings())
         } catch {
             io.err("signin: \(error.description)")
             return ExitCode(error)
@@ -125,7 +125,7 @@ struct MCPCommand: SignInCommand {
 
     /// The bridge until standard input closes or a stop signal comes.
     private func bridge(_ authorization: any MCPAuthorization, _ io: IOStreams, _ env: [String: String], stdio bridge: MCPStdioBridge,
-                        caFile: String? = nil) throws(SignInError) -> ExitCode {
+                        network: NetworkSettings = NetworkSettings()) throws(SignInError) -> ExitCode {
         let expanded: [String]
         do throws(SignInError) {
             expanded = try headers.map { (h) throws(SignInError) -> String in try Self.expand(h, env) }
@@ -136,7 +136,7 @@ struct MCPCommand: SignInCommand {
             return ExitCode(error)
         }
         let url = self.url
-        let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, caFile: caFile, receive: bridge.write,
+        let transport = MCPClientTransport(url: url, kind: transport, authorization: authorization, headers: expanded, caFile: network.caFile, proxy: network.proxy, receive: bridge.write,
                                            notice: { io.err("signin: \($0)") }, failedToStart: { bridge.end(.failedToStart($0)) })
         // Whatever is pending, the process is gone within the MCP SDKs' grace (SIGTERM 2 s after the input closed):
         // the bridge's own end takes at most 1.3 s, and this is the floor under it, with room for a loaded machine.

@@ -53,8 +53,8 @@ public actor APIAuthorizer {
     private let minimumValidity: Duration
     private let options: SignInOptions
     private let scopes: [String]
-    /// The certificate authorities to trust besides the system's, for an API's own sign-in (a configured one has its own).
-    private let caFile: String?
+    /// A company network's CA file and proxy, for an API's own sign-in (a configured one has its own).
+    private let network: NetworkSettings
     /// The configuration whose `resources` list the API: its client and grant serve it (nil: the API's own sign-in).
     private let configured: SignInConfiguration?
     /// Whether requests go without a token until the API asks for one (a 401): see `signsInOnlyWhenAsked`.
@@ -98,15 +98,15 @@ public actor APIAuthorizer {
     /// - `environment`: the environment to read (`$XDG_DATA_HOME`, `$BROWSER`, ...); nil: the process's.
     /// - `signsInOnlyWhenAsked`: with nothing stored for the API, requests go without a token until the API answers
     ///   401 (a public server, or one keyed with a header of the program's own, is never signed in to); then as usual.
-    /// - `caFile`: a PEM file of certificate authorities to trust besides the system's (a company CA: a configuration's
-    ///   `ca_file`), for the API's metadata, its authorization server and every token request of its sign-in.
+    /// - `network`: a company network's CA file and proxy (a configuration's `ca_file` and `proxy`), for the API's
+    ///   metadata, its authorization server and every token request of its sign-in.
     /// - `onEvent`: a sign-in's progress (the address to visit, a device code), for the program to show.
     public init(resource: String, storeDirectory: String? = nil, allowsInteractiveSignIn: Bool = false, options: SignInOptions = SignInOptions(),
                 scopes: [String] = [], minimumValidity: Duration = .seconds(60),
-                environment: [String: String]? = nil, signsInOnlyWhenAsked: Bool = false, caFile: String? = nil,
+                environment: [String: String]? = nil, signsInOnlyWhenAsked: Bool = false, network: NetworkSettings = NetworkSettings(),
                 onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
         self.init(resource: resource, configured: nil, storeDirectory: storeDirectory, allowsInteractiveSignIn: allowsInteractiveSignIn, options: options,
-                  scopes: scopes, minimumValidity: minimumValidity, environment: environment, signsInOnlyWhenAsked: signsInOnlyWhenAsked, caFile: caFile,
+                  scopes: scopes, minimumValidity: minimumValidity, environment: environment, signsInOnlyWhenAsked: signsInOnlyWhenAsked, network: network,
                   onEvent: onEvent)
     }
 
@@ -119,15 +119,15 @@ public actor APIAuthorizer {
                 environment: [String: String]? = nil, onEvent: @escaping @Sendable (SignInEvent) -> Void = { _ in }) {
         self.init(resource: resource, configured: configuration, storeDirectory: storeDirectory, allowsInteractiveSignIn: allowsInteractiveSignIn,
                   options: options, scopes: [], minimumValidity: minimumValidity, environment: environment, signsInOnlyWhenAsked: false,
-                  caFile: configuration.caFile, onEvent: onEvent)
+                  network: configuration.network, onEvent: onEvent)
     }
 
     /// What both public initialisers set.
     private init(resource: String, configured: SignInConfiguration?, storeDirectory: String?, allowsInteractiveSignIn: Bool, options: SignInOptions,
-                 scopes: [String], minimumValidity: Duration, environment: [String: String]?, signsInOnlyWhenAsked: Bool, caFile: String?,
+                 scopes: [String], minimumValidity: Duration, environment: [String: String]?, signsInOnlyWhenAsked: Bool, network: NetworkSettings,
                  onEvent: @escaping @Sendable (SignInEvent) -> Void) {
         self.resource = resource
-        self.caFile = caFile
+        self.network = network
         self.configured = configured
         self.signsInOnlyWhenAsked = signsInOnlyWhenAsked
         self.allowsInteractiveSignIn = allowsInteractiveSignIn
@@ -181,7 +181,7 @@ public actor APIAuthorizer {
     private func isolatedHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
         if signsInOnlyWhenAsked, user == nil {
             if anonymous == nil {
-                anonymous = configured == nil && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, caFile: caFile) == nil
+                anonymous = configured == nil && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, network: network) == nil
             }
             if anonymous == true { return [:] }
         }
@@ -289,7 +289,7 @@ public actor APIAuthorizer {
     /// The user signed in to the API: restored silently, or, with none, signed in when allowed.
     private func signedInUser() async throws(SignInError) -> SignInUser {
         if let user { return user }
-        if let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, caFile: caFile) {
+        if let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, network: network) {
             let client = SignInClient(configuration: known, storeDirectory: storeDirectory, environment: environment, onEvent: onEvent)
             do throws(SignInError) {
                 let restored = try await client.restorePreviousSignIn(minimumValidity: .zero)
@@ -322,7 +322,7 @@ public actor APIAuthorizer {
         guard allowsInteractiveSignIn, !Self.quiet else {
             throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters) (sign in with `signin login --resource \(resource.withoutControlCharacters)`, or allow an interactive sign-in)"))
         }
-        let (resource, store, env, onEvent, options, configured, caFile) = (self.resource, storeDirectory, environment, self.onEvent, self.options, self.configured, self.caFile)
+        let (resource, store, env, onEvent, options, configured, network) = (self.resource, storeDirectory, environment, self.onEvent, self.options, self.configured, self.network)
         let held = user?.accessToken?.value
         let spent = (reason == .signIn ? signInMade : stepUpMade)
         let (forgotten, failed) = (clientForgotten && !registeredAgain, failedSignIn)
@@ -347,7 +347,7 @@ public actor APIAuthorizer {
                     // (A challenge to an authorizer that held nothing is the server's first 401, not a move: what
                     // another process stored for this API serves as well.)
                     if challenge == nil || held == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
-                       let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: store, caFile: caFile) {
+                       let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: store, network: network) {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
                         if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u, false) }
                     }
@@ -362,7 +362,7 @@ public actor APIAuthorizer {
                     // The program allows sign-ins: an API that moved to another server is followed, and the move said (a
                     // notice the program shows), with the API's metadata read once.
                     let pinned = (try? CredentialStore(directory: store).apiMetadata(resource: resource))??.authorizationServers.first
-                    let configuration = try APIAccess.configuration(for: resource, storeDirectory: store, caFile: caFile, challenge: challenge, addingScopes: addingScopes,
+                    let configuration = try APIAccess.configuration(for: resource, storeDirectory: store, network: network, challenge: challenge, addingScopes: addingScopes,
                                                                     registeringAgain: forgotten, allowingServerChange: true)
                     if let pinned, !Issuer.same(pinned, configuration.issuer) {
                         onEvent(.notice("\(resource.withoutControlCharacters) now names \(configuration.issuer.withoutControlCharacters) as its authorization server (it named \(pinned.withoutControlCharacters) before); signing in there"))

@@ -56,13 +56,13 @@ package enum APICommandConfiguration {
                                         confirmServerChange: confirmServerChange)
             }
             guard !named(), let api = try withoutProvider(command, file: file, storeDirectory: storeDirectory(), environment: environment, httpTimeout: .seconds(30),
-                                                        caFile: nil, document: nil, confirmServerChange: confirmServerChange) else { throw .configNotFound(file: file) }
+                                                        network: NetworkSettings(), document: nil, confirmServerChange: confirmServerChange) else { throw .configNotFound(file: file) }
             return api
         }
         if loaded.isForAPIsOnly {
             // No provider of its own: as with no configuration, but with its document and settings (`ca_file`, ...).
             guard let api = try withoutProvider(command, file: path, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
-                                                caFile: loaded.caFile, document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange) else {
+                                                network: loaded.network, document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange) else {
                 throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds settings for API sign-ins (client_id_metadata_document, ca_file, http_timeout), and no API is signed in; `signin login --resource URL` signs one in")
             }
             return api
@@ -73,10 +73,10 @@ package enum APICommandConfiguration {
     /// Step 1: with no provider of the file's, the configuration of the API the command names or of the one API signed
     /// in to from its address; nil when there is none. `file`: the configuration file looked for (named in errors).
     package static func withoutProvider(_ command: Command, file: String, storeDirectory: String, environment: [String: String], httpTimeout: Duration,
-                                        caFile: String?, document: String?, confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration? {
+                                        network: NetworkSettings, document: String?, confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration? {
         let implicit: String? = command.resource == nil ? try onlyAPISignIn(storeDirectory, file: file) : nil
         guard let resource = command.resource ?? implicit else { return nil }
-        return try forAPI(resource, command, storeDirectory: storeDirectory, environment: environment, httpTimeout: httpTimeout, caFile: caFile,
+        return try forAPI(resource, command, storeDirectory: storeDirectory, environment: environment, httpTimeout: httpTimeout, network: network,
                           document: document, confirmServerChange: confirmServerChange)
     }
 
@@ -90,7 +90,7 @@ package enum APICommandConfiguration {
         // signs in to the server on its own (`signin login` alone signs in at the IdP).
         if !command.signsIn, enterpriseServes(resource, loaded, storeDirectory: storeDirectory()) { return loaded }
         return try forAPI(resource, command, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
-                          caFile: loaded.caFile, document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange)
+                          network: loaded.network, document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange)
     }
 
     /// Whether `loaded`'s enterprise sign-in may serve `resource`, told from the file and the store alone: it has an
@@ -98,7 +98,7 @@ package enum APICommandConfiguration {
     /// own here (which would serve it instead).
     package static func enterpriseServes(_ resource: String, _ loaded: SignInConfiguration, storeDirectory: String) -> Bool {
         !loaded.enterpriseAuthorization.authorizationServers.isEmpty && !loaded.resources.contains(resource)
-            && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, httpTimeout: loaded.httpTimeout, caFile: loaded.caFile) == nil
+            && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, httpTimeout: loaded.httpTimeout, network: loaded.network) == nil
     }
 
     /// With no configuration and no API named: the one API signed in to from its address, which is then the current
@@ -119,8 +119,8 @@ package enum APICommandConfiguration {
 
     /// Step 3: the API's own sign-in.
     static func forAPI(_ resource: String, _ command: Command, storeDirectory store: String, environment env: [String: String], httpTimeout: Duration,
-                       caFile: String?, document: String?, confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
-        let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store, httpTimeout: httpTimeout, caFile: caFile)
+                       network: NetworkSettings, document: String?, confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
+        let known = APIAccess.knownConfiguration(for: resource, storeDirectory: store, httpTimeout: httpTimeout, network: network)
         guard command.signsIn else {
             if let known { return known }
             throw notSignedIn(to: resource)
@@ -145,7 +145,7 @@ package enum APICommandConfiguration {
             throw .configInvalid(file: "$SIGNIN_CLIENT_ID_METADATA_DOCUMENT", field: nil, reason: "\(chosen.withoutControlCharacters) is not an https URL")
         }
         func signIn(allowingServerChange: Bool) throws(SignInError) -> SignInConfiguration {
-            try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, caFile: caFile, clientMetadataDocument: chosen,
+            try APIAccess.configurationForSignIn(for: resource, storeDirectory: store, presenting: held, httpTimeout: httpTimeout, network: network, clientMetadataDocument: chosen,
                                                  addingScopes: command.addedScopes, registeringAgain: forgotten, presentingHeaders: presenting,
                                                  allowingServerChange: allowingServerChange)
         }

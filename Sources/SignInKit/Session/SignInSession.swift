@@ -110,8 +110,8 @@ package struct SignInSession: Sendable {
     }
 
     /// Step 5: the authorizer for the API at `resource`, and the configuration it was chosen with (its `ca_file`
-    /// reaches every request: the API's, its metadata's, its authorization server's, even for a sign-in of the API's
-    /// own; a file holding only `ca_file` serves so). `scopes` are asked at the API's own first sign-in; `notice` hears what a person
+    /// and `proxy` reach every request: the API's, its metadata's, its authorization server's, even for a sign-in of
+    /// the API's own; a file holding only them serves so). `scopes` are asked at the API's own first sign-in; `notice` hears what a person
     /// should know (a file passed over, a server the enterprise sign-in cannot serve).
     package func authorizer(for resource: String, scopes: [String], options: SignInOptions, onEvent: @escaping @Sendable (SignInEvent) -> Void,
                             notice: (String) -> Void) -> (authorizer: APIAuthorizer, configuration: SignInConfiguration?) {
@@ -129,6 +129,6 @@ package struct SignInSession: Sendable {
                                   onEvent: onEvent), configuration)
         }
         return (APIAuthorizer(resource: resource, allowsInteractiveSignIn: true, options: options, scopes: scopes, environment: environment,
-                              signsInOnlyWhenAsked: true, caFile: configuration?.caFile, onEvent: onEvent), configuration)
+                              signsInOnlyWhenAsked: true, network: configuration?.network ?? NetworkSettings(), onEvent: onEvent), configuration)
     }
 }

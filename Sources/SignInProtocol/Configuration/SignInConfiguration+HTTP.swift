@@ -3,9 +3,9 @@ import SignInBase
 import SignInTransport
 
 extension SignInConfiguration {
-    /// The HTTP settings this configuration asks for (`http_timeout`, `ca_file`): all the HTTP layer takes of it.
+    /// The HTTP settings this configuration asks for (`http_timeout`, `ca_file`, `proxy`): all the HTTP layer takes of it.
     package var httpSettings: HTTPSettings {
-        HTTPSettings(connectTimeout: min(10, httpTimeoutSeconds), totalTimeout: httpTimeoutSeconds, caFile: caFile)
+        HTTPSettings(connectTimeout: min(10, httpTimeoutSeconds), totalTimeout: httpTimeoutSeconds, caFile: caFile, proxy: proxy)
     }
 }
 

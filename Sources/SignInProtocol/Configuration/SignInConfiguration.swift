@@ -46,6 +46,13 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     var httpTimeoutSeconds: Int
     /// A PEM file of certificate authorities to trust instead of the system's (a corporate proxy, a test CA).
     public var caFile: String?
+    /// The proxy every request beyond this machine goes through (`proxy`; nil: as the environment says).
+    public var proxy: String?
+    /// `ca_file` and `proxy` together: what an API's sign-in found from its address takes of this configuration.
+    public var network: NetworkSettings {
+        get { NetworkSettings(caFile: caFile, proxy: proxy) }
+        set { (caFile, proxy) = (newValue.caFile, newValue.proxy) }
+    }
     /// The loopback listener answers only connections from this user's own processes (default). Turn off only
     /// where the browser's connection is relayed through another user (WSL's localhost relay, some containers).
     public var listenerSameUserOnly: Bool
@@ -228,7 +235,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         "client_id", "client_secret", "scopes", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "device_authorization_endpoint",
         "pushed_authorization_request_endpoint", "pushed_authorization",
-        "redirect_port", "redirect_path", "redirect_host", "login_hint", "extra_authorization_parameters", "http_timeout", "ca_file", "listener_same_user_only", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
+        "redirect_port", "redirect_path", "redirect_host", "login_hint", "extra_authorization_parameters", "http_timeout", "ca_file", "proxy", "listener_same_user_only", "resources", "client_id_metadata_document", "token_endpoint_auth_method", "dpop",
         "$comment",
     ]
 
@@ -260,9 +267,9 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         // A file with no client of its own configures API sign-ins alone when it holds a client ID metadata document,
         // or only what API sign-ins take (a company CA, a timeout, where the store key lives): what an administrator
         // deploys for a company network. Any other key without a client_id is the client_id missing.
-        let apiSettings: Set<String> = ["ca_file", "http_timeout", "$comment", "key_storage", "key_cache_seconds", "listener_same_user_only"]
+        let apiSettings: Set<String> = ["ca_file", "proxy", "http_timeout", "$comment", "key_storage", "key_cache_seconds", "listener_same_user_only"]
         let forAPIsOnly = obj["client_id"] == nil && (obj["client_id_metadata_document"] != nil
-            || (obj["ca_file"] != nil || obj["http_timeout"] != nil) && obj.keys.allSatisfy(apiSettings.contains))
+            || (obj["ca_file"] != nil || obj["proxy"] != nil || obj["http_timeout"] != nil) && obj.keys.allSatisfy(apiSettings.contains))
         guard let clientID = try string("client_id") ?? (forAPIsOnly ? "" : nil) else { throw fail("client_id", "missing (the OAuth client ID from your provider)") }
         var c = SignInConfiguration(clientID: clientID, issuer: try url("issuer"))
         c.sourcePath = sourcePath
@@ -335,6 +342,10 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         if let ca = try string("ca_file") {
             guard ca.hasPrefix("/"), Posix.access(ca, R_OK) == 0 else { throw fail("ca_file", "\"\(ca)\" is not a readable file (give an absolute path)") }
             c.caFile = ca
+        }
+        if let p = try string("proxy") {
+            if let problem = NetworkSettings.proxyProblem(p) { throw fail("proxy", problem) }
+            c.proxy = p
         }
         if let v = obj["listener_same_user_only"], v != .null {
             guard case .bool(let b) = v else { throw fail("listener_same_user_only", "must be true or false") }
