@@ -32,6 +32,10 @@ public struct EnterpriseAuthorizationSettings: ConfigurationSection {
 
     /// The registrations, by the authorization server's issuer.
     public var authorizationServers: [String: Registration] = [:]
+    /// Whether the configuration has the section at all: the person's IdP sign-in then buys tokens for every MCP server
+    /// whose authorization server takes ID-JAGs, where it holds a registration or lists the id-jag grant profile
+    /// (`authorization_grant_profiles_supported`: signin registers itself there).
+    public var isEnabled = false
 
     public init() {}
 
@@ -42,8 +46,11 @@ public struct EnterpriseAuthorizationSettings: ConfigurationSection {
         if let unknown = o.keys.sorted().first(where: { $0 != "authorization_servers" }) {
             throw fields.fail("\(name).\(unknown)", "is not a key of this section (it has \"authorization_servers\")")
         }
-        guard let servers = o["authorization_servers"]?.object, !servers.isEmpty else {
-            throw fields.fail("\(name).authorization_servers", "must be an object naming at least one authorization server's issuer")
+        isEnabled = true
+        // No registrations at all: every server whose authorization server lists the id-jag profile is registered at.
+        guard let given = o["authorization_servers"], given != .null else { return }
+        guard let servers = given.object else {
+            throw fields.fail("\(name).authorization_servers", "must be an object naming authorization servers' issuers")
         }
         for (issuer, value) in servers {
             let field = "\(name).authorization_servers.\(issuer)"

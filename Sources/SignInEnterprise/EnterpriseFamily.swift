@@ -14,13 +14,17 @@ import FoundationEssentials
 /// 1. Not such a request (another kind, an audience, a service account, no section, a listed resource): not this
 ///    family's (nil).
 /// 2. A token for the server kept in the entry, fresh enough: answered from the store, no network.
-/// 3. Otherwise: the server's authorization server, from its RFC 9728 metadata; its RFC 8414 document. A server
-///    whose authorization server has no registration in the section: `.unsupported`, saying it takes no enterprise
-///    sign-in here and how to sign in to it on its own; nothing asked of the IdP or sent there.
+/// 3. Otherwise: the server's authorization servers, from its RFC 9728 metadata, and this client's registration at
+///    one: the section's, else, at the first whose RFC 8414 document lists the id-jag grant profile
+///    (`authorization_grant_profiles_supported`), the one signin registered there (RFC 7591: a public client for the
+///    jwt-bearer grant), kept as a record and registered now when none is kept. None of either: `.unsupported`,
+///    saying the server takes no enterprise sign-in here and how to sign in to it on its own; nothing asked of the
+///    IdP or sent there.
 /// 4. The person's ID token (refreshed at the IdP first when it has expired) traded at the IdP for an ID-JAG, then
 ///    redeemed at the server's authorization server (`IdentityAssertionGrant`); an IdP refusing the ID token
 ///    (`invalid_grant`) gets one refresh of the ID token and one more try. A policy refusal (`invalid_target`,
-///    `access_denied`) is `.targetRefused`, naming the server; nothing is kept.
+///    `access_denied`), or the server's authorization server refusing the assertion (`invalid_grant` there), is
+///    `.targetRefused`, naming the server; nothing is kept.
 /// 5. The access token is kept encrypted in the entry under the server (`idjag|URL`) until it expires.
 public struct EnterpriseFamily: TokenFamily {
     public init() {}
@@ -37,7 +41,7 @@ public struct EnterpriseFamily: TokenFamily {
     /// Step 1: whether `request` is this family's.
     package func serves(_ request: TokenRequest, configuration: SignInConfiguration) -> Bool {
         guard request.kind == .access, let resource = request.resource, request.audience == nil, request.serviceAccountChain.isEmpty,
-              !configuration.enterpriseAuthorization.authorizationServers.isEmpty else { return false }
+              configuration.enterpriseAuthorization.isEnabled else { return false }
         return !configuration.resources.contains(resource)
     }
 
@@ -68,13 +72,46 @@ public struct EnterpriseFamily: TokenFamily {
     }
 
     /// Whether the MCP server at `resource` signs in at an authorization server the configuration's section holds a
-    /// registration for (its RFC 9728 metadata read; false when it has none, or none can be read): a program with a
-    /// person at hand (`signin mcp`) decides so at its start between this family and the server's own sign-in.
+    /// registration for, or one whose metadata lists the id-jag grant profile (the metadata read; false when there is
+    /// none, or none can be read): a program with a person at hand (`signin mcp`) decides so at its start between this
+    /// family and the server's own sign-in.
     public static func takesIdentityAssertion(for resource: String, configuration: SignInConfiguration) -> Bool {
         let settings = configuration.enterpriseAuthorization
-        guard !settings.authorizationServers.isEmpty, (try? HTTPClient.loadLibrary()) != nil,
-              let metadata = try? ProtectedResourceMetadata.discover(for: resource, http: HTTPClient(configuration: configuration)).metadata else { return false }
-        return registration(among: metadata.authorizationServers, settings) != nil
+        guard settings.isEnabled, (try? HTTPClient.loadLibrary()) != nil else { return false }
+        let http = HTTPClient(configuration: configuration)
+        guard let metadata = try? ProtectedResourceMetadata.discover(for: resource, http: http).metadata else { return false }
+        if registration(among: metadata.authorizationServers, settings) != nil { return true }
+        return metadata.authorizationServers.contains { (try? Discovery.discoveredServer(issuer: $0, http: http))?.takesIdentityAssertions == true }
+    }
+
+    /// The kind of the records of the registrations signin made itself (`PersonGrant.keepFamilyRecord`), by issuer.
+    static let registrationRecord = "idjag-registration"
+
+    /// Step 3's registration and the authorization server's metadata: the section's for one of `servers`, else at
+    /// the first that lists the id-jag profile, kept or made (RFC 7591); nil when there is neither.
+    private static func registration(among servers: [String], settings: EnterpriseAuthorizationSettings, grant: any PersonGrant,
+                                     http: HTTPClient) throws(SignInError) -> (issuer: String, registration: EnterpriseAuthorizationSettings.Registration, server: AuthorizationServerMetadata)? {
+        if let (issuer, registration) = registration(among: servers, settings) {
+            return (issuer, registration, try Discovery.discoveredServer(issuer: issuer, http: http))
+        }
+        for issuer in servers {
+            guard let server = try? Discovery.discoveredServer(issuer: issuer, http: http), server.takesIdentityAssertions else { continue }
+            if let kept = grant.familyRecord(kind: registrationRecord, name: issuer), kept["issuer"]?.string == issuer,
+               let id = kept["client_id"]?.string, !id.isEmpty {
+                let secret = kept["client_secret"]?.string
+                return (issuer, .init(clientID: id, clientSecret: secret, tokenEndpointAuthMethod: kept["token_endpoint_auth_method"]?.string), server)
+            }
+            guard let endpoint = server.registrationEndpoint, EndpointURL.problem(endpoint) == nil else {
+                throw .unsupported(reason: "\(issuer.withoutControlCharacters) takes ID-JAGs but lets no client register itself (no registration_endpoint): ask your administrator to add this client's registration there to enterprise_authorization")
+            }
+            let made = try IdentityAssertionGrant.register(at: endpoint, issuer: issuer, methods: server.tokenEndpointAuthMethodsSupported, http: http)
+            var record: [String: JSONValueOut] = ["issuer": .string(issuer), "client_id": .string(made.clientID),
+                                                  "token_endpoint_auth_method": .string(made.tokenEndpointAuthMethod)]
+            if let secret = made.clientSecret { record["client_secret"] = .string(secret) }
+            try grant.keepFamilyRecord(JSONValueOut.object(record).text, kind: registrationRecord, name: issuer)
+            return (issuer, made, server)
+        }
+        return nil
     }
 
     /// The first of `servers` (an MCP server's authorization servers) the section holds a registration for.
@@ -93,10 +130,9 @@ public struct EnterpriseFamily: TokenFamily {
             let http = HTTPClient(configuration: configuration)
             // Step 3: where the server signs in, and this client's registration there.
             let metadata = try ProtectedResourceMetadata.discover(for: resource, http: http).metadata
-            guard let (issuer, registration) = Self.registration(among: metadata.authorizationServers, settings) else {
-                throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which the configuration's enterprise_authorization has no registration for: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` (or ask your administrator to add its registration)")
+            guard let (issuer, registration, server) = try Self.registration(among: metadata.authorizationServers, settings: settings, grant: grant, http: http) else {
+                throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which neither lists the id-jag grant profile nor has a registration in the configuration's enterprise_authorization: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` (or ask your administrator to add its registration)")
             }
-            let server = try Discovery.discoveredServer(issuer: issuer, http: http)
             guard let tokenEndpoint = server.tokenEndpoint, EndpointURL.problem(tokenEndpoint) == nil else {
                 throw .providerError(endpoint: "the metadata of \(issuer.withoutControlCharacters)", code: "invalid_token_endpoint", detail: "no usable token_endpoint")
             }
@@ -105,7 +141,13 @@ public struct EnterpriseFamily: TokenFamily {
                                              idpClient: ClientAuthentication(clientID: configuration.clientID, clientSecret: configuration.clientSecret),
                                              idpMethod: configuration.tokenEndpointAuthMethod)
             let assertion = try idp.identityAssertion(idToken: idToken, audience: server.issuer.isEmpty ? issuer : server.issuer, resource: resource, scope: request.scopes?.joined(separator: " "))
-            return try IdentityAssertionGrant.redeem(assertion, at: tokenEndpoint, issuer: issuer, registration: registration, http: http, now: Date())
+            do throws(SignInError) {
+                return try IdentityAssertionGrant.redeem(assertion, at: tokenEndpoint, issuer: issuer, registration: registration, http: http, now: Date())
+            } catch .providerError(let endpoint, "invalid_grant", let detail) {
+                // The server's authorization server refused the assertion (its client, its audience, its policy): a
+                // fresh ID token at the IdP would not change that, so it is not retried as the IdP's refusal is.
+                throw .targetRefused(endpoint: endpoint, target: resource, detail: "invalid_grant" + (detail.map { ": " + $0 } ?? ""))
+            }
         }
     }
 }

@@ -50,6 +50,36 @@ struct IdentityAssertionGrant {
     }
 
     /// Step 2: the access token for the MCP server, bought with `assertion` at `tokenEndpoint` with `registration`.
+    /// Registers this client at `endpoint` (RFC 7591), as a public client (`none`) where the server lists that method
+    /// or none at all (fastmcp registers only public ones), else with the secret the server gives (`client_secret_post`,
+    /// or `client_secret_basic` where only that is listed: the MCP SDK's). It asks the code grant, with a loopback
+    /// redirect URI, and not the jwt-bearer grant: a server that takes ID-JAGs from the clients it registers adds that
+    /// grant itself, and refuses a registration asking for it (fastmcp: "requires a pre-registered client").
+    static func register(at endpoint: String, issuer: String, methods: [String]?, http: HTTPClient) throws(SignInError) -> EnterpriseAuthorizationSettings.Registration {
+        var method = "none"
+        if let methods, !methods.contains("none") {
+            method = methods.contains("client_secret_basic") && !methods.contains("client_secret_post") ? "client_secret_basic" : "client_secret_post"
+        }
+        let body = JSONValueOut.object([
+            "client_name": .string("signin"), "grant_types": .array([.string("authorization_code"), .string("refresh_token")]),
+            "token_endpoint_auth_method": .string(method), "application_type": .string("native"),
+            "redirect_uris": .array([.string("http://127.0.0.1/callback")]), "response_types": .array([.string("code")]),
+        ])
+        let name = "the registration endpoint of \(issuer.withoutControlCharacters) (\(endpoint))"
+        let r = try http.postJSON(endpoint, endpoint: name, json: body.text)
+        guard r.status == 201 || r.status == 200, let doc = JSONValue.object(from: r.body) else {
+            let o = JSONValue.object(from: r.body)
+            throw .providerError(endpoint: name, code: o?["error"]?.string ?? "http_\(r.status)",
+                                 detail: o?["error_description"]?.string ?? "the server did not register signin as a client")
+        }
+        guard let id = doc["client_id"]?.string, !id.isEmpty, TokenResponse.isTokenText(id) else {
+            throw .providerError(endpoint: name, code: "invalid_response", detail: "no client_id in the answer")
+        }
+        let secret = doc["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let given = doc["token_endpoint_auth_method"]?.string ?? method
+        return .init(clientID: id, clientSecret: secret, tokenEndpointAuthMethod: secret == nil ? "none" : given == "client_secret_basic" ? "client_secret_basic" : "client_secret_post")
+    }
+
     static func redeem(_ assertion: String, at tokenEndpoint: String, issuer: String, registration: EnterpriseAuthorizationSettings.Registration,
                        http: HTTPClient, now: Date) throws(SignInError) -> SignInToken {
         var form = [("grant_type", jwtBearer), ("assertion", assertion)]

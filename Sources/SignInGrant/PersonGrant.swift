@@ -38,6 +38,19 @@ public protocol PersonGrant: Sendable {
         _ key: DerivedTokenKey, account: String?, minimumValidity: Duration, buyingWith kind: TokenKind,
         retryWhen: (String) -> Bool, bearer: ((Bool) throws(SignInError) -> String)?,
         mint: (String) throws(SignInError) -> Credential) throws(SignInError) -> Credential
+
+    /// A record a family keeps beside the entries, sealed as they are (a client registration it made at a server):
+    /// its JSON object, or nil when none is kept or this grant keeps no records.
+    func familyRecord(kind: String, name: String) -> [String: JSONValue]?
+
+    /// Keeps `json` as the record `name` of `kind` (atomically; a grant that keeps no records keeps nothing).
+    func keepFamilyRecord(_ json: String, kind: String, name: String) throws(SignInError)
+}
+
+extension PersonGrant {
+    /// A grant without a store of records (a stand-in, an in-memory store): none kept.
+    public func familyRecord(kind: String, name: String) -> [String: JSONValue]? { nil }
+    public func keepFamilyRecord(_ json: String, kind: String, name: String) throws(SignInError) {}
 }
 
 /// What a derived-token cache keeps: one secret text and when it expires. A token is its value; a family's

@@ -451,6 +451,17 @@ package struct TokenUseCase: PersonGrant {
 
     // MARK: Derived credentials
 
+    /// `PersonGrant.familyRecord`: a record of the encrypted store's (none for another storage).
+    package func familyRecord(kind: String, name: String) -> [String: JSONValue]? {
+        guard let records = store as? CredentialStore else { return nil }
+        return (try? records.record(kind: kind, name: name)) ?? nil
+    }
+
+    /// `PersonGrant.keepFamilyRecord`: kept in the encrypted store (nothing for another storage).
+    package func keepFamilyRecord(_ json: String, kind: String, name: String) throws(SignInError) {
+        try (store as? CredentialStore)?.saveRecord(json, kind: kind, name: name)
+    }
+
     /// `PersonGrant.derivedCredential`: the rule is written there.
     package func derivedCredential<Credential: DerivedCredential>(
         _ key: DerivedTokenKey, account: String?, minimumValidity: Duration, buyingWith kind: TokenKind,

@@ -68,14 +68,16 @@ import Testing
     }
 
     /// The IdP's policy refuses a server: a clear error naming the server and the IdP's reason, nothing on standard
-    /// output, nothing stored, nothing sent to the server; a server whose authorization server has no registration here
-    /// is never sent an ID-JAG, and the error says how to sign in to it on its own.
+    /// output, nothing stored, nothing sent to the server; a server whose authorization server takes no ID-JAGs (no
+    /// registration here, no id-jag grant profile listed) is never sent one, and the error says how to sign in to it on
+    /// its own.
     @Test func aRefusedServerAndAServerWithoutRegistrationAreSaid() throws {
         let idp = try Shared.strict.get()
         let (refused, url) = try Self.server(idp)
         defer { refused.stop() }
-        let (other, otherURL) = try Self.server(idp)
+        let other = try Provider(script: "mcp_server.py")
         defer { other.stop() }
+        let otherURL = try #require(other.readyWords.first)
         let box = try Self.person(idp, [refused])
         try idp.control(box.clientID, ["idjag_refused": [refused.issuer]])
         let r = try box.signin("token", "--resource", url)
@@ -83,7 +85,7 @@ import Testing
         #expect(r.stderr.contains(url) && r.stderr.contains("policy"), "\(r.stderr)")
         #expect(try MCPServerTests.stats(refused)["idjag_redeemed"] == nil)
         let unregistered = try box.signin("token", "--resource", otherURL)
-        #expect(unregistered.status != 0 && unregistered.stderr.contains("no registration") && unregistered.stderr.contains("signin login --resource"), "\(unregistered.stderr)")
+        #expect(unregistered.status != 0 && unregistered.stderr.contains("nor has a registration") && unregistered.stderr.contains("signin login --resource"), "\(unregistered.stderr)")
         #expect(try Self.idjagRequests(idp, box).allSatisfy { $0["audience"] as? String != other.issuer }, "no ID-JAG asked for a server without registration")
     }
 
@@ -153,7 +155,7 @@ import Testing
     @Test func theSectionIsCheckedByField() throws {
         let idp = try Shared.strict.get()
         let box = try idp.sandbox()
-        for (section, field) in [(["authorization_servers": [:]] as [String: Any], "enterprise_authorization.authorization_servers"),
+        for (section, field) in [(["authorization_servers": []] as [String: Any], "enterprise_authorization.authorization_servers"),
                                  (["authorization_servers": ["https://as.example": ["client_secret": "s"]]], "client_id"),
                                  (["authorization_servers": ["https://as.example": ["client_id": "c", "token_endpoint_auth_method": "client_secret_post"]]], "client_secret"),
                                  (["authorization_servers": ["http://as.example": ["client_id": "c"]]], "as.example"),
@@ -162,5 +164,57 @@ import Testing
             let r = try box.signin("status")
             #expect(r.status == 2 && r.stderr.contains(field), "\(field): \(r.status) \(r.stderr)")
         }
+    }
+
+    /// fastmcp 4.1.6's own server (`OAuthProxy` with `IdentityAssertion`: its authorization server lists the id-jag
+    /// grant profile and registers only public clients), with the public client an administrator registered there in
+    /// the configuration (`none`): one IdP sign-in buys its token, each ID-JAG redeemed once, and `signin mcp` bridges
+    /// to it with no browser.
+    @Test func fastmcpsServerTakesTheEnterpriseSignInWithAPublicClient() throws {
+        let idp = try Shared.strict.get()
+        let fast = try Provider(script: "fastmcp_server.py", arguments: [idp.issuer])
+        defer { fast.stop() }
+        let url = try #require(fast.readyWords.first)
+        let issuer = "http://127.0.0.1:\(fast.port)/"  // as fastmcp's RFC 8414 document spells it
+        // The administrator registers signin there once (fastmcp adds the jwt-bearer grant to every client it registers).
+        let registration: [String: Any] = ["client_name": "signin (company)", "token_endpoint_auth_method": "none", "redirect_uris": ["http://127.0.0.1/callback"]]
+        let answer = try JSONSerialization.jsonObject(with: fast.http("POST", "/register", body: JSONSerialization.data(withJSONObject: registration))) as? [String: Any]
+        let clientID = try #require(answer?["client_id"] as? String, "\(String(describing: answer))")
+        let box = try idp.signedInSandbox(extra: ["enterprise_authorization": ["authorization_servers": [issuer: ["client_id": clientID, "token_endpoint_auth_method": "none"]]]])
+        // The IdP's policy names that client in the ID-JAGs it mints for fastmcp's server (fastmcp checks the claim).
+        try idp.control(box.clientID, ["idjag_clients": [issuer: clientID]])
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let first = try box.signin("token", "--resource", url)
+        #expect(first.status == 0 && !first.stdout.isEmpty, "\(first.stderr)")
+        let asked = try Self.idjagRequests(idp, box)
+        #expect(asked.count == 1 && asked.first?["audience"] as? String == issuer && asked.first?["resource"] as? String == url, "\(asked)")
+        let (run, result) = try MCPBridgeTests.client(box, "basic", url)
+        #expect(run.status == 0 && result["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches, "no browser for the server")
+        #expect(try Self.idjagRequests(idp, box).count == 1, "the kept token served the bridge")
+    }
+
+    /// A server whose authorization server lists the id-jag grant profile and has no registration in the configuration
+    /// (`"enterprise_authorization": {}`): signin registers itself there (RFC 7591, fastmcp's public client), keeps the
+    /// registration, and presents it; once the IdP's policy names that client, the token comes, and the registration
+    /// is reused (never registered twice).
+    @Test func aServerListingTheIdJagProfileIsRegisteredAtOnceAndTheRegistrationKept() throws {
+        let idp = try Shared.strict.get()
+        let fast = try Provider(script: "fastmcp_server.py", arguments: [idp.issuer])
+        defer { fast.stop() }
+        let url = try #require(fast.readyWords.first)
+        let issuer = "http://127.0.0.1:\(fast.port)/"
+        let box = try idp.signedInSandbox(extra: ["enterprise_authorization": [String: Any]()])
+        func clients() throws -> [String] { (try JSONSerialization.jsonObject(with: fast.http("GET", "/_clients")) as? [String]) ?? [] }
+        // The IdP does not know the client yet (its ID-JAG names another): refused at fastmcp, nothing kept but the registration.
+        let refused = try box.signin("token", "--resource", url)
+        #expect(refused.status != 0 && refused.stdout.isEmpty && refused.stderr.contains("invalid_grant"), "\(refused.status) \(refused.stderr)")
+        let registered = try clients()
+        #expect(registered.count == 1, "signin registered itself once: \(registered)")
+        try idp.control(box.clientID, ["idjag_clients": [issuer: try #require(registered.first)]])
+        let token = try box.signin("token", "--resource", url)
+        #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
+        #expect(try clients() == registered, "the kept registration was presented again")
+        #expect(try Self.idjagRequests(idp, box).allSatisfy { $0["audience"] as? String == issuer })
     }
 }

@@ -103,7 +103,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rotatedGrantUnsaved(let path, let reason):
             return "The provider issued a new refresh token, which replaces the stored one, and it could not be saved to \(path): \(reason). The stored sign-in may no longer refresh; if the next command says so, sign in again."
         case .targetRefused(let endpoint, let target, let detail):
-            return "\(endpoint) will not issue a token for \(target)" + (detail.map { ": \($0)" } ?? "") + ". Ask for a resource the sign-in asked for (`resources` in the configuration, then `signin login`) or an audience the provider serves this client."
+            return "\(endpoint) will not issue a token for \(target)" + (detail.map { ": \($0)" } ?? "") + ". Its policy decides what this sign-in may reach: ask for a resource the sign-in asked for (`resources` in the configuration, then `signin login`) or an audience the provider serves this client; for an MCP server reached through the enterprise sign-in, your administrator decides."
         case .rateLimited(let endpoint, let after):
             return "\(endpoint) refused: asked too often (HTTP 429); " + (after.map { "it asks to wait \($0) s (Retry-After) before trying again." } ?? "try again later.")
         }

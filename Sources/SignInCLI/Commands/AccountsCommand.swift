@@ -93,7 +93,7 @@ struct AccountsCommand: SignInCommand {
     /// The MCP servers' tokens an account's enterprise sign-in bought (MCP's enterprise-managed authorization), a
     /// line each under the account, with its expiry.
     static func enterpriseTokenLines(_ client: SignInClient, _ user: SignInUser) -> [String] {
-        guard !client.configuration.enterpriseAuthorization.authorizationServers.isEmpty else { return [] }
+        guard client.configuration.enterpriseAuthorization.isEnabled else { return [] }
         let kept = ((try? client.credentials(account: user.userID)) ?? nil).map(EnterpriseFamily.keptTokens) ?? []
         return kept.map { t in
             "    MCP server \(t.server.withoutControlCharacters): " + (t.expiry > Date() ? "token until \(iso8601(t.expiry))" : "token expired (a new exchange when asked)")

@@ -63,7 +63,7 @@ struct Logout: SignInCommand {
         let client = c.client
         // One MCP server's token bought with the enterprise sign-in (ID-JAG): only that token goes; the sign-in at the
         // company's IdP, and every other server's token, stay (`signin logout` alone ends them all).
-        if let api = apiResource, !client.configuration.foundFromAPI, !client.configuration.enterpriseAuthorization.authorizationServers.isEmpty,
+        if let api = apiResource, !client.configuration.foundFromAPI, client.configuration.enterpriseAuthorization.isEnabled,
            !client.configuration.resources.contains(api) {
             let forgot = try client.forgetDerivedToken(DerivedTokenKey(EnterpriseFamily.kind, [api]), account: c.account)
             let text = forgot ? "Forgot the token for \(api.withoutControlCharacters) (the sign-in at \(client.configuration.issuer.withoutControlCharacters) remains; `signin logout` ends it and every server's token)."

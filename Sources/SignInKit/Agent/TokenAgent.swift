@@ -215,7 +215,7 @@ package final class TokenAgent: @unchecked Sendable {
         // serves it (as `signin token --resource URL` here refuses it), but through MCP's enterprise-managed
         // authorization (an ID-JAG the grant at the company's IdP buys: `EnterpriseFamily`).
         guard let api = apiClient(resource, configured: try? configured.get()) else {
-            if let c = try? configured.get(), !c.configuration.enterpriseAuthorization.authorizationServers.isEmpty { return c }
+            if let c = try? configured.get(), c.configuration.enterpriseAuthorization.isEnabled { return c }
             throw .noPreviousSignIn(reason: .nothingStored(issuer: "the API \(resource.withoutControlCharacters)"))
         }
         // The API's sign-in is an account of its own: its current one.
@@ -238,7 +238,7 @@ package final class TokenAgent: @unchecked Sendable {
     /// signed in to from its address (what `signin ssh --resource` accepts).
     private func knowsAPI(_ resource: String, configured: SignInClient?) -> Bool {
         configured?.configuration.resources.contains(resource) == true || apiClient(resource, configured: configured) != nil
-            || configured?.configuration.enterpriseAuthorization.authorizationServers.isEmpty == false
+            || configured?.configuration.enterpriseAuthorization.isEnabled == true
     }
 
     /// The token path's answer to `r`, logged for a forwarded session.

@@ -16,4 +16,15 @@ extension SignInClient: PersonGrant {
         try tokenUseCase.derivedCredential(key, account: account, minimumValidity: minimumValidity, buyingWith: kind,
                                            retryWhen: retryWhen, bearer: bearer, mint: mint)
     }
+
+    /// `PersonGrant.familyRecord`: a record of the encrypted store's (none for another storage).
+    public func familyRecord(kind: String, name: String) -> [String: JSONValue]? {
+        guard let store = credentialStore else { return nil }
+        return (try? store.record(kind: kind, name: name)) ?? nil
+    }
+
+    /// `PersonGrant.keepFamilyRecord`: kept in the encrypted store (nothing for another storage).
+    public func keepFamilyRecord(_ json: String, kind: String, name: String) throws(SignInError) {
+        try credentialStore?.saveRecord(json, kind: kind, name: name)
+    }
 }

@@ -97,7 +97,7 @@ package enum APICommandConfiguration {
     /// `enterprise_authorization` section, does not list `resource` in `resources`, and the API has no sign-in of its
     /// own here (which would serve it instead).
     package static func enterpriseServes(_ resource: String, _ loaded: SignInConfiguration, storeDirectory: String) -> Bool {
-        !loaded.enterpriseAuthorization.authorizationServers.isEmpty && !loaded.resources.contains(resource)
+        loaded.enterpriseAuthorization.isEnabled && !loaded.resources.contains(resource)
             && APIAccess.knownConfiguration(for: resource, storeDirectory: storeDirectory, httpTimeout: loaded.httpTimeout, network: loaded.network) == nil
     }
 

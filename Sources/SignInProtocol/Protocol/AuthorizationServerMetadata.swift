@@ -33,6 +33,10 @@ package struct AuthorizationServerMetadata: Sendable, Equatable {
     /// draft-ietf-oauth-identity-assertion-authz-grant: `urn:ietf:params:oauth:grant-profile:id-jag` when the server
     /// takes identity assertions (MCP's enterprise-managed authorization).
     package var authorizationGrantProfilesSupported: [String]?
+    /// Whether it lists the id-jag grant profile (MCP's enterprise-managed authorization): it takes ID-JAGs.
+    package var takesIdentityAssertions: Bool {
+        authorizationGrantProfilesSupported?.contains("urn:ietf:params:oauth:grant-profile:id-jag") == true
+    }
 
     /// The members of `document`, read from `url`.
     package init(document d: [String: JSONValue], url: String) {
