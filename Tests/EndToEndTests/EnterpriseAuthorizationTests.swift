@@ -217,4 +217,30 @@ import Testing
         #expect(try clients() == registered, "the kept registration was presented again")
         #expect(try Self.idjagRequests(idp, box).allSatisfy { $0["audience"] as? String == issuer })
     }
+
+    /// `login --resource URL` under the enterprise configuration: for a server whose authorization server takes ID-JAGs,
+    /// the person's sign-in at the IdP serves (no browser: signed in there already), the server's token is bought now
+    /// and then answered from the store; for a server that takes none, its own sign-in (its browser), saying so.
+    @Test func loginForAServerSignsInThroughTheIdPWhereItTakesIDJAGs() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        let box = try Self.person(idp, [server])
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let login = try box.signin("login", "--resource", url)
+        #expect(login.status == 0 && login.stdout.contains("Signed in to \(url)") && login.stdout.contains("through \(idp.issuer)"), "\(login.stdout) \(login.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches, "no browser: the IdP sign-in serves")
+        #expect(try Self.idjagRequests(idp, box).count == 1 && MCPServerTests.stats(server)["idjag_redeemed"] as? Int == 1)
+        let token = try box.signin("token", "--resource", url)
+        let exchanges = try Self.idjagRequests(idp, box).count
+        #expect(token.status == 0 && !token.stdout.isEmpty && exchanges == 1, "the token login bought, from the store: \(token.stderr)")
+
+        let plain = try Provider(script: "mcp_server.py")
+        defer { plain.stop() }
+        let plainURL = try #require(plain.readyWords.first)
+        let own = try box.signin(["login", "--resource", plainURL, "--timeout", "30"], env: ["STANDIN_MODE": "visit"])
+        #expect(own.status == 0 && own.stderr.contains("the authorization server the API names"), "\(own.stdout) \(own.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches + 1, "the server's own sign-in")
+        #expect(try Self.idjagRequests(idp, box).count == 1, "no ID-JAG for a server that takes none")
+    }
 }

@@ -67,6 +67,9 @@ struct Login: SignInCommand {
     func run(in c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let configuration = c.client.configuration
+        if let api = resource, !configuration.foundFromAPI, !configuration.resources.contains(api), configuration.enterpriseAuthorization.isEnabled {
+            return try enterpriseSignIn(api, c)
+        }
         // An API's sign-in names the server it goes to before any browser opens: what the API's metadata named.
         if !c.json, configuration.foundFromAPI, let api = resource {
             io.err("Signing in to \(api.withoutControlCharacters) at \(configuration.issuer.withoutControlCharacters) (the authorization server the API names).")
@@ -101,6 +104,48 @@ struct Login: SignInCommand {
             if user.refreshToken == nil {
                 io.err("Note: the provider issued no refresh token, so `signin token` will need a new `signin login` once the access token expires (\(c.client.configuration.providerRules.refreshTokenHint)).")
             }
+        }
+        return .success
+    }
+
+    /// `login --resource URL` for an MCP server the enterprise sign-in serves (the session chose the configuration: the
+    /// server's authorization server takes ID-JAGs): one sign-in at the company's IdP serves every server.
+    /// 1. Signed in at the IdP already (a sign-in whose grant has not ended): no browser. Otherwise the IdP's sign-in,
+    ///    in the browser, as `signin login` makes it.
+    /// 2. The server's token bought with it now (a new exchange: the person asked to sign in), kept as `token` keeps it.
+    /// 3. The IdP refusing the sign-in's ID token (its session ended): one sign-in at the IdP, and the token again.
+    ///    The IdP's policy refusing the server: said, exit 7, nothing kept, never the server's own sign-in.
+    func enterpriseSignIn(_ api: String, _ c: Context) throws(SignInError) -> ExitCode {
+        let io = c.io
+        let idp = c.client.configuration.issuer
+        var opts = SignInOptions()
+        opts.timeout = .seconds(timeout)
+        opts.port = port
+        opts.loginHint = loginHint ?? c.account
+        opts.useDeviceFlow = device
+        opts.openBrowser = !c.browsing.headless
+        if c.browsing.paste { opts.pasteFileDescriptor = 0 }
+        if !c.json { io.err("Signing in to \(api.withoutControlCharacters) through your sign-in at \(idp.withoutControlCharacters) (enterprise-managed authorization: no browser for the server).") }
+        let held = try c.client.storedUser(account: c.account)
+        let signedIn = held == nil || held?.grantEndedAt != nil
+        if signedIn { _ = try Login.signIn(c.client, opts) }
+        var asked = TokenRequest(kind: .access, minimumValidity: .seconds(60), forceRefresh: true, account: c.account)
+        asked.resource = api
+        let issued: IssuedToken
+        do throws(SignInError) {
+            issued = try c.client.token(asked)
+        } catch .noPreviousSignIn where !signedIn {
+            // The IdP's session ended (or nobody is signed in there any more): one sign-in there, and on.
+            io.err("signin: the sign-in at \(idp.withoutControlCharacters) must be made again; opening it.")
+            _ = try Login.signIn(c.client, opts)
+            issued = try c.client.token(asked)
+        }
+        if c.json {
+            var fields: [String: JSONValueOut] = ["resource": .string(api), "sub": .string(issued.subject), "through": .string(idp)]
+            fields["expires_at"] = issued.token.expirationDate.map { .string(iso8601($0)) } ?? .null
+            io.out(JSONText.object(fields))
+        } else {
+            io.out("Signed in to \(api) as \(issued.name) through \(idp)")
         }
         return .success
     }

@@ -2,6 +2,7 @@ import SignInBase
 import SignInProtocol
 import SignInStorage
 import SignInTransport
+import SignInEnterprise
 import FoundationEssentials
 
 /// Which configuration a command for one API uses (`signin login|token|whoami|status|exec|logout --resource URL`, and
@@ -13,9 +14,9 @@ import FoundationEssentials
 ///    `signin use URL` chose, else an error naming them); none at all: the file is what is missing (or, in a file with
 ///    only the document, its `client_id`), said naming it.
 /// 2. A configuration that lists the API in `resources`: the configuration (the person's client and grant serve it).
-///    A configuration with `enterprise_authorization` (MCP's enterprise-managed authorization), for a command that
-///    does not sign in and an API with no sign-in of its own here: the configuration too (an ID-JAG bought with the
-///    person's IdP sign-in serves it: `EnterpriseFamily`).
+///    A configuration with `enterprise_authorization` (MCP's enterprise-managed authorization), for an API with no
+///    sign-in of its own here: the configuration too (an ID-JAG bought with the person's IdP sign-in serves it:
+///    `EnterpriseFamily`), for a command that signs in only where the API's authorization server takes ID-JAGs.
 /// 3. Any other API never gets the person's own client and grant, even when its metadata names the configured
 ///    provider (any server can name accounts.google.com): it has a sign-in of its own.
 ///    - A command that does not sign in: the API's sign-in kept in the store; none: not signed in (exit 3), and
@@ -87,8 +88,10 @@ package enum APICommandConfiguration {
         guard let resource = command.resource, !loaded.resources.contains(resource) else { return loaded }
         // Step 2b: MCP's enterprise-managed authorization: the person's grant at the company's IdP buys a token for an
         // MCP server (`EnterpriseFamily`), unless the server has a sign-in of its own here. A command that signs in
-        // signs in to the server on its own (`signin login` alone signs in at the IdP).
-        if !command.signsIn, enterpriseServes(resource, loaded, storeDirectory: storeDirectory()) { return loaded }
+        // (`login --resource URL`) does so where the server's authorization server takes ID-JAGs (asked of the network
+        // now): the sign-in is at the IdP, and the server's token is bought with it; else it signs in to the server.
+        if enterpriseServes(resource, loaded, storeDirectory: storeDirectory()),
+           !command.signsIn || EnterpriseFamily.takesIdentityAssertion(for: resource, configuration: loaded) { return loaded }
         return try forAPI(resource, command, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
                           network: loaded.network, document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange)
     }
