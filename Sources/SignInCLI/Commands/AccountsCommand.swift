@@ -14,32 +14,23 @@ struct AccountsCommand: SignInCommand {
 
     let all: Bool
     let json: Bool
-    let configurationNamed: Bool
-    /// `-c` and `--profile`, as given.
-    let explicitPath: String?, profile: String?
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         all = a.has(Self.allOption)
-        (explicitPath, profile) = (a.value(.config), a.value(.profile))
         json = a.has(.json)
-        configurationNamed = explicitPath != nil || profile != nil || !(env["SIGNIN_CONFIG"] ?? "").isEmpty || !(env["SIGNIN_PROFILE"] ?? "").isEmpty
     }
-
-    /// The configuration in use (`-c`, `--profile`, `$SIGNIN_CONFIG`, `$SIGNIN_PROFILE`, else the default file): found
-    /// when the command runs, not when its arguments are read (reading them looks nowhere).
-    func inUse(_ env: [String: String]) -> String { SignInConfiguration.defaultPath(explicit: explicitPath, profile: profile, environment: env) }
 
     func run(_ r: CommandRun) throws -> ExitCode {
         if let agent = r.agent, let answered = try run(through: agent) { return answered }
-        if let answered = try runEverywhere(r.environment, r.io) { return answered }
+        if let answered = runEverywhere(r.session, r.io) { return answered }
         return try run(in: r.context())
     }
 
     /// `--all`, or no configuration named and none at the default place: every configuration's accounts (the same
-    /// answer either way: "no configurations yet" is not an error).
-    func runEverywhere(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
-        if all || (!configurationNamed && Posix.access(SignInConfiguration.defaultPath(explicit: nil, environment: env), F_OK) != 0) {
-            return Self.everywhere(json: json, env, inUse: inUse(env), io)
+    /// answer either way: "no configurations yet" is not an error), the one the session would use marked.
+    func runEverywhere(_ session: SignInSession, _ io: IOStreams) -> ExitCode? {
+        if all || (!session.configurationNamed && Posix.access(session.configurationPath, F_OK) != 0) {
+            return Self.everywhere(json: json, session.environment, inUse: session.configurationPath, io)
         }
         return nil
     }

@@ -21,20 +21,18 @@ struct Logout: SignInCommand {
 
     func run(_ r: CommandRun) throws -> ExitCode {
         if let agent = r.agent, let answered = try run(through: agent) { return answered }
-        if let answered = try signOutEveryAPI(r.environment, r.io) { return answered }
+        if let answered = signOutEveryAPI(r.session, r.io) { return answered }
         return try run(in: r.context(resource: apiResource))
     }
 
     /// Through a forwarded agent there is no grant here to act on: where to do it instead.
     func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.refuse(Self.name, agent) }
 
-    /// `-c` or `--profile` named a configuration.
-    let namesConfiguration: Bool
-
-    /// `--all` with no configuration at all: every API signed in to from its address is signed out.
-    func signOutEveryAPI(_ env: [String: String], _ io: IOStreams) throws(UsageError) -> ExitCode? {
-        guard all, apiResource == nil, !namesConfiguration, (env["SIGNIN_CONFIG"] ?? "").isEmpty, (env["SIGNIN_PROFILE"] ?? "").isEmpty,
-              Posix.access(SignInConfiguration.defaultPath(explicit: nil, profile: nil, environment: env), F_OK) != 0 else { return nil }
+    /// `--all` with no configuration at all (none named, none at the default place): every API signed in to from its
+    /// address is signed out.
+    func signOutEveryAPI(_ session: SignInSession, _ io: IOStreams) -> ExitCode? {
+        let env = session.environment
+        guard all, apiResource == nil, !session.configurationNamed, Posix.access(session.configurationPath, F_OK) != 0 else { return nil }
         if !yes && Posix.isatty(0) && Posix.isatty(2) {
             guard io.confirm("Sign out every API signed in to from its address?") else {
                 io.err("Nothing changed.")
@@ -48,7 +46,6 @@ struct Logout: SignInCommand {
     }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
-        namesConfiguration = a.value(.config) != nil || a.value(.profile) != nil
         revoke = a.has(Self.revokeOption)
         all = a.has(Self.allOption)
         yes = a.has(.yes)
