@@ -243,4 +243,25 @@ import Testing
         #expect(MCPBridgeTests.browserLaunches(box) == launches + 1, "the server's own sign-in")
         #expect(try Self.idjagRequests(idp, box).count == 1, "no ID-JAG for a server that takes none")
     }
+
+    /// Renewal and replay: a server's token is bought anew (`--force-refresh`, as when it ends: a new exchange at the
+    /// IdP, a new ID-JAG), never by presenting an ID-JAG again: the server, which refuses a `jti` it has seen, refuses
+    /// none. A token that lasts is answered from the store.
+    @Test func aRenewedTokenIsBoughtWithANewAssertionNeverAReplayedOne() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        _ = try server.http("POST", "/_misbehave", body: Data(#"{"ttl": 30}"#.utf8))
+        let box = try Self.person(idp, [server])
+        let first = try box.signin("token", "--resource", url)
+        #expect(first.status == 0, "\(first.stderr)")
+        let cached = try box.signin("token", "--resource", url, "--min-ttl", "10")
+        let exchanges = try Self.idjagRequests(idp, box).count
+        #expect(cached.stdout == first.stdout && exchanges == 1, "30 s left, 10 asked: from the store")
+        let renewed = try box.signin("token", "--resource", url, "--force-refresh")
+        #expect(renewed.status == 0 && renewed.stdout != first.stdout, "\(renewed.stderr)")
+        let stats = try MCPServerTests.stats(server)
+        #expect(try Self.idjagRequests(idp, box).count == 2 && stats["idjag_redeemed"] as? Int == 2, "\(stats)")
+        #expect(stats["idjag_refused"] == nil, "no assertion presented twice: \(stats)")
+    }
 }
