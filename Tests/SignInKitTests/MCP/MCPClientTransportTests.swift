@@ -235,6 +235,34 @@ import Glibc
         #expect(requests.contains { $0.method == "DELETE" })
     }
 
+    /// MCP 2026-07-28, per message (its `_meta` names the revision): no initialize made or waited for, no session, no
+    /// GET stream; the POST carries the revision and the method and name headers from the message itself; a 4xx whose
+    /// body is a JSON-RPC error reaches the client unchanged (code, message, data), never as an HTTP error of the
+    /// transport's making and never a fall back to HTTP+SSE.
+    @Test func a2026MessageGoesAloneWithItsHeadersAndItsErrorBodyPassesUnchanged() async throws {
+        let s = try StandIn { request, _ in
+            if request.rpcID == 2 {
+                return .status(400, body: #"{"jsonrpc":"2.0","id":2,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"]}}}"#)
+            }
+            return .json(Self.result(request.rpcID ?? -1))
+        }
+        defer { s.stop() }
+        let received = Received()
+        let t = MCPClientTransport(url: s.url, kind: .auto, authorization: nil, receive: { received.add($0) })
+        let meta = #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+        t.send(Self.message(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{},\#(meta)}}"#))
+        #expect(await received.answer(1)?.result != nil)
+        t.send(Self.message(#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{\#(meta)}}"#))
+        let refused = await received.answer(2)
+        let error = refused?.error?.object
+        #expect(error?["code"]?.int == -32022 && error?["data"]?.object?["supported"] != nil, "\(refused?.text ?? "none")")
+        await t.close()
+        let requests = s.requests.withLock { $0 }
+        #expect(requests.map(\.method) == ["POST", "POST"], "nothing but the two messages: \(requests.map { ($0.method, $0.body) })")
+        #expect(requests[0].headers["mcp-protocol-version"] == "2026-07-28" && requests[0].headers["mcp-method"] == "tools/call" && requests[0].headers["mcp-name"] == "add")
+        #expect(requests.allSatisfy { $0.headers["mcp-session-id"] == nil })
+    }
+
     /// An event stream: a progress notification, then the answer, handed on in that order.
     @Test func anEventStreamsMessagesComeInOrder() async throws {
         let s = try Self.server { request, _ in
