@@ -9,6 +9,10 @@ build's DWARF 4 line tables and its conditional jumps):
     and not inside `#if DEBUG`, which the release build does not have) ran, whichever way it went; and, beside it,
     "of the path": those outside the mechanism every path stands on (SignInBase's System, Runtime, Values and Crypto
     folders, the C shims);
+  - returns: in reading order (from main, each call where it stands in its function, closures where they are
+    written), each time the next deciding file of the path is in a target (a folder of Sources/) the reading had left;
+  - conditions: the condition lines that ran in all, and "before run": those that ran before the command's own `run`
+    started (callgrind cuts the profile there, `--dump-before`): what the command line decided for the command;
   - folder changes: the distinct calls from one folder of Sources/ into another;
   - CLI->library: the distinct calls from a file of SignInCLI into one of the library's targets;
   - library->CLI: calls from a library target up into SignInCLI (the compiler refuses them now; counted to show it);
@@ -20,9 +24,15 @@ for:
     metadata, the server's, a client registered for it);
   - `signin metadata-server`: start, one token request, stop;
   - `signin token` through `signin agent`: the client process, and the agent (start, one request, stop);
-  - each server's request alone (accept, read, the handler, the reply), as the issue walked it.
+  - each server's request alone (accept, read, the handler, the reply), as the issue walked it;
+  - `signin mcp URL` (signed in to the MCP SDK's server beforehand): its start (the initialize answered), and its start
+    with one `tools/call`;
 
-Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT. Prints one line per path, the files with --list (the deciding ones
+and, once, `SignInCommand`'s requirements that an extension gives a default. Code is attributed to the source file
+callgrind's line tables name (`fl=`/`fi=`), so a member declared in an extension of another target's type counts
+where it is written.
+
+Usage: walks.py SIGNIN_DEBUG_BINARY SOURCES_ROOT (bench/walks builds the binary from a copy of a checkout). Prints one line per path, the files with --list (the deciding ones
 in reading order: depth first along the calls from main.swift, each file where it is first reached), and with
 --lines also the lines on which each deciding file decided.
 """
