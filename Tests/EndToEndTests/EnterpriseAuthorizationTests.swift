@@ -264,4 +264,37 @@ import Testing
         #expect(try Self.idjagRequests(idp, box).count == 2 && stats["idjag_redeemed"] as? Int == 2, "\(stats)")
         #expect(stats["idjag_refused"] == nil, "no assertion presented twice: \(stats)")
     }
+
+    /// The IdP's session ended, with a person at hand: `login --resource URL` says the sign-in there must be made
+    /// again, makes it once (one browser), and buys the server's token with it; `token` then answers from the store.
+    @Test func anEndedIdPSessionIsSignedInAgainOnceByLoginForAServer() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        let box = try Self.person(idp, [server])
+        #expect(try box.signin("token", "--resource", url).status == 0)
+        try idp.control(box.clientID, ["idjag_session_ended_now": true])
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let login = try box.signin("login", "--resource", url)
+        #expect(login.status == 0 && login.stderr.contains("must be made again") && login.stdout.contains("Signed in to \(url)"), "\(login.status) \(login.stdout) \(login.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches + 1, "one sign-in at the IdP")
+        let exchanges = try Self.idjagRequests(idp, box).count
+        let token = try box.signin("token", "--resource", url)
+        #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
+        #expect(try Self.idjagRequests(idp, box).count == exchanges, "from the store")
+    }
+
+    /// The same under `signin mcp URL`: the bridge's first request finds the IdP's session ended, signs in there once
+    /// (one browser), and the call is answered with the token bought with the new sign-in.
+    @Test func anEndedIdPSessionIsSignedInAgainOnceByTheBridge() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        let box = try Self.person(idp, [server])
+        try idp.control(box.clientID, ["idjag_session_ended_now": true])
+        let launches = MCPBridgeTests.browserLaunches(box)
+        let (run, answer) = try MCPBridgeTests.client(box, "basic", url)
+        #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        #expect(MCPBridgeTests.browserLaunches(box) == launches + 1, "one sign-in at the IdP: \(run.stderr)")
+    }
 }

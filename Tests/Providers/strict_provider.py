@@ -98,6 +98,8 @@ class Client:
     def __init__(self, client_id: str):
         self.client_id = client_id
         self.control: dict = {}
+        self.issued_id_tokens: list = []  # every ID token issued, for `idjag_session_ended_now`
+        self.ended_id_tokens: set = set()  # ID tokens of a session that ended (a new sign-in's are taken)
         self.codes: dict = {}        # code -> grant info
         self.refresh: dict = {}      # refresh token -> info (valid)
         self.access: dict = {}       # access token -> sub
@@ -233,7 +235,9 @@ class Handler(BaseHTTPRequestHandler):
             claims["nonce"] = nonce
         claims.update(cl.c("id_token_claims", {}))
         key = OTHER_KEY if cl.c("id_token_bad_key") else None
-        return sign(claims, cl.c("id_token_alg", "RS256"), key=key)
+        token = sign(claims, cl.c("id_token_alg", "RS256"), key=key)
+        cl.issued_id_tokens.append(token)
+        return token
 
     def dpop(self, cl: Client, path: str, access_token: str | None = None):
         """Checks the request's DPoP proof (RFC 9449 4.3) for `path`: returns (thumbprint, None), (None, None) when
@@ -454,6 +458,10 @@ class Handler(BaseHTTPRequestHandler):
             cl = client(u.path[10:])
             with LOCK:
                 cl.control.update(json.loads(self.rfile.read(n) or b"{}"))
+                # The person's session at the IdP ends now: the ID tokens issued so far are refused in an ID-JAG
+                # exchange; a new sign-in's are taken.
+                if cl.control.pop("idjag_session_ended_now", False):
+                    cl.ended_id_tokens = set(cl.issued_id_tokens)
             return self.send(200, {"ok": True})
         if u.path == "/register":
             return self.register()
@@ -783,7 +791,7 @@ class Handler(BaseHTTPRequestHandler):
                 if f.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
                     return self.oauth_error("invalid_request", description="subject_token_type must be an ID token")
                 claims = verify(f.get("subject_token", ""))
-                if cl.c("idjag_session_ended"):
+                if cl.c("idjag_session_ended") or f.get("subject_token") in cl.ended_id_tokens:
                     claims = None  # the person's session at the IdP ended: no ID token of theirs is taken
                 if not claims or claims.get("iss") != self.issuer or claims.get("aud") != cl.client_id or claims.get("exp", 0) < time.time():
                     return self.oauth_error("invalid_grant", description="the subject token is not a live ID token of this client")

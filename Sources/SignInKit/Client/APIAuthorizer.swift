@@ -190,7 +190,15 @@ public actor APIAuthorizer {
         } catch .noPreviousSignIn(let reason) where user != nil {
             if case .agentRefused = reason { throw .noPreviousSignIn(reason: reason) }
             (user, client) = (nil, nil)
-            return try await currentHeaders(method: method, url: url)
+            do throws(SignInError) {
+                return try await currentHeaders(method: method, url: url)
+            } catch .noPreviousSignIn where user != nil && configured != nil && allowsInteractiveSignIn && !Self.quiet {
+                // The configured sign-in stands but cannot give this API's token any more (the company IdP's session
+                // ended: it refuses the sign-in's ID token): with a person at hand, one new sign-in there, then the
+                // token again.
+                try await signIn(challenge: nil, addingScopes: [], reason: .sessionEnded)
+                return try await currentHeaders(method: method, url: url)
+            }
         } catch .accountNotFound where user != nil {
             // The account held left the store (signed out, or another account signed in instead): whatever the store
             // holds now serves.
@@ -284,7 +292,9 @@ public actor APIAuthorizer {
     }
 
     /// Why a sign-in is asked for: each reason is spent once (see the type).
-    private enum SignInReason { case signIn, stepUp }
+    /// Why a sign-in is made: the API asked for one, a step-up, or the configured sign-in's session at its provider
+    /// ended (its ID token refused) though its grant stands. The first and the last share one budget.
+    private enum SignInReason { case signIn, stepUp, sessionEnded }
 
     /// The user signed in to the API: restored silently, or, with none, signed in when allowed.
     private func signedInUser() async throws(SignInError) -> SignInUser {
@@ -324,7 +334,9 @@ public actor APIAuthorizer {
         }
         let (resource, store, env, onEvent, options, configured, network) = (self.resource, storeDirectory, environment, self.onEvent, self.options, self.configured, self.network)
         let held = user?.accessToken?.value
-        let spent = (reason == .signIn ? signInMade : stepUpMade)
+        // A session that ended is mended only by a new sign-in's ID token (a refresh changes the access token too).
+        let heldID = user?.idToken?.value
+        let spent = (reason == .stepUp ? stepUpMade : signInMade)
         let (forgotten, failed) = (clientForgotten && !registeredAgain, failedSignIn)
         if clientForgotten && registeredAgain {
             // Registered anew once already, and the server forgot that client too.
@@ -349,7 +361,8 @@ public actor APIAuthorizer {
                     if challenge == nil || held == nil, addingScopes.allSatisfy({ self.scopes.contains($0) }),
                        let known = configured ?? APIAccess.knownConfiguration(for: resource, storeDirectory: store, network: network) {
                         let c = SignInClient(configuration: known, storeDirectory: store, environment: env, onEvent: onEvent)
-                        if let u = try? c.restore(minimumValidity: .zero), u.accessToken?.value != held { return (c, u, false) }
+                        if let u = try? c.restore(minimumValidity: .zero),
+                           reason == .sessionEnded ? u.idToken?.value != heldID : u.accessToken?.value != held { return (c, u, false) }
                     }
                     if let failed { throw failed }
                     if spent { throw exhausted }
@@ -372,7 +385,7 @@ public actor APIAuthorizer {
                 }
             }
             if new {
-                if reason == .signIn { signInMade = true } else { stepUpMade = true }
+                if reason == .stepUp { stepUpMade = true } else { signInMade = true }
                 if forgotten { registeredAgain = true }
             } else {
                 // The person signed in elsewhere: what this authorizer may do by itself starts afresh.
