@@ -105,4 +105,17 @@ import Testing
         #expect(alone.status != 0, "mcp.test resolves only through the proxy: \(alone.stdout) \(alone.stderr)")
         #expect(try tunnels() == through)
     }
+
+    /// The configured proxy never carries a request to this machine: a provider on loopback (plain http, where a proxy
+    /// would read the secret and the tokens) is reached directly, and the proxy sees nothing.
+    @Test func theConfiguredProxyNeverCarriesARequestToThisMachine() throws {
+        let proxy = try Provider(script: "connect_proxy.py")
+        defer { proxy.stop() }
+        let idp = try Shared.strict.get()
+        let box = try idp.signedInSandbox(extra: ["proxy": "http://127.0.0.1:\(proxy.port)"])
+        let refreshed = try box.signin("token", "--force-refresh")
+        #expect(refreshed.status == 0 && !refreshed.stdout.isEmpty, "\(refreshed.stderr)")
+        let stats = try JSONSerialization.jsonObject(with: proxy.http("GET", "/_stats")) as? [String: Any]
+        #expect((stats?["tunnels"] as? [String: Int])?.isEmpty == true, "\(String(describing: stats))")
+    }
 }
