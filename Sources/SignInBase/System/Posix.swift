@@ -119,6 +119,9 @@ package enum Posix {
     package static func now() -> Int { Glibc.time(nil) }
     package static func usleep(_ microseconds: UInt32) { _ = Glibc.usleep(microseconds) }
 
+    /// Releases memory a C shim allocated with `malloc` and handed over (a TPM call's error text).
+    package static func free(_ pointer: UnsafeMutableRawPointer?) { Glibc.free(pointer) }
+
     /// Overwrites `bytes` with zeros in a way the compiler may not drop (a secret's last copy).
     package static func zero(_ bytes: UnsafeMutableRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }

@@ -31,7 +31,7 @@ package enum TPM {
         do throws(Failure) {
             return try withDeadline(device) { () -> Result<String?, Failure> in
                 var error: UnsafeMutablePointer<CChar>?
-                defer { free(error) }
+                defer { Posix.free(error) }
                 return .success(signin_tpm_probe(device, &error) == 0 ? nil : text(error))
             }
         } catch {
@@ -66,7 +66,7 @@ package enum TPM {
         try withDeadline(device) { () -> Result<[UInt8], Failure> in
             var r = [UInt8](repeating: 0, count: 32), s = [UInt8](repeating: 0, count: 32)
             var error: UnsafeMutablePointer<CChar>?
-            defer { free(error) }
+            defer { Posix.free(error) }
             let rc = signin_tpm_sign(device, blob, blob.count, digest, &r, &s, &error)
             guard rc == 0 else { return .failure(failure(rc, error)) }
             return .success(r + s)
@@ -103,7 +103,7 @@ package enum TPM {
         var out: UnsafeMutablePointer<UInt8>?
         var count = 0
         var error: UnsafeMutablePointer<CChar>?
-        defer { free(error); signin_tpm_free(out, count) }
+        defer { Posix.free(error); signin_tpm_free(out, count) }
         let rc = call(&out, &count, &error)
         guard rc == 0, let out else { throw failure(rc, error) }
         return Array(UnsafeBufferPointer(start: out, count: count))
