@@ -41,7 +41,6 @@ struct Login: SignInCommand {
     let loginHint: String?
     /// `--resource URL`: an API the sign-in asks for besides the configuration's `resources`.
     let resource: String?
-    var apiResource: String? { resource }
     /// `--scope S`, each: asked for besides the configured scopes, or for an API the scopes held (a step-up).
     let addedScopes: [String]
 

@@ -14,14 +14,10 @@ struct Status: SignInCommand {
 
     let reading: AccountReading
     var json: Bool { reading.json }
-    var apiResource: String? { reading.apiResource }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) { reading = AccountReading(a) }
 
-    func run(_ r: CommandRun) throws -> ExitCode {
-        if let agent = r.agent, let answered = try run(through: agent) { return answered }
-        return try run(in: r.context(resource: reading.apiResource))
-    }
+    func run(_ r: CommandRun) throws -> ExitCode { try reading.run(r, forwarded: run(through:), local: run(in:)) }
 
     /// Through a forwarded agent: the session, its accounts and its limits.
     func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try ForwardedAgent.status(agent, json: json) }

@@ -34,7 +34,7 @@ struct Token: SignInCommand {
     func run(_ r: CommandRun) throws -> ExitCode {
         if !startsStatic { r.handOver(Freshness.handOverReason) }
         if let agent = r.agent, let answered = try run(through: agent) { return answered }
-        return try run(in: r.context(resource: apiResource))
+        return try run(in: r.context(resource: target.signInResource))
     }
 
     func run(through agent: AgentTokens) throws(SignInError) -> ExitCode? { try serve(agent.impersonating(chain)) }
@@ -43,8 +43,6 @@ struct Token: SignInCommand {
         try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 
-    /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).
-    var apiResource: String? { target.audience == nil ? target.resource : nil }
 
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write(source.io) }
 

@@ -37,6 +37,10 @@ struct TokenTarget: OptionGroup, Equatable {
     /// `--resource URL` alone (`login`, which takes no `--audience`).
     static func resource(_ a: Arguments) -> String? { a.value(loginResourceOption) }
 
+    /// The API a run may sign in for with no configuration at all (`--resource` alone: the API's metadata says where);
+    /// nil with `--audience`, an exchange of the configured grant's token.
+    var signInResource: String? { audience == nil ? resource : nil }
+
     /// Whether either was given: the token is then not the grant's own.
     var isSet: Bool { resource != nil || audience != nil }
 }

@@ -47,8 +47,6 @@ struct Exec: SignInCommand {
     let fileVariables: [String]
     /// `--resource`, `--audience`: the access token for one API.
     let target: TokenTarget
-    /// With `--resource` alone and no configuration: the API's metadata says where to sign in (`APIAccess`).
-    var apiResource: String? { target.audience == nil ? target.resource : nil }
 
     init(_ a: Arguments, _ env: [String: String]) throws(UsageError) {
         // Every option read first (their order is help's), then the checks.
@@ -93,7 +91,7 @@ struct Exec: SignInCommand {
 
     func run(_ r: CommandRun) throws -> ExitCode {
         if let agent = r.agent, let answered = try run(through: agent) { return answered }
-        return try run(in: r.context(signsIn: login, resource: apiResource))
+        return try run(in: r.context(signsIn: login, resource: target.signInResource))
     }
 
     /// `signin exec [--env NAME] [--id-token] [--login] -- COMMAND [ARGS...]`: the token goes into COMMAND's
