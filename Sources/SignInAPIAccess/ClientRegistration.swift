@@ -44,9 +44,18 @@ package struct ClientRegistration: Sendable, Equatable {
             "application_type": .string("native"), "client_name": .string("signin"),
         ]
         if let scopes, !scopes.isEmpty { fields["scope"] = .string(scopes.joined(separator: " ")) }
-        let body: JSONValueOut = .object(fields)
-        let name = "the registration endpoint (\(endpoint))"
-        let r = try http.postJSON(endpoint, endpoint: name, json: body.text)
+        let (id, doc) = try post(fields, to: endpoint, named: "the registration endpoint (\(endpoint))", http: http)
+        var registration = ClientRegistration(issuer: issuer, clientID: id, clientSecret: doc["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 },
+                                              redirectPort: port, redirectPath: redirectPath)
+        registration.scopes = doc["scope"]?.string.map { $0.split(separator: " ").map(String.init) } ?? scopes
+        return registration
+    }
+
+    /// Asks the registration endpoint at `endpoint` (called `name` in errors) to register a client with `fields`
+    /// (RFC 7591): its client ID, checked, and the whole answer. A refusal is the server's error, whatever the status.
+    package static func post(_ fields: [String: JSONValueOut], to endpoint: String, named name: String,
+                             http: HTTPClient) throws(SignInError) -> (clientID: String, answer: [String: JSONValue]) {
+        let r = try http.postJSON(endpoint, endpoint: name, json: JSONValueOut.object(fields).text)
         guard r.status == 201 || r.status == 200, let doc = JSONValue.object(from: r.body) else {
             let o = JSONValue.object(from: r.body)
             throw .providerError(endpoint: name, code: o?["error"]?.string ?? "http_\(r.status)",
@@ -55,10 +64,7 @@ package struct ClientRegistration: Sendable, Equatable {
         guard let id = doc["client_id"]?.string, !id.isEmpty, TokenResponse.isTokenText(id) else {
             throw .providerError(endpoint: name, code: "invalid_response", detail: "no client_id in the answer")
         }
-        var registration = ClientRegistration(issuer: issuer, clientID: id, clientSecret: doc["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 },
-                                              redirectPort: port, redirectPath: redirectPath)
-        registration.scopes = doc["scope"]?.string.map { $0.split(separator: " ").map(String.init) } ?? scopes
-        return registration
+        return (id, doc)
     }
 
     /// As kept in the store.

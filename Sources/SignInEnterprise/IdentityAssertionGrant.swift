@@ -60,21 +60,12 @@ struct IdentityAssertionGrant {
         if let methods, !methods.contains("none") {
             method = methods.contains("client_secret_basic") && !methods.contains("client_secret_post") ? "client_secret_basic" : "client_secret_post"
         }
-        let body = JSONValueOut.object([
+        let fields: [String: JSONValueOut] = [
             "client_name": .string("signin"), "grant_types": .array([.string("authorization_code"), .string("refresh_token")]),
             "token_endpoint_auth_method": .string(method), "application_type": .string("native"),
             "redirect_uris": .array([.string("http://127.0.0.1/callback")]), "response_types": .array([.string("code")]),
-        ])
-        let name = "the registration endpoint of \(issuer.withoutControlCharacters) (\(endpoint))"
-        let r = try http.postJSON(endpoint, endpoint: name, json: body.text)
-        guard r.status == 201 || r.status == 200, let doc = JSONValue.object(from: r.body) else {
-            let o = JSONValue.object(from: r.body)
-            throw .providerError(endpoint: name, code: o?["error"]?.string ?? "http_\(r.status)",
-                                 detail: o?["error_description"]?.string ?? "the server did not register signin as a client")
-        }
-        guard let id = doc["client_id"]?.string, !id.isEmpty, TokenResponse.isTokenText(id) else {
-            throw .providerError(endpoint: name, code: "invalid_response", detail: "no client_id in the answer")
-        }
+        ]
+        let (id, doc) = try ClientRegistration.post(fields, to: endpoint, named: "the registration endpoint of \(issuer.withoutControlCharacters) (\(endpoint))", http: http)
         let secret = doc["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         let given = doc["token_endpoint_auth_method"]?.string ?? method
         return .init(clientID: id, clientSecret: secret, tokenEndpointAuthMethod: secret == nil ? "none" : given == "client_secret_basic" ? "client_secret_basic" : "client_secret_post")
