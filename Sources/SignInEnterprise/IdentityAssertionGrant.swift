@@ -20,7 +20,6 @@ struct IdentityAssertionGrant {
     static let idJAGType = "urn:ietf:params:oauth:token-type:id-jag"
     static let idTokenType = "urn:ietf:params:oauth:token-type:id_token"
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-    static let profile = "urn:ietf:params:oauth:grant-profile:id-jag"
     /// How errors name the IdP's token endpoint (`EnterpriseFamily` tells its refusals from the server's by it).
     static let idpEndpointName = "the identity provider's token endpoint"
 

@@ -49,22 +49,18 @@ package enum APICommandConfiguration {
                                 confirmServerChange: (String) -> Bool) throws(SignInError) -> SignInConfiguration {
         let loaded: SignInConfiguration
         do throws(SignInError) {
-            loaded = try SignInConfiguration.load(path: path)
-        } catch .configNotFound(let file) {
             // None of the person's own and none named: the one an administrator deployed for everyone, if any.
-            if !named(), let system = SignInConfiguration.systemPath(environment: environment) {
-                return try withProvider(try SignInConfiguration.load(path: system), command, storeDirectory: storeDirectory(), environment: environment,
-                                        confirmServerChange: confirmServerChange)
-            }
+            loaded = try SignInConfiguration.load(path: path, orDeployedUnlessNamed: named, environment: environment)
+        } catch .configNotFound(let file) {
             guard !named(), let api = try withoutProvider(command, file: file, storeDirectory: storeDirectory(), environment: environment, httpTimeout: .seconds(30),
                                                         network: NetworkSettings(), document: nil, confirmServerChange: confirmServerChange) else { throw .configNotFound(file: file) }
             return api
         }
         if loaded.isForAPIsOnly {
             // No provider of its own: as with no configuration, but with its document and settings (`ca_file`, ...).
-            guard let api = try withoutProvider(command, file: path, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
+            guard let api = try withoutProvider(command, file: loaded.sourcePath, storeDirectory: storeDirectory(), environment: environment, httpTimeout: loaded.httpTimeout,
                                                 network: loaded.network, document: loaded.clientIDMetadataDocument, confirmServerChange: confirmServerChange) else {
-                throw .configInvalid(file: path, field: "client_id", reason: "missing: this configuration only holds settings for API sign-ins (client_id_metadata_document, ca_file, http_timeout), and no API is signed in; `signin login --resource URL` signs one in")
+                throw .configInvalid(file: loaded.sourcePath, field: "client_id", reason: "missing: this configuration only holds settings for API sign-ins (client_id_metadata_document, ca_file, proxy, http_timeout), and no API is signed in; `signin login --resource URL` signs one in")
             }
             return api
         }

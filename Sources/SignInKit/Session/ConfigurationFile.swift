@@ -36,6 +36,17 @@ extension SignInConfiguration {
         return c
     }
 
+    /// The configuration at `path`; where it is missing and none was named on purpose (`named`, asked only then), the one
+    /// an administrator deployed for everyone (`systemPath`), if any; else `.configNotFound` naming `path`.
+    package static func load(path: String, orDeployedUnlessNamed named: () -> Bool, environment: [String: String]) throws(SignInError) -> SignInConfiguration {
+        do throws(SignInError) {
+            return try load(path: path)
+        } catch .configNotFound(let file) {
+            guard !named(), let system = systemPath(environment: environment) else { throw .configNotFound(file: file) }
+            return try load(path: system)
+        }
+    }
+
     /// Reads and checks a configuration file. Every error names the file and, where there is one, the field.
     public static func load(path: String) throws(SignInError) -> SignInConfiguration {
         let data: Data

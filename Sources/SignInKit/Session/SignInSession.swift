@@ -71,13 +71,18 @@ package struct SignInSession: Sendable {
         SignInConfiguration.profileNameProblem(profileOption, source: "--profile") ?? SignInConfiguration.profileNameProblem(environment["SIGNIN_PROFILE"], source: "$SIGNIN_PROFILE")
     }
 
+    /// The profile this run names, refused before anything is read when it cannot name a configuration.
+    private func requireProfileName() throws(SignInError) {
+        if let problem = profileProblem { throw .configInvalid(file: SignInConfiguration.directory(environment: environment), field: nil, reason: problem) }
+    }
+
     /// What a command asks of the configuration: its API (nil: none), whether it signs in, the scopes it adds.
     package typealias Need = APICommandConfiguration.Command
 
     /// Step 3: the configuration a command with `need` uses. `confirmServerChange` is asked when an API now names
     /// another authorization server (a person at a terminal may say yes).
     package func configuration(for need: Need, confirmServerChange: (String) -> Bool = { _ in false }) throws(SignInError) -> SignInConfiguration {
-        if let problem = profileProblem { throw .configInvalid(file: SignInConfiguration.directory(environment: environment), field: nil, reason: problem) }
+        try requireProfileName()
         let env = environment
         return try APICommandConfiguration.resolve(path: configurationPath, named: { configurationNamed }, need,
                                                    storeDirectory: { CredentialStore.defaultDirectory(environment: env) }, environment: env,
@@ -94,15 +99,11 @@ package struct SignInSession: Sendable {
     /// The configuration file, for a run that needs none (`signin mcp`): nil when there is none, or when it cannot be
     /// used (`notice` hears why). Missing and none named: the one an administrator deployed.
     package func optionalConfiguration(notice: (String) -> Void) -> SignInConfiguration? {
-        let path = configurationPath
         do throws(SignInError) {
-            if let problem = profileProblem { throw .configInvalid(file: SignInConfiguration.directory(environment: environment), field: nil, reason: problem) }
-            do throws(SignInError) {
-                return try SignInConfiguration.load(path: path)
-            } catch .configNotFound {
-                guard !configurationNamed, let system = SignInConfiguration.systemPath(environment: environment) else { return nil }
-                return try SignInConfiguration.load(path: system)
-            }
+            try requireProfileName()
+            return try SignInConfiguration.load(path: configurationPath, orDeployedUnlessNamed: { configurationNamed }, environment: environment)
+        } catch .configNotFound {
+            return nil
         } catch {
             notice("the configuration is not used: \(error.description)")
             return nil
