@@ -85,14 +85,8 @@ struct Login: SignInCommand {
                 io.err("Already signed in as \(current.profile.displayName). Signing in adds another account, or updates this one if you choose it again; the new sign-in becomes the current account.")
             }
         }
-        var opts = SignInOptions()
-        opts.timeout = .seconds(timeout)
-        opts.port = port
-        opts.loginHint = loginHint ?? c.account
-        opts.useDeviceFlow = device
+        var opts = options(c)
         opts.resources = resource.map { [$0] } ?? []
-        opts.openBrowser = !c.browsing.headless
-        if c.browsing.paste { opts.pasteFileDescriptor = 0 }
         let user = try Login.signIn(c.client, opts, adding: configuration.foundFromAPI ? [] : addedScopes)
         if c.json {
             io.out(JSONText.object(JSONText.user(user)))
@@ -107,6 +101,19 @@ struct Login: SignInCommand {
         return .success
     }
 
+    /// How this run's sign-in goes, as the command line says: its timeout, port, hint, the device flow, the browser
+    /// and a pasted address.
+    func options(_ c: Context) -> SignInOptions {
+        var opts = SignInOptions()
+        opts.timeout = .seconds(timeout)
+        opts.port = port
+        opts.loginHint = loginHint ?? c.account
+        opts.useDeviceFlow = device
+        opts.openBrowser = !c.browsing.headless
+        if c.browsing.paste { opts.pasteFileDescriptor = 0 }
+        return opts
+    }
+
     /// `login --resource URL` for an MCP server the enterprise sign-in serves (the session chose the configuration: the
     /// server's authorization server takes ID-JAGs): one sign-in at the company's IdP serves every server.
     /// 1. Signed in at the IdP already (a sign-in whose grant has not ended): no browser. Otherwise the IdP's sign-in,
@@ -117,13 +124,7 @@ struct Login: SignInCommand {
     func enterpriseSignIn(_ api: String, _ c: Context) throws(SignInError) -> ExitCode {
         let io = c.io
         let idp = c.client.configuration.issuer
-        var opts = SignInOptions()
-        opts.timeout = .seconds(timeout)
-        opts.port = port
-        opts.loginHint = loginHint ?? c.account
-        opts.useDeviceFlow = device
-        opts.openBrowser = !c.browsing.headless
-        if c.browsing.paste { opts.pasteFileDescriptor = 0 }
+        let opts = options(c)
         if !c.json { io.err("Signing in to \(api.withoutControlCharacters) through your sign-in at \(idp.withoutControlCharacters) (enterprise-managed authorization: no browser for the server).") }
         let held = try c.client.storedUser(account: c.account)
         let signedIn = held == nil || held?.grantEndedAt != nil
