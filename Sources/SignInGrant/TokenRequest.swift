@@ -143,3 +143,13 @@ extension TokenRequest {
 
 /// The families' parts of a request, each found by its type.
 public typealias FamilyParameters = DefaultedValues
+
+extension TokenRequest {
+    /// Refuses a request to `url` when it is not on the origin of `resource` (scheme, host and port): an API's token is
+    /// for the API alone, whatever address a server names.
+    package static func requireOwnOrigin(_ url: String, of resource: String) throws(SignInError) {
+        guard EndpointURL.sameOrigin(url, resource) else {
+            throw .unsupported(reason: "The token for \(resource.withoutControlCharacters) is handed out only for requests to its own origin; a request to \(url.withoutControlCharacters) got none")
+        }
+    }
+}

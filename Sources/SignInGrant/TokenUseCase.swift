@@ -351,8 +351,8 @@ package struct TokenUseCase: PersonGrant {
         let validity = request.minimumValidity
         // A proof (and so a request) for another origin than the API's own gets no token for that API: a server naming
         // another address (an HTTP+SSE endpoint event, say) never draws it out, here or through a forwarded agent.
-        if let target = request.proofFor, let resource = request.resource, resource.hasPrefix("http"), !EndpointURL.sameOrigin(target.url, resource) {
-            throw .unsupported(reason: "The token for \(resource.withoutControlCharacters) is handed out only for requests to its own origin; a request to \(target.url.withoutControlCharacters) got none")
+        if let target = request.proofFor, let resource = request.resource, resource.hasPrefix("http") {
+            try TokenRequest.requireOwnOrigin(target.url, of: resource)
         }
         let t: SignInToken, stored: StoredCredentials
         var unrestricted = false

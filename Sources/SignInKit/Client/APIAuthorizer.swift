@@ -173,9 +173,7 @@ public actor APIAuthorizer {
 
     /// Refuses a request to `url` when it is not on the origin of `resource`: the API's token is for the API alone.
     package static func requireOwnOrigin(_ url: URL, of resource: String) throws(SignInError) {
-        guard EndpointURL.sameOrigin(url.absoluteString, resource) else {
-            throw .unsupported(reason: "The token for \(resource.withoutControlCharacters) is handed out only for requests to its own origin; a request to \(url.absoluteString.withoutControlCharacters) got none")
-        }
+        try TokenRequest.requireOwnOrigin(url.absoluteString, of: resource)
     }
 
     private func isolatedHeaders(method: String, url: URL) async throws(SignInError) -> [String: String] {
