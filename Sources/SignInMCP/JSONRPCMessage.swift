@@ -98,11 +98,33 @@ public struct JSONRPCMessage: Sendable {
 
     /// `params._meta`'s key for the revision a request of MCP 2026-07-28 or later is written in.
     public static let protocolVersionMetaKey = "io.modelcontextprotocol/protocolVersion"
+    private static let protocolVersionMetaKeyBytes = Array(protocolVersionMetaKey.utf8)
+
+    /// Whether `needle` occurs in `haystack`: asked of every message, so a plain scan rather than the generic
+    /// `firstRange(of:)`, which cost a bridged call more than its JSON parse.
+    static func holds(_ needle: [UInt8], _ haystack: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        return haystack.withUnsafeBufferPointer { h in
+            needle.withUnsafeBufferPointer { n in
+                var i = 0
+                let last = h.count - n.count
+                while i <= last {
+                    if h[i] == first {
+                        var j = 1
+                        while j < n.count && h[i + j] == n[j] { j += 1 }
+                        if j == n.count { return true }
+                    }
+                    i += 1
+                }
+                return false
+            }
+        }
+    }
 
     /// The revision a request of MCP 2026-07-28 or later names in `params._meta` (each such request carries its own:
     /// no handshake); nil for a message of the handshake era (2024-11-05 to 2025-11-25).
     public var modernProtocolVersion: String? {
-        guard bytes.firstRange(of: Array(Self.protocolVersionMetaKey.utf8)) != nil,
+        guard Self.holds(Self.protocolVersionMetaKeyBytes, bytes),
               let params = Self.rawMember("params", in: bytes[...]), let meta = Self.rawMember("_meta", in: params) else { return nil }
         var parser = JSONParser(bytes: Array(meta))
         guard case .object(let o)? = try? parser.document(), case .string(let v)? = o[Self.protocolVersionMetaKey], !v.isEmpty else { return nil }

@@ -152,7 +152,8 @@ public final class MCPClientTransport: Sendable {
             guard !s.closed else { return }
             let isRequest = message.requestID != nil
             if !isRequest { s.sending += 1 }
-            let task = Task {
+            // On a thread of its own: the POST runs in place, the answer handed on from there (`BlockingTaskExecutor`).
+            let task = Task(executorPreference: BlockingTaskExecutor.shared) {
                 await self.deliver(message)
                 if !isRequest {
                     self.state.withLock { $0.sending -= 1 }
@@ -626,7 +627,7 @@ public final class MCPClientTransport: Sendable {
     private func exchange(_ method: String, _ target: String, headers: [String], body: [UInt8]?, answering: JSONRPCMessage.ID?,
                           handOn: Bool, keepAnswer: Bool = false, readsVersion: Bool = false) async throws(SignInError) -> Exchange {
         let (streams, receive, endpoint, notice) = (self.streams, self.receive, "MCP server (\(target))", self.notice)
-        return try await offPool("the request to the MCP server") { (_) throws(SignInError) -> Exchange in
+        return try await offPool("the request to the MCP server", inPlace: true) { (_) throws(SignInError) -> Exchange in
             final class Reading: @unchecked Sendable {
                 var stream = false, json: [UInt8] = [], error: [UInt8] = [], status = 0
                 var parser = ServerSentEvents()

@@ -179,11 +179,25 @@ extension HTTPClient {
     }
 
     /// A response's header lines as fields: names lower-cased, the last of a repeated header.
+    /// Read as bytes (a bridge reads a head at every call): the name's ASCII letters lower-cased, the value without
+    /// the spaces, tabs and line break around it.
     package static func headerFields(_ lines: [String]) -> [String: String] {
         var headers: [String: String] = [:]
+        headers.reserveCapacity(lines.count)
         for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingWhitespace
+            var line = line
+            line.withUTF8 { b in
+                guard let colon = b.firstIndex(of: UInt8(ascii: ":")) else { return }
+                let name = String(unsafeUninitializedCapacity: colon) { out in
+                    for i in 0..<colon { out[i] = b[i] >= 0x41 && b[i] <= 0x5A ? b[i] | 0x20 : b[i] }
+                    return colon
+                }
+                func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0A }
+                var start = colon + 1, end = b.count
+                while start < end, blank(b[start]) { start += 1 }
+                while end > start, blank(b[end - 1]) { end -= 1 }
+                headers[name] = String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+            }
         }
         return headers
     }

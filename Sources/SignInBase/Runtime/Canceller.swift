@@ -5,37 +5,44 @@ import Synchronization
 
 /// Wakes a blocking wait (the loopback listener, device-flow polling) from another thread or a signal.
 package final class Canceller: Sendable {
-    private let readFD: Int32
-    private let writeFD: Int32
     private let flag = Atomic<Bool>(false)
-    /// Sockets of transfers in flight: shut down at cancellation, so a waiting transfer ends at once; and how many
-    /// shielded sections (`shielded`) are running, during which a cancellation waits for the work to finish.
-    private let state = Locked<(sockets: Set<Int32>, shielded: Int)>(([], 0))
+    /// Sockets of transfers in flight: shut down at cancellation, so a waiting transfer ends at once; how many
+    /// shielded sections (`shielded`) are running, during which a cancellation waits for the work to finish; and the
+    /// pipe a wait polls (`pollFD`), made by the first wait that asks for it: most work (one request) never waits on
+    /// it, and a bridged MCP call paid a pipe's making and closing for nothing.
+    private let state = Locked<(sockets: Set<Int32>, shielded: Int, pipe: (read: Int32, write: Int32)?)>(([], 0, nil))
 
-    package init() {
-        var fds: [Int32] = [-1, -1]
-        if Posix.pipe(&fds) == 0 {
-            for fd in fds {
-                _ = Posix.fcntl(fd, F_SETFD, FD_CLOEXEC)
-                _ = Posix.fcntl(fd, F_SETFL, O_NONBLOCK)
-            }
-        } else {
-            fds = [-1, -1]
-        }
-        readFD = fds[0]
-        writeFD = fds[1]
-    }
+    package init() {}
 
     deinit {
-        if readFD >= 0 { Posix.close(readFD) }
-        if writeFD >= 0 { Posix.close(writeFD) }
+        if let (r, w) = state.withLock({ $0.pipe }) {
+            Posix.close(r)
+            Posix.close(w)
+        }
     }
 
     package var isCanceled: Bool { flag.load(ordering: .acquiring) }
     /// Canceled, and not inside a shielded section: what a transfer checks before and after it runs.
     package var interrupts: Bool { isCanceled && state.withLock { $0.shielded == 0 } }
-    /// A descriptor that becomes readable once `cancel()` was called, for `poll`.
-    package var pollFD: Int32 { readFD }
+    /// A descriptor that becomes readable once `cancel()` was called, for `poll` (-1 where no pipe could be made).
+    package var pollFD: Int32 {
+        state.withLock { s -> Int32 in
+            if let p = s.pipe { return p.read }
+            var fds: [Int32] = [-1, -1]
+            guard Posix.pipe(&fds) == 0 else { return -1 }
+            for fd in fds {
+                _ = Posix.fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = Posix.fcntl(fd, F_SETFL, O_NONBLOCK)
+            }
+            s.pipe = (fds[0], fds[1])
+            // Canceled before anyone waited: readable at once.
+            if isCanceled {
+                var b: UInt8 = 1
+                _ = Posix.write(fds[1], &b, 1)
+            }
+            return fds[0]
+        }
+    }
 
     /// Registers a transfer's socket; true when already canceled (the caller should give up), never inside a
     /// shielded section.
@@ -56,9 +63,11 @@ package final class Canceller: Sendable {
             // Inside a shielded section (a token request sent, its answer to be saved) nothing is cut: the work
             // finishes and the section's end reports the cancellation.
             if s.shielded == 0 { for fd in s.sockets { Posix.shutdown(fd, Int32(SHUT_RDWR)) } }
+            if let p = s.pipe {
+                var b: UInt8 = 1
+                _ = Posix.write(p.write, &b, 1)
+            }
         }
-        var b: UInt8 = 1
-        _ = Posix.write(writeFD, &b, 1)
     }
 
     /// Runs `body`, which a cancellation does not interrupt: a token request that, once sent, has spent what it
@@ -88,7 +97,8 @@ package final class Canceller: Sendable {
     /// Waits up to `seconds`; returns true if canceled meanwhile.
     package func sleep(seconds: Double) -> Bool {
         if isCanceled { return true }
-        _ = Posix.isReadable(readFD, milliseconds: Int32(max(0, seconds * 1000)))
+        let fd = pollFD
+        if fd >= 0 { _ = Posix.isReadable(fd, milliseconds: Int32(max(0, seconds * 1000))) } else { Posix.usleep(UInt32(max(0, seconds * 1_000_000))) }
         return isCanceled
     }
 }

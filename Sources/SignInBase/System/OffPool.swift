@@ -9,8 +9,27 @@ import Glibc
 /// work at once: the listener's wait ends, and every transfer in flight has its socket shut down (`HTTPClient`
 /// finds the canceller through `CurrentCanceller`).
 /// `operation` names the work in a cancellation's message ("the refresh was canceled while waiting for ...").
-package func offPool<T: Sendable>(_ operation: String = "the request", _ body: @escaping @Sendable (Canceller) throws(SignInError) -> T) async throws(SignInError) -> T {
+/// `inPlace`: when the caller already runs on a thread of its own (a task that prefers `BlockingTaskExecutor`), the
+/// work runs right there, with no hand-over to another thread and back; for a caller that holds no actor, which
+/// would be held for the whole wait.
+package func offPool<T: Sendable>(_ operation: String = "the request", inPlace: Bool = false,
+                                  _ body: @escaping @Sendable (Canceller) throws(SignInError) -> T) async throws(SignInError) -> T {
     let canceller = Canceller()
+    if inPlace && BlockingTaskExecutor.isCurrent {
+        let result: Result<T, SignInError> = await withTaskCancellationHandler {
+            let (outerCanceller, outerName) = (CurrentCanceller.value, CurrentOperation.name)
+            CurrentCanceller.set(canceller)
+            CurrentOperation.name = operation
+            defer {
+                CurrentCanceller.set(outerCanceller)
+                CurrentOperation.name = outerName
+            }
+            do throws(SignInError) { return .success(try body(canceller)) } catch { return .failure(error) }
+        } onCancel: {
+            canceller.cancel()
+        }
+        return try result.get()
+    }
     let result: Result<T, SignInError> = await withTaskCancellationHandler {
         await withCheckedContinuation { k in
             DedicatedThread.start(canceller: canceller, { () -> Result<T, SignInError> in
@@ -23,6 +42,35 @@ package func offPool<T: Sendable>(_ operation: String = "the request", _ body: @
         canceller.cancel()
     }
     return try result.get()
+}
+
+/// A task executor whose every job runs on a thread of its own (`DedicatedThread`'s), where it may block: a task
+/// that prefers it does its blocking work in place (`offPool(inPlace: true)`) instead of handing it to another thread
+/// and waiting to be woken on the cooperative pool. A bridged MCP call crossed three threads that way, and the
+/// switching was most of its CPU.
+package final class BlockingTaskExecutor: TaskExecutor {
+    package static let shared = BlockingTaskExecutor()
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+
+    /// Whether this thread runs a job of this executor.
+    package static var isCurrent: Bool { pthread_getspecific(key) != nil }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        DedicatedThread.start {
+            pthread_setspecific(Self.key, UnsafeRawPointer(bitPattern: 1))
+            job.runSynchronously(on: executor)
+            pthread_setspecific(Self.key, nil)
+            // What the job's work left of OpenSSL's state goes before the thread parks or ends (see `DedicatedThread`).
+            Crypto.releaseThreadState()
+        }
+    }
 }
 
 /// The canceller of the work running on this thread (a thread-local: the work runs on a Dispatch thread, where
@@ -66,10 +114,10 @@ package enum CurrentOperation {
     }
 }
 
-/// A detached thread for one piece of blocking work.
+/// A thread of its own for one piece of blocking work.
 package enum DedicatedThread {
     /// Runs `work` on a thread of its own with `canceller` as its `CurrentCanceller`, then frees the thread's
-    /// OpenSSL state and only then hands the result over (`then`): the thread ends right after, and its OpenSSL
+    /// OpenSSL state and only then hands the result over (`then`): the thread may end right after, and its OpenSSL
     /// state must go now, not in a race with the process's exit.
     package static func start<R: Sendable>(canceller: Canceller?, _ work: @escaping @Sendable () -> R, then handOver: @escaping @Sendable (R) -> Void) {
         start {
@@ -83,27 +131,85 @@ package enum DedicatedThread {
 
     private final class Work {
         package let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
+        /// The signal mask of the thread that asked for the work: the work runs under it, as on a thread of its own.
+        package let mask: sigset_t
+        init(_ body: @escaping () -> Void) {
+            self.body = body
+            var mask = sigset_t()
+            pthread_sigmask(SIG_BLOCK, nil, &mask)
+            self.mask = mask
+        }
     }
 
-    /// Runs `body` on a new detached thread (which inherits the calling thread's signal mask).
+    /// Threads whose work ended, waiting for more. A thread made per piece of work cost a bridged MCP call a fifth of its
+    /// CPU (`clone`, the stack, the thread's end); a few kept threads serve one call after another. A parked thread holds
+    /// no OpenSSL state (`start(canceller:_:then:)` frees it before handing over) and never ends, so none races the
+    /// process's exit.
+    private struct Parked {
+        var waiting = 0
+        var queue: [Work] = []
+    }
+    private static let parkedMax = 4
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+        return m
+    }()
+    nonisolated(unsafe) private static let wake: UnsafeMutablePointer<pthread_cond_t> = {
+        let c = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        pthread_cond_init(c, nil)
+        return c
+    }()
+    nonisolated(unsafe) private static var parked = Parked()
+
+    /// Runs `body` on a thread of its own: a parked one when there is one, else a new detached thread. Either way it
+    /// runs under the calling thread's signal mask.
     public static func start(_ body: @escaping @Sendable () -> Void) {
-        let work = Unmanaged.passRetained(Work(body)).toOpaque()
+        let work = Work(body)
+        pthread_mutex_lock(lock)
+        if parked.waiting > parked.queue.count {
+            parked.queue.append(work)
+            pthread_cond_signal(wake)
+            pthread_mutex_unlock(lock)
+            return
+        }
+        pthread_mutex_unlock(lock)
+        let context = Unmanaged.passRetained(work).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         defer { pthread_attr_destroy(&attributes) }
         var thread = pthread_t()
         let rc = pthread_create(&thread, &attributes, { context in
-            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
-            work.body()
-            return nil
-        }, work)
+            var work: Work? = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+            while true {
+                // The work (and all its closure holds: a client, a transport) is let go before the thread parks.
+                if let w = work {
+                    work = nil
+                    var mask = w.mask
+                    pthread_sigmask(SIG_SETMASK, &mask, nil)
+                    w.body()
+                }
+                guard let next = DedicatedThread.next() else { return nil }
+                work = next
+            }
+        }, context)
         if rc != 0 {
             // No thread to be had: run it on Dispatch's pool rather than not at all.
-            let w = Unmanaged<Work>.fromOpaque(work).takeRetainedValue()
+            let w = Unmanaged<Work>.fromOpaque(context).takeRetainedValue()
             nonisolated(unsafe) let run = w.body
             DispatchQueue.global().async { run() }
         }
+    }
+
+    /// The next work for a thread whose work ended: it waits for some while fewer than `parkedMax` wait; nil ends it.
+    private static func next() -> Work? {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        guard parked.waiting < parkedMax else { return nil }
+        parked.waiting += 1
+        while parked.queue.isEmpty { pthread_cond_wait(wake, lock) }
+        parked.waiting -= 1
+        return parked.queue.removeFirst()
     }
 }

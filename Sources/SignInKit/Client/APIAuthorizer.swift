@@ -77,6 +77,9 @@ public actor APIAuthorizer {
     /// answers from here on any thread without a hop onto the actor (a lock and a clock read, no system call). The
     /// first of the caches in front of a token (`ResidentCredentials` says which answers when).
     private let fresh = Locked<FreshHeaders?>(nil)
+    /// The last request address found on the API's own origin: a bridge asks for the same one at every call, and
+    /// the check parses two URLs.
+    private let ownOriginSeen = Locked<String?>(nil)
 
     private struct FreshHeaders {
         let headers: [String: String]
@@ -148,7 +151,11 @@ public actor APIAuthorizer {
     /// A request to another origin than the API's own (scheme, host and port of `resource`) gets no token:
     /// `.unsupported`, naming both, and nothing is read or sent.
     nonisolated(nonsending) public func headers(method: String, url: URL) async throws(SignInError) -> [String: String] {
-        try Self.requireOwnOrigin(url, of: resource)
+        let address = url.absoluteString
+        if !ownOriginSeen.withLock({ $0 == address }) {
+            try TokenRequest.requireOwnOrigin(address, of: resource)
+            ownOriginSeen.withLock { $0 = address }
+        }
         if let kept = fresh.withLock({ f -> [String: String]? in
             guard let f, f.resident.watchedGeneration == f.generation, Date() < f.until else { return nil }
             return f.headers
