@@ -79,9 +79,69 @@ public struct EnterpriseFamily: TokenFamily {
         let settings = configuration.enterpriseAuthorization
         guard settings.isEnabled, (try? HTTPClient.loadLibrary()) != nil else { return false }
         let http = HTTPClient(configuration: configuration)
-        guard let metadata = try? ProtectedResourceMetadata.discover(for: resource, http: http).metadata else { return false }
+        let read = Read(resource: resource, network: configuration.network)
+        guard let metadata = try? read.resourceMetadata(http: http) else { return false }
         if registration(among: metadata.authorizationServers, settings) != nil { return true }
-        return metadata.authorizationServers.contains { (try? Discovery.discoveredServer(issuer: $0, http: http))?.takesIdentityAssertions == true }
+        return metadata.authorizationServers.contains { (try? read.server($0, http: http))?.takesIdentityAssertions == true }
+    }
+
+    /// A server's RFC 9728 document and its authorization servers' RFC 8414 ones, as this process read them for
+    /// `resource` within the last 30 seconds: `takesIdentityAssertion` decides with them at `signin mcp`'s start and
+    /// for `login --resource`, and the purchase that follows a moment later (step 3) uses them instead of asking the
+    /// server again (two to four requests fewer at those starts). Only what was read for the same resource over the
+    /// same network settings; a purchase later on (a renewal an hour on) reads them anew.
+    private struct Read {
+        let resource: String
+        /// The resource and the network settings it is read over.
+        let key: String
+
+        init(resource: String, network: NetworkSettings) {
+            self.resource = resource
+            key = [resource, network.caFile ?? "", network.proxy ?? ""].joined(separator: "\n")
+        }
+
+        private struct Documents {
+            var at: Double
+            var resource: ProtectedResourceMetadata?
+            var servers: [String: AuthorizationServerMetadata] = [:]
+        }
+        private static let kept = Locked<[String: Documents]>([:])
+        private static let lifetime = 30.0
+
+        private func documents() -> Documents? {
+            Self.kept.withLock { all in
+                guard let d = all[key] else { return nil }
+                guard MonotonicClock.now() - d.at < Self.lifetime else {
+                    all[key] = nil
+                    return nil
+                }
+                return d
+            }
+        }
+
+        private func keep(_ change: (inout Documents) -> Void) {
+            Self.kept.withLock { all in
+                var d = all[key].flatMap { MonotonicClock.now() - $0.at < Self.lifetime ? $0 : nil } ?? Documents(at: MonotonicClock.now())
+                change(&d)
+                all[key] = d
+            }
+        }
+
+        /// The server's RFC 9728 document, as read a moment ago or read now.
+        func resourceMetadata(http: HTTPClient) throws(SignInError) -> ProtectedResourceMetadata {
+            if let kept = documents()?.resource { return kept }
+            let read = try ProtectedResourceMetadata.discover(for: resource, http: http).metadata
+            keep { $0.resource = read }
+            return read
+        }
+
+        /// The authorization server `issuer`'s RFC 8414 document, as read a moment ago or read now.
+        func server(_ issuer: String, http: HTTPClient) throws(SignInError) -> AuthorizationServerMetadata {
+            if let kept = documents()?.servers[issuer] { return kept }
+            let read = try Discovery.discoveredServer(issuer: issuer, http: http)
+            keep { $0.servers[issuer] = read }
+            return read
+        }
     }
 
     /// The kind of the records of the registrations signin made itself (`PersonGrant.keepFamilyRecord`), by issuer.
@@ -90,12 +150,12 @@ public struct EnterpriseFamily: TokenFamily {
     /// Step 3's registration and the authorization server's metadata: the section's for one of `servers`, else at
     /// the first that lists the id-jag profile, kept or made (RFC 7591); nil when there is neither.
     private static func registration(among servers: [String], settings: EnterpriseAuthorizationSettings, grant: any PersonGrant,
-                                     http: HTTPClient) throws(SignInError) -> (issuer: String, registration: EnterpriseAuthorizationSettings.Registration, server: AuthorizationServerMetadata)? {
+                                     read: Read, http: HTTPClient) throws(SignInError) -> (issuer: String, registration: EnterpriseAuthorizationSettings.Registration, server: AuthorizationServerMetadata)? {
         if let (issuer, registration) = registration(among: servers, settings) {
-            return (issuer, registration, try Discovery.discoveredServer(issuer: issuer, http: http))
+            return (issuer, registration, try read.server(issuer, http: http))
         }
         for issuer in servers {
-            guard let server = try? Discovery.discoveredServer(issuer: issuer, http: http), server.takesIdentityAssertions else { continue }
+            guard let server = try? read.server(issuer, http: http), server.takesIdentityAssertions else { continue }
             if let kept = grant.familyRecord(kind: registrationRecord, name: issuer), kept["issuer"]?.string == issuer,
                let id = kept["client_id"]?.string, !id.isEmpty {
                 let secret = kept["client_secret"]?.string
@@ -129,8 +189,9 @@ public struct EnterpriseFamily: TokenFamily {
             try HTTPClient.loadLibrary()
             let http = HTTPClient(configuration: configuration)
             // Step 3: where the server signs in, and this client's registration there.
-            let metadata = try ProtectedResourceMetadata.discover(for: resource, http: http).metadata
-            guard let (issuer, registration, server) = try Self.registration(among: metadata.authorizationServers, settings: settings, grant: grant, http: http) else {
+            let read = Read(resource: resource, network: configuration.network)
+            let metadata = try read.resourceMetadata(http: http)
+            guard let (issuer, registration, server) = try Self.registration(among: metadata.authorizationServers, settings: settings, grant: grant, read: read, http: http) else {
                 throw .unsupported(reason: "\(resource.withoutControlCharacters) signs in at \(metadata.authorizationServers.first?.withoutControlCharacters ?? "no authorization server"), which neither lists the id-jag grant profile nor has a registration in the configuration's enterprise_authorization: it takes no enterprise sign-in here. Nothing was asked of the identity provider; sign in to it on its own with `signin login --resource \(resource.withoutControlCharacters)` (or ask your administrator to add its registration)")
             }
             guard let tokenEndpoint = server.tokenEndpoint, EndpointURL.problem(tokenEndpoint) == nil else {

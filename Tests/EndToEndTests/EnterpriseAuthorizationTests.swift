@@ -297,4 +297,25 @@ import Testing
         #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
         #expect(MCPBridgeTests.browserLaunches(box) == launches + 1, "one sign-in at the IdP: \(run.stderr)")
     }
+
+    /// `signin mcp URL` with no token yet decides at its start whether the enterprise sign-in serves the server (its
+    /// RFC 9728 and RFC 8414 documents read), and buys the token at the first call: that purchase uses what the start
+    /// read, so the bridge asks the server for its metadata no more often than `signin token --resource URL` alone.
+    @Test func theBridgesFirstTokenReadsTheServersMetadataOnce() throws {
+        let idp = try Shared.strict.get()
+        let (server, url) = try Self.server(idp)
+        defer { server.stop() }
+        func metadataGets() throws -> Int { try MCPServerTests.stats(server)["metadata_gets"] as? Int ?? 0 }
+        let alone = try Self.person(idp, [server])
+        let before = try metadataGets()
+        #expect(try alone.signin("token", "--resource", url).status == 0)
+        let purchase = try metadataGets() - before
+        #expect(purchase >= 1)
+        let bridged = try Self.person(idp, [server])
+        let start = try metadataGets()
+        let (run, answer) = try MCPBridgeTests.client(bridged, "basic", url)
+        #expect(run.status == 0 && answer["sum"] as? String == "5", "\(run.stdout) \(run.stderr)")
+        let read = try metadataGets() - start
+        #expect(read == purchase, "the bridge read the metadata \(read) times, a purchase alone \(purchase)")
+    }
 }

@@ -60,7 +60,8 @@ is forgotten (a refresh then gets `invalid_client`), and every MCP session ends 
 `POST /_end_sessions`: every MCP session ends (the next request naming one gets 404). A tool called with `"a": 500`
 (without --split) is answered HTTP 500 in plain text, as a server failing one call.
 `GET /_stats` also lists, for each request to an MCP endpoint, its method, session id and protocol version header
-(`mcp_requests`), and what the background work of the `later` tool heard back (`background`).
+(`mcp_requests`), counts the GETs of a metadata document under `/.well-known/` (`metadata_gets`), and what the
+background work of the `later` tool heard back (`background`).
 
 Tools besides `add` and `server_name`: `steps(n)` reports n progress notifications, then answers; `big(size)`
 answers a text of `size` bytes; `slow(ms)` answers after ms milliseconds; `ask(prompt)` asks the client to sample
@@ -525,7 +526,8 @@ def one_era(app, modern_only):
 
 
 def recording(app):
-    """Notes each request to an MCP endpoint: its method and the session and protocol headers it carried."""
+    """Notes each request to an MCP endpoint: its method and the session and protocol headers it carried; and counts
+    the requests for a metadata document (`metadata_gets`: RFC 9728's and RFC 8414's)."""
     async def wrapped(scope, receive, send):
         if scope["type"] == "http" and scope["path"].startswith(("/mcp", "/sse", "/messages")):
             headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
@@ -535,6 +537,8 @@ def recording(app):
                                           "version": headers.get("mcp-protocol-version"), "accept": headers.get("accept"),
                                           "last_event_id": headers.get("last-event-id"), "host": headers.get("host"),
                                           "authorized": "authorization" in headers})
+        elif scope["type"] == "http" and scope["path"].startswith("/.well-known/"):
+            STATS["metadata_gets"] = STATS.get("metadata_gets", 0) + 1
         await app(scope, receive, send)
     return wrapped
 
