@@ -62,15 +62,6 @@ extension Freshness {
     }
 }
 
-extension TokenRequest.Principal {
-    /// `--impersonate-service-account`'s chain as a principal: none given, as the configuration says; an empty one,
-    /// the person; else that chain.
-    init(given chain: [String]?) {
-        guard let chain else { self = .configured; return }
-        self = chain.isEmpty ? .person : .serviceAccount(chain: chain)
-    }
-}
-
 /// Tokens from this machine's store, the person's or (with a chain) a service account's.
 struct LocalTokens: BridgeSource {
     let c: Context

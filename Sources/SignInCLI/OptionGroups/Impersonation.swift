@@ -13,3 +13,12 @@ struct Impersonation: OptionGroup {
 
     init(_ a: Arguments) { chain = a.value(Self.option).map(ValueCheck.serviceAccounts) }
 }
+
+extension TokenRequest.Principal {
+    /// `--impersonate-service-account`'s chain as a principal: none given, as the configuration says; an empty one,
+    /// the person; else that chain.
+    init(given chain: [String]?) {
+        guard let chain else { self = .configured; return }
+        self = chain.isEmpty ? .person : .serviceAccount(chain: chain)
+    }
+}

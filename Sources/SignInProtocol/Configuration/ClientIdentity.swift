@@ -39,18 +39,3 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
     /// "client CLIENT at ISSUER".
     public var description: String { "client \(clientID) at \(issuer)" }
 }
-
-extension SignInConfiguration {
-    /// This configuration's client at its provider, and how it is known there: what its credentials are kept under.
-    /// A client ID metadata document is one client ID for every API behind a server, so an API's sign-in through one
-    /// is kept under the API as well (`storeClientID`): two APIs never share, replace or sign out each other's grant.
-    public var identity: ClientIdentity { ClientIdentity(issuer: issuer, clientID: storeClientID, kind: clientKind) }
-
-    /// The client ID the store keys this configuration's accounts by: `clientID`, and for an API's sign-in through a
-    /// client ID metadata document, `clientID` and the API (a space apart: no URL holds one). The wire always
-    /// carries `clientID` itself.
-    public var storeClientID: String {
-        guard foundFromAPI, clientKind == .metadataDocument, let api = grantAPI else { return clientID }
-        return clientID + " " + api
-    }
-}

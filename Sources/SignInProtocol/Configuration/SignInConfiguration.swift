@@ -91,6 +91,19 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// is that API's.
     public var grantAPI: String? { resources.count == 1 && (foundFromAPI || !asksForIDToken) ? resources[0] : nil }
 
+    /// This configuration's client at its provider, and how it is known there: what its credentials are kept under.
+    /// A client ID metadata document is one client ID for every API behind a server, so an API's sign-in through one
+    /// is kept under the API as well (`storeClientID`): two APIs never share, replace or sign out each other's grant.
+    public var identity: ClientIdentity { ClientIdentity(issuer: issuer, clientID: storeClientID, kind: clientKind) }
+
+    /// The client ID the store keys this configuration's accounts by: `clientID`, and for an API's sign-in through a
+    /// client ID metadata document, `clientID` and the API (a space apart: no URL holds one). The wire always
+    /// carries `clientID` itself.
+    public var storeClientID: String {
+        guard foundFromAPI, clientKind == .metadataDocument, let api = grantAPI else { return clientID }
+        return clientID + " " + api
+    }
+
     /// Whether `uri` can be a resource indicator (RFC 8707 2: an absolute URI, no fragment; https, or http on
     /// loopback as for any endpoint here).
     public static func isValidResource(_ uri: String) -> Bool {
@@ -254,14 +267,35 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
             }
             throw fail(nil, "not a JSON object (expected {\"client_id\": ...})")
         }
-        let knownFields = knownFields.union(sections.flatMap { $0.keys })
-        for key in obj.keys.sorted() where !knownFields.contains(key) {
-            let known = knownFields.filter { $0 != "$comment" }.sorted()
-            if let near = Suggest.nearest(key, among: known) { throw fail(key, "unknown field (did you mean \"\(near)\"?)") }
-            throw fail(key, "unknown field (known: \(known.joined(separator: ", ")))")
-        }
-        // The core's keys are read as every section reads its own.
+        // The core's keys are read as every section reads its own: the core's first, then each family's section; a
+        // key nobody owns is said before anything a read found wrong (a misspelt key is the likelier mistake), but
+        // looked for last, once every owner was met in the order a reader meets them.
         let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
+        let c: SignInConfiguration
+        do throws(SignInError) {
+            c = try read(fields, sections: sections)
+        } catch {
+            try refuseUnknownKeys(fields, sections: sections)
+            throw error
+        }
+        try refuseUnknownKeys(fields, sections: sections)
+        return c
+    }
+
+    /// Refuses a key neither the core nor a section owns, with the nearest known one when there is one.
+    private static func refuseUnknownKeys(_ fields: ConfigurationFields, sections: [any ConfigurationSection.Type]) throws(SignInError) {
+        let knownFields = knownFields.union(sections.flatMap { $0.keys })
+        for key in fields.object.keys.sorted() where !knownFields.contains(key) {
+            let known = knownFields.filter { $0 != "$comment" }.sorted()
+            if let near = Suggest.nearest(key, among: known) { throw fields.fail(key, "unknown field (did you mean \"\(near)\"?)") }
+            throw fields.fail(key, "unknown field (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    /// The core's keys, then each section's.
+    private static func read(_ fields: ConfigurationFields, sections: [any ConfigurationSection.Type]) throws(SignInError) -> SignInConfiguration {
+        let (obj, sourcePath) = (fields.object, fields.sourcePath)
+        func fail(_ field: String?, _ reason: String) -> SignInError { fields.fail(field, reason) }
         func string(_ key: String) throws(SignInError) -> String? { try fields.string(key) }
         func url(_ key: String) throws(SignInError) -> String? { try fields.url(key) }
         // A file with no client of its own configures API sign-ins alone when it holds a client ID metadata document,
