@@ -2,24 +2,27 @@ import SignInBase
 import SignInProtocol
 import FoundationEssentials
 
-/// Reading a configuration file: one read, the core's keys and every section's (the key storage's, then each
-/// the bridges', then each registered family's: `TokenFamilies.configurationSections`), a key nobody owns refused with a suggestion.
+/// Reading a configuration file: one read, the core's keys and every section's (each registered family's:
+/// `TokenFamilies.configurationSections`, then the key storage's and the bridges'), a key nobody owns refused with a
+/// suggestion.
 extension SignInConfiguration {
     /// Every section a configuration file is read with.
-    static let fileSections: [any ConfigurationSection.Type] = [KeyStorageSettings.self, BridgeSettings.self] + TokenFamilies.configurationSections
+    static let fileSections: [any ConfigurationSection.Type] = TokenFamilies.configurationSections + [KeyStorageSettings.self, BridgeSettings.self]
+    /// The families that know providers by name (Google's): the token families; the sections of settings alone name none.
+    static let providerFamilies = ProviderFamilies(TokenFamilies.configurationSections)
 
     /// This configuration with the providers SignInKit's families know (Google's, the default issuer among them),
     /// when it has none yet: one built in code, as `SignInClient` takes it.
     package var withKnownProviders: SignInConfiguration {
         guard families.isEmpty else { return self }
         var c = self
-        c.adopt(ProviderFamilies(Self.fileSections))
+        c.adopt(Self.providerFamilies)
         return c
     }
 
     /// Parses configuration JSON with every section; `sourcePath` is used in error messages.
     public static func parse(_ data: Data, sourcePath: String) throws(SignInError) -> SignInConfiguration {
-        try parse(data, sourcePath: sourcePath, sections: fileSections)
+        try parse(data, sourcePath: sourcePath, sections: fileSections, providers: providerFamilies)
     }
 
     /// Reads the configuration from `defaultPath(explicit:profile:environment:)` with the process environment;

@@ -256,6 +256,12 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     /// refused with a suggestion. `sourcePath` is used in error messages. (SignInKit's `parse(_:sourcePath:)` passes
     /// every registered family's section.)
     public static func parse(_ data: Data, sourcePath: String, sections: [any ConfigurationSection.Type]) throws(SignInError) -> SignInConfiguration {
+        try parse(data, sourcePath: sourcePath, sections: sections, providers: ProviderFamilies(sections))
+    }
+
+    /// As `parse(_:sourcePath:sections:)`, with the families that know providers by name given apart (`providers`:
+    /// SignInKit's token families; a section of settings alone, the key storage's, names none and is not asked).
+    package static func parse(_ data: Data, sourcePath: String, sections: [any ConfigurationSection.Type], providers: ProviderFamilies) throws(SignInError) -> SignInConfiguration {
         func fail(_ field: String?, _ reason: String) -> SignInError { .configInvalid(file: sourcePath, field: field, reason: reason) }
         // One pass: valid JSON, one object, no field given twice (valid JSON, but the person meant one of them).
         var parser = JSONParser(bytes: Array(data), refusingDuplicates: true)
@@ -273,7 +279,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         let fields = ConfigurationFields(object: obj, sourcePath: sourcePath)
         let c: SignInConfiguration
         do throws(SignInError) {
-            c = try read(fields, sections: sections)
+            c = try read(fields, sections: sections, providers: providers)
         } catch {
             try refuseUnknownKeys(fields, sections: sections)
             throw error
@@ -293,7 +299,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// The core's keys, then each section's.
-    private static func read(_ fields: ConfigurationFields, sections: [any ConfigurationSection.Type]) throws(SignInError) -> SignInConfiguration {
+    private static func read(_ fields: ConfigurationFields, sections: [any ConfigurationSection.Type], providers: ProviderFamilies) throws(SignInError) -> SignInConfiguration {
         let (obj, sourcePath) = (fields.object, fields.sourcePath)
         func fail(_ field: String?, _ reason: String) -> SignInError { fields.fail(field, reason) }
         func string(_ key: String) throws(SignInError) -> String? { try fields.string(key) }
@@ -310,7 +316,7 @@ public struct SignInConfiguration: Sendable, Equatable, CustomStringConvertible 
         c.apiSettingsOnly = forAPIsOnly
         // Kept exactly as given (some issuers end in "/", as Auth0's, and ID tokens must name it exactly), unless a
         // family knows it under another spelling; none given: the default provider's.
-        c.adopt(ProviderFamilies(sections))
+        c.adopt(providers)
         let rules = c.providerRules
         if let placeholder = rules.placeholderClient, clientID == placeholder.clientID {
             throw fail("client_id", "is still the example's placeholder. \(placeholder.advice)")
