@@ -183,21 +183,15 @@ extension HTTPClient {
     /// the spaces, tabs and line break around it.
     package static func headerFields(_ lines: [String]) -> [String: String] {
         var headers: [String: String] = [:]
-        headers.reserveCapacity(lines.count)
         for line in lines {
-            var line = line
-            line.withUTF8 { b in
-                guard let colon = b.firstIndex(of: UInt8(ascii: ":")) else { return }
-                let name = String(unsafeUninitializedCapacity: colon) { out in
-                    for i in 0..<colon { out[i] = b[i] >= 0x41 && b[i] <= 0x5A ? b[i] | 0x20 : b[i] }
-                    return colon
-                }
-                func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0A }
-                var start = colon + 1, end = b.count
-                while start < end, blank(b[start]) { start += 1 }
-                while end > start, blank(b[end - 1]) { end -= 1 }
-                headers[name] = String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
-            }
+            let b = Array(line.utf8)
+            guard let colon = b.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let name = String(decoding: b[..<colon].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+            func blank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0A }
+            var start = colon + 1, end = b.count
+            while start < end, blank(b[start]) { start += 1 }
+            while end > start, blank(b[end - 1]) { end -= 1 }
+            headers[name] = String(decoding: b[start..<end], as: UTF8.self)
         }
         return headers
     }
