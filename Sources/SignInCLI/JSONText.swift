@@ -9,7 +9,7 @@ enum JSONText {
         switch v {
         case .null: return .null
         case .bool(let b): return .bool(b)
-        case .number(let n): return n.rounded() == n && abs(n) < 1e15 ? .int(Int(n)) : .raw("\(n)")
+        case .number(let n): return v.wholeNumber.map { .int($0) } ?? .raw("\(n)")
         case .string(let s): return .string(s)
         case .array(let a): return .array(a.map(value))
         case .object(let o): return .object(o.mapValues(value))

@@ -92,8 +92,7 @@ public struct JSONRPCMessage: Sendable {
     public var error: JSONValue? { member("error") }
     /// An error response's `code` (nil: not an error response).
     public var errorCode: Int? {
-        guard case .number(let n)? = error?.object?["code"], n.rounded() == n, abs(n) < 1e15 else { return nil }
-        return Int(n)
+        error?.object?["code"]?.wholeNumber
     }
 
     /// `params._meta`'s key for the revision a request of MCP 2026-07-28 or later is written in.

@@ -744,8 +744,7 @@ public final class MCPClientTransport: Sendable {
             switch node {
             case .string(let v)?: rendered = v
             case .bool(let b)?: rendered = b ? "true" : "false"
-            case .number(let n)? where n.rounded() == n && abs(n) < 1e15: rendered = String(Int(n))
-            default: rendered = nil
+            default: rendered = node?.wholeNumber.map { String($0) }
             }
             if let rendered { h.append("Mcp-Param-\(header): " + Self.headerValue(rendered)) }
         }

@@ -184,11 +184,8 @@ public final class MCPStdioBridge: Sendable {
     }
 
     private static func idText(_ id: JSONValue) -> String? {
-        switch id {
-        case .string(let s): return JSONValueOut.quote(s)
-        case .number(let n) where n.rounded() == n && abs(n) < 1e15: return String(Int(n))
-        default: return nil
-        }
+        if case .string(let s) = id { return JSONValueOut.quote(s) }
+        return id.wholeNumber.map { String($0) }
     }
 }
 

@@ -53,10 +53,15 @@ public enum JSONValue: Decodable, Sendable, Equatable {
     /// An integer, accepting only whole numbers within a sane range (timestamps, lifetimes).
     package var int: Int? {
         switch self {
-        case .number(let d) where d.rounded() == d && abs(d) < 1e15: return Int(d)
         case .string(let s): return Int(s)  // some providers send expires_in as a string
-        default: return nil
+        default: return wholeNumber
         }
+    }
+    /// A JSON number that is a whole number within a sane range (an id, a code), as an integer; nil for any other
+    /// value, a string of digits included.
+    package var wholeNumber: Int? {
+        guard case .number(let d) = self, d.rounded() == d, d.magnitude < 1e15 else { return nil }
+        return Int(d)
     }
     /// The elements, if this is an array.
     public var array: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }

@@ -99,13 +99,7 @@ public struct SignInProfile: Codable, Sendable, Equatable {
     /// A profile from a userinfo-like endpoint that is not OpenID's (a GitHub-style `/user`: `id` a number, `login`,
     /// `name`, `email`, `avatar_url`): `sub` when there is one, else `id`, else `login`. Nil when none names the person.
     package init?(profileEndpoint claims: [String: JSONValue]) {
-        let id: String? = claims["sub"]?.string ?? claims["id"].flatMap { v -> String? in
-            switch v {
-            case .string(let s): return s
-            case .number(let n) where n == n.rounded() && abs(n) < 1e15: return String(Int64(n))
-            default: return nil
-            }
-        } ?? claims["login"]?.string
+        let id: String? = claims["sub"]?.string ?? claims["id"].flatMap { v -> String? in v.string ?? v.wholeNumber.map { String($0) } } ?? claims["login"]?.string
         guard let id, !id.isEmpty, id.utf8.count <= 1024 else { return nil }
         self.init(claims: claims)
         userID = id
