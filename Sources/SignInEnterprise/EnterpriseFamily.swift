@@ -108,20 +108,20 @@ public struct EnterpriseFamily: TokenFamily {
         private static let kept = Locked<[String: Documents]>([:])
         private static let lifetime = 30.0
 
-        private func documents() -> Documents? {
-            Self.kept.withLock { all in
-                guard let d = all[key] else { return nil }
-                guard MonotonicClock.now() - d.at < Self.lifetime else {
-                    all[key] = nil
-                    return nil
-                }
-                return d
+        /// The documents kept for this resource while they are younger than `lifetime`; older ones go.
+        private func live(_ all: inout [String: Documents]) -> Documents? {
+            guard let d = all[key], MonotonicClock.now() - d.at < Self.lifetime else {
+                all[key] = nil
+                return nil
             }
+            return d
         }
+
+        private func documents() -> Documents? { Self.kept.withLock { live(&$0) } }
 
         private func keep(_ change: (inout Documents) -> Void) {
             Self.kept.withLock { all in
-                var d = all[key].flatMap { MonotonicClock.now() - $0.at < Self.lifetime ? $0 : nil } ?? Documents(at: MonotonicClock.now())
+                var d = live(&all) ?? Documents(at: MonotonicClock.now())
                 change(&d)
                 all[key] = d
             }

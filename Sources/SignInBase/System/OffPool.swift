@@ -15,31 +15,31 @@ import Glibc
 package func offPool<T: Sendable>(_ operation: String = "the request", inPlace: Bool = false,
                                   _ body: @escaping @Sendable (Canceller) throws(SignInError) -> T) async throws(SignInError) -> T {
     let canceller = Canceller()
+    /// The work, named for a cancellation's message while it runs, on whichever thread runs it.
+    @Sendable func named() -> Result<T, SignInError> {
+        let outer = CurrentOperation.name
+        CurrentOperation.name = operation
+        defer { CurrentOperation.name = outer }
+        do throws(SignInError) { return .success(try body(canceller)) } catch { return .failure(error) }
+    }
+    let result: Result<T, SignInError>
     if inPlace && BlockingTaskExecutor.isCurrent {
-        let result: Result<T, SignInError> = await withTaskCancellationHandler {
-            let (outerCanceller, outerName) = (CurrentCanceller.value, CurrentOperation.name)
+        result = await withTaskCancellationHandler {
+            let outer = CurrentCanceller.value
             CurrentCanceller.set(canceller)
-            CurrentOperation.name = operation
-            defer {
-                CurrentCanceller.set(outerCanceller)
-                CurrentOperation.name = outerName
-            }
-            do throws(SignInError) { return .success(try body(canceller)) } catch { return .failure(error) }
+            defer { CurrentCanceller.set(outer) }
+            return named()
         } onCancel: {
             canceller.cancel()
         }
-        return try result.get()
-    }
-    let result: Result<T, SignInError> = await withTaskCancellationHandler {
-        await withCheckedContinuation { k in
-            DedicatedThread.start(canceller: canceller, { () -> Result<T, SignInError> in
-                CurrentOperation.name = operation
-                defer { CurrentOperation.name = nil }
-                do throws(SignInError) { return .success(try body(canceller)) } catch { return .failure(error) }
-            }, then: { k.resume(returning: $0) })
+    } else {
+        result = await withTaskCancellationHandler {
+            await withCheckedContinuation { k in
+                DedicatedThread.start(canceller: canceller, named, then: { k.resume(returning: $0) })
+            }
+        } onCancel: {
+            canceller.cancel()
         }
-    } onCancel: {
-        canceller.cancel()
     }
     return try result.get()
 }
