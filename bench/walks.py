@@ -10,7 +10,10 @@ build's DWARF 4 line tables and its conditional jumps):
     "of the path": those outside the mechanism every path stands on (SignInBase's System, Runtime, Values and Crypto
     folders, the C shims);
   - returns: in reading order (from main, each call where it stands in its function, closures where they are
-    written), each time the next deciding file of the path is in a target (a folder of Sources/) the reading had left;
+    written, the callees of one call instruction in the order they were first called; a file met where code of it is
+    read, not where a property of it is only looked at; never through a generic of the standard library's into what
+    another caller passed it), each time the next deciding file of the path is in a target (a folder of Sources/) the
+    reading had left;
   - conditions: the condition lines that ran in all, and "before run": those that ran before the command's own `run`
     started (callgrind cuts the profile there, `--dump-before`): what the command line decided for the command;
   - folder changes: the distinct calls from one folder of Sources/ into another;
@@ -39,6 +42,7 @@ in reading order: depth first along the calls from main.swift, each file where i
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,9 +149,19 @@ def owns(path, symbol):
     return not name.startswith(FOREIGN) or any(f"{len(m)}{m}E" in name for m in OURS)
 
 
+def is_property_accessor(symbol):
+    """A property's getter, setter, modify or addressor (static too), or its protocol witness: `...4keysSaySSGvgZ`."""
+    return re.search(r"v(g|s|M|au|p)Z?(TW)?$", re.sub(r"\.\d+$", "", symbol.split("(")[0].strip())) is not None
+
+
 def is_callback(symbol):
-    """A closure or its partial application: code a caller passed down, run by the code it was passed to."""
-    return "fU" in symbol or "fu_" in symbol or symbol.endswith("TA")
+    """A closure, its partial application or a reabstraction thunk around a function value: code a caller passed down,
+    run by the code it was passed to. (Followed from a shared generic of the standard library's, `Optional.map`
+    unspecialized, such a thunk is any caller's: callgrind's graph has one node for the generic, so following its
+    thunks from one caller walked into what another had passed, as `CrashGuard.install` into a store entry's dates.)"""
+    name = re.sub(r"\.\d+$", "", symbol.split("(")[0].strip())
+    # (`fU_`, `fU0_`: a closure; `fu_`, `fu0_`: an implicit one, such as `.map(ID.number)`'s.)
+    return re.search(r"f[uU]\d*_", name) is not None or name.endswith(("TA", "TR"))
 
 
 def parse(outs):
@@ -156,6 +170,23 @@ def parse(outs):
     ran, decided, edges = {}, {}, {}
     # Every call, function to function, with the call site's file and line: the reading order is walked on these.
     calls, home, first_line = {}, {}, {}
+    deciding_fns = set()  # the functions in which a condition ran
+    # One call instruction calling several functions (a loop dispatching to each family's section through one witness
+    # call): callgrind keeps such a site's callees newest first (each new one is put at the head of the site's list,
+    # which the dump walks), so they are read in reverse, in the order they were first called. The profile names each
+    # call's instruction (`--dump-instr=yes`) to tell one site from another on the same line (`answer(x).write(io)`).
+    # (`run`: the site's number, `k`: the callee's place in its listing.)
+    site = {"key": None, "run": 0, "k": 0}
+    instr = False  # whether positions are `instr line` (the header says)
+
+    def position(text):
+        """A cost or call line's (instruction, line) (instruction None when the profile has none; 0 for the line when
+        unreadable)."""
+        parts = text.split()
+        try:
+            return (int(parts[0], 16), int(parts[1])) if instr else (None, int(parts[0]))
+        except (ValueError, IndexError):
+            return (None, 0)
     fl = fi = fn = None
     cfile = cfn = None
     pending_call = None
@@ -177,7 +208,9 @@ def parse(outs):
     for raw in (l for out in ([outs] if isinstance(outs, str) else outs) for l in open(out, errors="replace")):
         if True:
             line = raw.rstrip("\n")
-            if line.startswith("fl="):
+            if line.startswith("positions:"):
+                instr = "instr" in line.split()
+            elif line.startswith("fl="):
                 fl = fi = line[3:]
             elif line.startswith("fi=") or line.startswith("fe="):
                 fi = line[3:]
@@ -195,11 +228,11 @@ def parse(outs):
                 if pending_call is not None:
                     callee, callee_fn = source_file(pending_call[0] or ""), pending_call[1] or ""
                     if fn and callee_fn:
-                        try:
-                            at = int(line.split()[0])
-                        except ValueError:
-                            at = 0
-                        calls.setdefault(fn, {}).setdefault(callee_fn, (fi, at, len(calls.get(fn, {}))))
+                        address, at = position(line)
+                        if site["key"] != (fn, fi, at, address):
+                            site.update(key=(fn, fi, at, address), run=site["run"] + 1, k=0)
+                        site["k"] += 1
+                        calls.setdefault(fn, {}).setdefault(callee_fn, (fi, at, (site["run"], -site["k"])))
                     if (here and callee and here != callee and fn and owns(here, fn) and not is_accessor(fn)
                             and owns(callee, callee_fn) and not is_accessor(callee_fn) and not is_callback(callee_fn)):
                         edges.setdefault((here, callee), len(edges))
@@ -209,26 +242,20 @@ def parse(outs):
                 if here and fn and owns(here, fn) and not is_accessor(fn):
                     ran.setdefault(here, set()).add(fn)
                     home.setdefault(fn, here)
-                    try:
-                        at = int(line.split()[0])
-                    except ValueError:
-                        at = 0
+                    at = position(line)[1]
                     if at and home[fn] == here:
                         first_line[fn] = min(first_line.get(fn, at), at)
                     # A line that states a condition and ran is a decision, whichever way it went: callgrind lists a
                     # conditional jump only when it was taken (`jcnd=taken/executed`), so a branch that always fell
                     # through would go unseen if only jumps counted (the floor this tool was until 2026-12-05).
-                    try:
-                        n = int(line.split()[0])
-                    except ValueError:
-                        n = 0
-                    if n and states_condition(text_at(fi, n)):
-                        decided.setdefault(here, set()).add(n)
-    parse.calls, parse.home, parse.first_line = calls, home, first_line
+                    if at and states_condition(text_at(fi, at)):
+                        decided.setdefault(here, set()).add(at)
+                        deciding_fns.add(fn)
+    parse.calls, parse.home, parse.first_line, parse.deciding_fns = calls, home, first_line, deciding_fns
     return ran, decided, edges
 
 
-def reading_order(calls, home, first_line):
+def reading_order(calls, home, first_line, deciding_fns=None):
     """The files in the order a reader first opens them: from main, each function read top to bottom, and each call
     followed where it stands (its line in the function's own file; calls inlined from elsewhere after them), depth
     first; a closure where it is written, in its function (never through the code it was passed to: callgrind's
@@ -251,7 +278,9 @@ def reading_order(calls, home, first_line):
                 continue
             seen_fn.add(f)
             file = home.get(f)
-            if file and file not in seen_file:
+            # A file is met where a reader reads code of it: not where a property of it is only read, as a loop's
+            # `where section.keys.contains(...)` reads each section's keys (an accessor that decides counts).
+            if file and file not in seen_file and (deciding_fns is None or f in deciding_fns or not is_property_accessor(f)):
                 seen_file.add(file)
                 order.append(file)
             own = home.get(f)
@@ -261,7 +290,7 @@ def reading_order(calls, home, first_line):
                 continue
             sites = [((0, at, i) if own and source_file(where or "") == own else (1, 0, i), callee)
                      for callee, (where, at, i) in calls.get(f, {}).items() if not is_callback(callee)]
-            sites += [((0, first_line.get(g, 0), -1), g) for g in closures.get(f, [])]
+            sites += [((0, first_line.get(g, 0), (-1, 0)), g) for g in closures.get(f, [])]
             stack.extend(reversed([callee for _, callee in sorted(sites) if callee not in seen_fn]))
 
     for root in [f for f in calls if f.split("(")[0].strip() in ("main", "signin_main")] + list(calls) + list(home):
@@ -279,7 +308,7 @@ def measure(out, parts=None):
     and calls from the library up into the CLI."""
     ran, decided, edges = parse(parts or out)
     # Reading order: from main along the calls, each where it stands in its function (`reading_order`).
-    order = reading_order(parse.calls, parse.home, parse.first_line)
+    order = reading_order(parse.calls, parse.home, parse.first_line, parse.deciding_fns)
     order += [f for f in sorted(ran) if f not in order]
     in_order = [f for f in order if f in decided]
     folder = lambda f: os.path.dirname(f)
@@ -330,7 +359,7 @@ def grind(name, args, env, run=None, only=None, stdin_text=None, interactive=Fal
     toggles = [] if only is None else ["--collect-atstart=no"] + [f"--toggle-collect={f}" for f in REQUEST_ONLY + only]
     cuts = [] if only is not None else [f"--dump-before={f}" for f in RUN_STARTS]
     p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--compress-strings=no",
-                          "--compress-pos=no"] + toggles + cuts + [SIGNIN] + args, env=env,
+                          "--compress-pos=no", "--dump-instr=yes"] + toggles + cuts + [SIGNIN] + args, env=env,
                          stdout=subprocess.PIPE, stderr=open(out + ".err", "w"),
                          stdin=subprocess.PIPE if stdin_text is not None or interactive else subprocess.DEVNULL, text=True)
     if stdin_text is not None:
@@ -475,4 +504,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        # The profiles and the walk's home (its store, its configuration) go with the run.
+        shutil.rmtree(WORK, ignore_errors=True)
