@@ -30,18 +30,15 @@ import FoundationEssentials
 ///    for, never one for the provider's own endpoints; else `Bearer`).
 ///
 /// The files that decide on a cached `signin token` (configuration with `client_id` and `issuer`, the store's key
-/// held unlocked in the kernel keyring), as `bench/walks --lines` lists them with each line stating a condition that
-/// ran: 37, of which 14 are the mechanism every path stands on (the system layer, the values, the hashes, the C shims)
-/// and 23 the path's, in reading order: `signin/main.swift`; SignInCLI's `CLI.swift` (argv, the command, the
-/// configuration's path); `APICommandConfiguration.swift` (an API's own sign-in, or the file's configuration); the
-/// configuration (`SignInConfiguration`, `ConfigurationSection`); the options (`Options.swift`, which also checks
-/// each value as its `OptionSpec` declares, and `CommandSpec.swift`); `ForwardedAgent.swift` (an agent over SSH, or
-/// not); `ConfigurationLocation`; `SignInClient.swift` (the store for this configuration); the key (`KeyStorage`,
-/// `StoreKey`, `KernelKeyring`: its custody, where it is, the kernel's copy); the store's reader
-/// (`CredentialStore+Reading.swift`: folder, key, current account, the kernel's copy or the file),
-/// `StoredCredentials` (the entry's codec); the command (`Bridge`'s answer, `Token`, its `Freshness`); this file;
-/// `ClientIdentity`; `TokenRequest`; `IssuedToken` (the answer's rendering); and `GoogleProvider` (the issuer's
-/// rules, asked of every family as the configuration is read).
+/// held unlocked in the kernel keyring), as `bench/walks --list` reads them: 36, of which 14 are the mechanism every
+/// path stands on (the system layer, the values, the hashes, the C shims) and 22 the path's, in reading order: the
+/// command line (`CLI`, `CommandSpec` and `Options`: the command and its declared options; `Token` and
+/// `TokenOptions`: which token; `CommandRun`: what the command asks for); the session (`SignInSession`,
+/// `ConfigurationFile`, `APICommandConfiguration`: which file, read, and not an API's own sign-in); the configuration
+/// (`SignInConfiguration`, `ConfigurationSection`, `GoogleProvider`: the issuer's rules; `KeyStorage`: the key's
+/// custody); the store's reader (`CredentialStore+Reading`: folder, current account); `TokenRequest`; this file;
+/// `EnterpriseFamily` (not its request); the key and the entry (`StoreKey`, `KernelKeyring`, `StoredCredentials`);
+/// `IssuedToken` (the answer's rendering); and the command's answer (`Bridge`).
 package struct TokenUseCase: PersonGrant {
     package let configuration: SignInConfiguration
     package let store: any CredentialStorage
