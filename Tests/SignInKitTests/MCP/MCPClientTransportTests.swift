@@ -31,6 +31,28 @@ import Glibc
         case hang
         /// The connection closed without an answer.
         case drop
+        /// An event stream left open: `feed`'s first events at once, then whatever the test sends through it, until
+        /// the client goes.
+        case stream(Feed)
+    }
+
+    /// An open event stream's other end: the test writes events into every connection that has the stream open.
+    final class Feed: Sendable {
+        private let connections = Mutex<[Int32]>([])
+        let first: [(event: String?, data: String)]
+
+        init(first: [(event: String?, data: String)] = []) { self.first = first }
+
+        static func text(_ event: String?, _ data: String) -> String { (event.map { "event: \($0)\n" } ?? "") + "data: \(data)\n\n" }
+
+        fileprivate func opened(_ c: Int32) { connections.withLock { $0.append(c) } }
+        fileprivate func closed(_ c: Int32) { connections.withLock { $0.removeAll { $0 == c } } }
+
+        /// One event to every open stream.
+        func send(event: String? = nil, _ data: String) {
+            let bytes = Array(Self.text(event, data).utf8)
+            connections.withLock { for c in $0 { _ = bytes.withUnsafeBytes { Glibc.write(c, $0.baseAddress, $0.count) } } }
+        }
     }
 
     /// The scripted server: `script` answers each request, on its own thread.
@@ -116,6 +138,16 @@ import Glibc
                     while read(c, &b, 1) > 0 {}
                     return
                 case .drop:
+                    return
+                case .stream(let feed):
+                    var text = "HTTP/1.1 200 X\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                    for e in feed.first { text += Feed.text(e.event, e.data) }
+                    let bytes = Array(text.utf8)
+                    _ = bytes.withUnsafeBytes { Glibc.write(c, $0.baseAddress, $0.count) }
+                    feed.opened(c)
+                    defer { feed.closed(c) }
+                    var b: UInt8 = 0
+                    while read(c, &b, 1) > 0 {}
                     return
                 }
             }
@@ -357,6 +389,70 @@ import Glibc
         #expect(gone?.errorCode == JSONRPCMessage.transportError, "\(gone?.text ?? "none")")
         await t.close()
         #expect(!received.all.contains { $0.kind == .response(id: .init(json: "1")) }, "nothing for the cancelled request")
+    }
+
+    /// After `notifications/initialized`, the GET stream carries what the server sends of its own accord: a
+    /// notification on it reaches the client.
+    @Test func theServersOwnStreamReachesTheClient() async throws {
+        let feed = Feed(first: [(nil, #"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)])
+        let s = try StandIn { request, _ in
+            if request.method == "GET" { return .stream(feed) }
+            if request.method == "DELETE" { return .status(200) }
+            if request.rpcMethod == "initialize" { return .json(Self.initializeResult, headers: ["Mcp-Session-Id": "s1"]) }
+            return .status(202)
+        }
+        defer { s.stop() }
+        let received = Received()
+        let t = Self.transport(s, received)
+        t.send(Self.initialize)
+        t.send(Self.initialized)
+        let all = await received.wait { $0.contains { $0.method == "notifications/tools/list_changed" } }
+        #expect(all.contains { $0.method == "notifications/tools/list_changed" }, "\(all.map(\.text))")
+        let get = s.requests.withLock { $0 }.first { $0.method == "GET" }
+        #expect(get?.headers["mcp-session-id"] == "s1" && get?.headers["accept"]?.contains("text/event-stream") == true)
+        await t.close()
+    }
+
+    /// HTTP+SSE (2024-11-05) under `.auto`: the initialize POST refused with a 4xx, the GET stream opened, its
+    /// `endpoint` event followed (on the stream's own origin), each message POSTed there and its answer taken from the
+    /// stream.
+    @Test func aRefusedInitializeFallsBackToHTTPPlusSSE() async throws {
+        let feed = Feed(first: [("endpoint", "/messages?session=abc")])
+        let s = try StandIn { request, _ in
+            if request.method == "GET" { return .stream(feed) }
+            if request.method == "POST", request.headers["accept"]?.contains("text/event-stream") == true { return .status(405) }
+            // A 2024-11-05 server: 202 for the POST, the answer on the stream.
+            if let id = request.rpcID { feed.send(event: "message", id == 0 ? Self.initializeResult : Self.result(id)) }
+            return .status(202)
+        }
+        defer { s.stop() }
+        let received = Received()
+        let t = MCPClientTransport(url: s.url, kind: .auto, authorization: nil, receive: { received.add($0) })
+        t.send(Self.initialize)
+        #expect(await received.answer(0)?.result != nil)
+        t.send(Self.initialized)
+        t.send(Self.call(1))
+        #expect(await received.answer(1)?.result?.object?["text"]?.string == "ok")
+        await t.close()
+        let posts = s.requests.withLock { $0 }.filter { $0.method == "POST" }
+        // The first POST to the endpoint as configured, every later one to the stream's endpoint.
+        #expect(posts.count >= 4, "\(posts.map { ($0.body, $0.headers) })")
+        #expect(posts.dropFirst().allSatisfy { $0.headers["accept"]?.contains("text/event-stream") != true })
+    }
+
+    /// An HTTP error for a call: an error answer for that call's id naming the status; the next call is answered.
+    @Test func anHTTPErrorIsAnErrorAnswerAndTheNextCallGoesOn() async throws {
+        let s = try Self.server { request, _ in request.rpcID == 1 ? .status(500, body: "boom") : .json(Self.result(request.rpcID!)) }
+        defer { s.stop() }
+        let received = Received()
+        let t = Self.transport(s, received)
+        t.send(Self.initialize)
+        t.send(Self.call(1))
+        let failed = await received.answer(1)
+        #expect(failed?.errorCode == JSONRPCMessage.transportError && failed?.text.contains("500") == true, "\(failed?.text ?? "none")")
+        t.send(Self.call(2))
+        #expect(await received.answer(2)?.result != nil)
+        await t.close()
     }
 
     /// `close(waitingUpTo:ending:)` returns within its bounds with a request pending forever.
