@@ -351,7 +351,8 @@ REQUEST_ONLY = ["*LoopbackServerC9acceptAll*XEtF", "*LoopbackServerC11readReques
 # `run(agent:)`.
 # (Without the type's `V` and with any tail: a protocol witness thunk, into which the compiler may inline the
 # method, is the symbol entered then.)
-RUN_STARTS = ["*3runyAA8ExitCodeVAA10CommandRunCKF*", "*3runyAA8ExitCodeVAA7ContextV*", "*24runWithoutConfiguration*", "*3run5agent*"]
+# (`CommandRun` is spelled `0F3Run` in a command whose name already has the word: `MetadataServerCommand`, `AgentCommand`.)
+RUN_STARTS = ["*3runyAA8ExitCodeVAA*RunCKF*", "*3runyAA8ExitCodeVAA7ContextV*", "*24runWithoutConfiguration*", "*3run5agent*"]
 
 
 def grind(name, args, env, run=None, only=None, stdin_text=None, interactive=False):
@@ -507,5 +508,8 @@ if __name__ == "__main__":
     try:
         main()
     finally:
-        # The profiles and the walk's home (its store, its configuration) go with the run.
-        shutil.rmtree(WORK, ignore_errors=True)
+        # The profiles and the walk's home (its store, its configuration) go with the run (WALKS_KEEP=1 keeps them).
+        if os.environ.get("WALKS_KEEP"):
+            print(f"kept: {WORK}", file=sys.stderr)
+        else:
+            shutil.rmtree(WORK, ignore_errors=True)
