@@ -15,6 +15,8 @@ import Glibc
     /// One request as the stand-in read it.
     struct Request: Sendable {
         var method: String
+        /// The request's target as sent (`/mcp`, `/messages?session=abc`).
+        var path = ""
         var headers: [String: String]
         var body: String
         var rpcMethod: String? { (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["method"] as? String }
@@ -121,7 +123,8 @@ import Glibc
                 }
                 let body = String(decoding: buffer[headEnd!..<(headEnd! + length)], as: UTF8.self)
                 buffer.removeFirst(headEnd! + length)
-                let request = Request(method: String(head[0].split(separator: " ")[0]), headers: headers, body: body)
+                let line = head[0].split(separator: " ")
+                let request = Request(method: String(line[0]), path: line.count > 1 ? String(line[1]) : "", headers: headers, body: body)
                 let index = requests.withLock { r in r.append(request); return r.count - 1 }
                 switch script(request, index) {
                 case .status(let code, let extra, let text):
@@ -435,9 +438,12 @@ import Glibc
         #expect(await received.answer(1)?.result?.object?["text"]?.string == "ok")
         await t.close()
         let posts = s.requests.withLock { $0 }.filter { $0.method == "POST" }
-        // The first POST to the endpoint as configured, every later one to the stream's endpoint.
-        #expect(posts.count >= 4, "\(posts.map { ($0.body, $0.headers) })")
-        #expect(posts.dropFirst().allSatisfy { $0.headers["accept"]?.contains("text/event-stream") != true })
+        // The first POST to the endpoint as configured (streamable HTTP, refused), every later one to the stream's
+        // endpoint: the initialize again, then the call.
+        #expect(posts.first?.path == "/mcp" && posts.first?.rpcMethod == "initialize", "\(posts.map { ($0.path, $0.body) })")
+        #expect(posts.dropFirst().allSatisfy { $0.path == "/messages?session=abc" && $0.headers["accept"]?.contains("text/event-stream") != true },
+                "\(posts.map { ($0.path, $0.body) })")
+        #expect(posts.dropFirst().contains { $0.rpcMethod == "initialize" } && posts.contains { $0.rpcID == 1 })
     }
 
     /// An HTTP error for a call: an error answer for that call's id naming the status; the next call is answered.
