@@ -52,8 +52,8 @@ import Glibc
 
         /// One event to every open stream.
         func send(event: String? = nil, _ data: String) {
-            let bytes = Array(Self.text(event, data).utf8)
-            connections.withLock { for c in $0 { _ = bytes.withUnsafeBytes { Glibc.write(c, $0.baseAddress, $0.count) } } }
+            let text = Self.text(event, data)
+            connections.withLock { for c in $0 { FileIO.writeAll(c, text) } }
         }
     }
 
@@ -105,7 +105,7 @@ import Glibc
                 while headEnd == nil {
                     if let r = buffer.firstRange(of: Array("\r\n\r\n".utf8)) { headEnd = r.upperBound; break }
                     var chunk = [UInt8](repeating: 0, count: 65536)
-                    let n = read(c, &chunk, chunk.count)
+                    let n = Posix.read(c, &chunk, chunk.count)
                     if n <= 0 { return }
                     buffer += chunk[0..<n]
                 }
@@ -117,7 +117,7 @@ import Glibc
                 let length = Int(headers["content-length"] ?? "0") ?? 0
                 while buffer.count < headEnd! + length {
                     var chunk = [UInt8](repeating: 0, count: 65536)
-                    let n = read(c, &chunk, chunk.count)
+                    let n = Posix.read(c, &chunk, chunk.count)
                     if n <= 0 { return }
                     buffer += chunk[0..<n]
                 }
@@ -138,19 +138,18 @@ import Glibc
                     return
                 case .hang:
                     var b: UInt8 = 0
-                    while read(c, &b, 1) > 0 {}
+                    while Posix.read(c, &b, 1) > 0 {}
                     return
                 case .drop:
                     return
                 case .stream(let feed):
                     var text = "HTTP/1.1 200 X\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
                     for e in feed.first { text += Feed.text(e.event, e.data) }
-                    let bytes = Array(text.utf8)
-                    _ = bytes.withUnsafeBytes { Glibc.write(c, $0.baseAddress, $0.count) }
+                    FileIO.writeAll(c, text)
                     feed.opened(c)
                     defer { feed.closed(c) }
                     var b: UInt8 = 0
-                    while read(c, &b, 1) > 0 {}
+                    while Posix.read(c, &b, 1) > 0 {}
                     return
                 }
             }
@@ -160,8 +159,7 @@ import Glibc
             var text = "HTTP/1.1 \(code) X\r\nContent-Length: \(body.utf8.count)\r\n"
             for (k, v) in headers { text += "\(k): \(v)\r\n" }
             text += "\r\n" + body
-            let bytes = Array(text.utf8)
-            _ = bytes.withUnsafeBytes { Glibc.write(c, $0.baseAddress, $0.count) }
+            FileIO.writeAll(c, text)
         }
     }
 
