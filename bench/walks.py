@@ -256,7 +256,7 @@ def parse(outs):
     return ran, decided, edges
 
 
-def reading_order(calls, home, first_line, deciding_fns=None):
+def reading_order(calls, home, first_line, deciding_fns):
     """The files in the order a reader first opens them: from main, each function read top to bottom, and each call
     followed where it stands (its line in the function's own file; calls inlined from elsewhere after them), depth
     first; a closure where it is written, in its function (never through the code it was passed to: callgrind's
@@ -281,7 +281,7 @@ def reading_order(calls, home, first_line, deciding_fns=None):
             file = home.get(f)
             # A file is met where a reader reads code of it: not where a property of it is only read, as a loop's
             # `where section.keys.contains(...)` reads each section's keys (an accessor that decides counts).
-            if file and file not in seen_file and (deciding_fns is None or f in deciding_fns or not is_property_accessor(f)):
+            if file and file not in seen_file and (f in deciding_fns or not is_property_accessor(f)):
                 seen_file.add(file)
                 order.append(file)
             own = home.get(f)

@@ -43,7 +43,6 @@ struct Token: SignInCommand {
         try serve(LocalTokens(c: c, chain: chain, interactive: false))
     }
 
-
     private func serve(_ source: some TokenSource) throws(SignInError) -> ExitCode { try answer(source).write(source.io) }
 
     /// What the command prints for `source`'s token: the token alone, or with `--json` its expiry and subject.

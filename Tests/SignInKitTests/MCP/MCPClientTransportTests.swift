@@ -45,7 +45,10 @@ import Glibc
 
         init(first: [(event: String?, data: String)] = []) { self.first = first }
 
-        static func text(_ event: String?, _ data: String) -> String { (event.map { "event: \($0)\n" } ?? "") + "data: \(data)\n\n" }
+        /// One server-sent event as the stand-in writes it, open stream or not.
+        static func text(id: String? = nil, _ event: String?, _ data: String) -> String {
+            (id.map { "id: \($0)\n" } ?? "") + (event.map { "event: \($0)\n" } ?? "") + "data: \(data)\n\n"
+        }
 
         fileprivate func opened(_ c: Int32) { connections.withLock { $0.append(c) } }
         fileprivate func closed(_ c: Int32) { connections.withLock { $0.removeAll { $0 == c } } }
@@ -133,7 +136,7 @@ import Glibc
                     write(c, 200, extra.merging(["Content-Type": "application/json"]) { a, _ in a }, text)
                 case .events(let events, let extra):
                     var text = ""
-                    for e in events { text += (e.id.map { "id: \($0)\n" } ?? "") + "data: \(e.data)\n\n" }
+                    for e in events { text += Feed.text(id: e.id, nil, e.data) }
                     write(c, 200, extra.merging(["Content-Type": "text/event-stream", "Connection": "close"]) { a, _ in a }, text)
                     return
                 case .hang:
