@@ -90,12 +90,13 @@ import Testing
         // his own. The hold is lifted only once both are in flight, so a slow machine cannot end Alice's first.
         try strict.control(box.clientID, ["refresh_delay": 0, "refresh_hold": true])
         let alice = try ParallelRun(box, ["token", "--force-refresh", "--account", "alice"])
-        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 1 }, "Alice's refresh reached the provider")
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 1 }, "Alice's refresh reached the provider: \((try? strict.stats(box.clientID)) ?? [:])")
         let bob = try ParallelRun(box, ["token", "--force-refresh", "--account", "bob"])
-        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 2 }, "Bob's refresh did not wait for Alice's")
+        #expect(waitFor { (try? strict.stats(box.clientID)["refreshes_in_flight"] as? Int) == 2 }, "Bob's refresh did not wait for Alice's: \((try? strict.stats(box.clientID)) ?? [:])")
         try strict.control(box.clientID, ["refresh_hold": false])
-        #expect(try alice.wait().status == 0)
-        #expect(try bob.wait().status == 0)
+        let (aliceDone, bobDone) = (try alice.wait(), try bob.wait())
+        #expect(aliceDone.status == 0, "\(aliceDone.stderr)")
+        #expect(bobDone.status == 0, "\(bobDone.stderr)")
     }
 
     /// A store from the previous version is carried over with its tokens intact, and a crash at each step of

@@ -25,7 +25,7 @@ import Testing
         let result = await withTaskGroup(of: T?.self) { group -> T? in
             group.addTask { await it.next() }
             group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
+                await watchdog(seconds: seconds)
                 return nil
             }
             let first = await group.next() ?? nil

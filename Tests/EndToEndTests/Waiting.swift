@@ -4,16 +4,18 @@ import SignInKit
 import SignInTransport
 import Testing
 
-/// A `signin` started now and collected later, to run several at once.
+/// A `signin` started now and collected later, to run several at once. Each waits for its process on a thread of its
+/// own: a block on Dispatch's shared queue may wait for a thread behind other blocked work, and a run meant to be in
+/// flight now would start seconds late.
 final class ParallelRun: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var result: Result<RunResult, Error> = .failure(HarnessError(description: "not run"))
 
     init(_ box: Sandbox, _ args: [String], env: [String: String] = [:], stdin: Data? = nil) throws {
-        DispatchQueue.global().async {
+        Thread {
             self.result = Result { try box.signin(args, env: env, stdin: stdin) }
             self.done.signal()
-        }
+        }.start()
     }
 
     func wait() throws -> RunResult {
@@ -41,6 +43,15 @@ func eventually(seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
         try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+/// A watchdog's wait for async tests: `seconds` counted in tenths, each a wake-up of its own. The suite's tests share
+/// the cooperative pool's few threads with tests that block theirs for seconds; one long sleep would end "in time"
+/// after such a stall while the awaited work, stalled as long, had not run yet. Counted in wake-ups, it stalls with it.
+func watchdog(seconds: Double) async {
+    for _ in 0..<Int(seconds * 10) where !Task.isCancelled {
+        try? await Task.sleep(for: .milliseconds(100))
+    }
 }
 
 /// Lets a test wait until an event handler has fired.

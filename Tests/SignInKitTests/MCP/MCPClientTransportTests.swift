@@ -216,7 +216,7 @@ import Glibc
                         if now { k.resume() }
                     }
                 }
-                group.addTask { try? await Task.sleep(for: .seconds(20)) }
+                group.addTask { await MCPClientTransportTests.watchdog(seconds: 20) }
                 await group.next()
                 group.cancelAll()
                 // A waiter the watchdog outlived is resumed so the group can end.
@@ -229,6 +229,15 @@ import Glibc
         func answer(_ id: Int) async -> JSONRPCMessage? {
             let key = JSONRPCMessage.Kind.response(id: .init(json: String(id)))
             return await wait { $0.contains { $0.kind == key } }.first { $0.kind == key }
+        }
+    }
+
+    /// A watchdog's wait: `seconds` counted in tenths, each a wake-up of its own. The whole suite shares two pool
+    /// threads with tests that block theirs for seconds; a single long sleep would end "in time" after such a stall
+    /// while the awaited work, stalled as long, had not been run yet. Counted in wake-ups, it stalls with that work.
+    static func watchdog(seconds: Int) async {
+        for _ in 0..<(seconds * 10) where !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 
@@ -473,7 +482,7 @@ import Glibc
         // Before the fix, `close` never returned with a request pending: the watchdog (far beyond the bounds) says so.
         let returned = await withTaskGroup(of: Bool.self) { group in
             group.addTask { await t.close(waitingUpTo: .milliseconds(200), ending: .milliseconds(200)); return true }
-            group.addTask { try? await Task.sleep(for: .seconds(30)); return false }
+            group.addTask { await Self.watchdog(seconds: 30); return false }
             defer { group.cancelAll() }
             return await group.next() ?? false
         }
