@@ -35,10 +35,10 @@ func waitFor(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
 }
 
 /// `waitFor` for async tests: polls without blocking a thread of the cooperative pool (blocking one could starve
-/// the very task being waited for).
+/// the very task being waited for). The bound is counted in polls, not read from the clock, as `watchdog`'s is: a
+/// stall of the pool stalls the count with the work it waits for.
 func eventually(seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    for _ in 0..<Int(seconds * 100) {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
