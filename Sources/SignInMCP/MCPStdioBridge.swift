@@ -151,7 +151,7 @@ public final class MCPStdioBridge: Sendable {
         }) else { return false }
         let id = "signin-elicitation-\(n)"
         let text = "{\"jsonrpc\":\"2.0\",\"id\":\(JSONValueOut.quote(id)),\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"message\":\(JSONValueOut.quote(message)),\"url\":\(JSONValueOut.quote(url)),\"elicitationId\":\(JSONValueOut.quote(id))}}"
-        write(JSONRPCMessage(bytes: Array(text.utf8), kind: .request(id: JSONRPCMessage.ID(json: JSONValueOut.quote(id)), method: "elicitation/create")))
+        self.write(JSONRPCMessage(bytes: Array(text.utf8), kind: .request(id: JSONRPCMessage.ID(json: JSONValueOut.quote(id)), method: "elicitation/create")))
         return true
     }
 

@@ -67,7 +67,7 @@ package enum Browser {
     public static func openOrSayWhyNot(_ url: String, environment: [String: String], window: Duration = .seconds(3)) -> Outcome {
         let failure = Locked<String?>(nil)
         let ended = DispatchSemaphore(value: 0)
-        let outcome = open(url, environment: environment, onFailure: { reason in failure.withLock { $0 = reason } }, onEnd: { ended.signal() })
+        let outcome = Self.open(url, environment: environment, onFailure: { reason in failure.withLock { $0 = reason } }, onEnd: { ended.signal() })
         guard case .launched = outcome else { return outcome }
         _ = ended.wait(timeout: .now() + .milliseconds(Int(window / .milliseconds(1))))
         if let reason = failure.withLock({ $0 }) { return .unavailable(reason: reason) }
@@ -75,7 +75,7 @@ package enum Browser {
     }
 
     public static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void = { _ in }) -> Outcome {
-        open(url, environment: environment, onFailure: onFailure, onEnd: {})
+        Self.open(url, environment: environment, onFailure: onFailure, onEnd: {})
     }
 
     static func open(_ url: String, environment: [String: String], onFailure: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void) -> Outcome {

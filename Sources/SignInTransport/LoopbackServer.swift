@@ -195,7 +195,7 @@ package final class LoopbackServer {
         return fd
     }
 
-    deinit { close() }
+    deinit { self.close() }
 
     var isOpen: Bool { !listeners.isEmpty }
 

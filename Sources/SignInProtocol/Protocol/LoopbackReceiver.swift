@@ -90,7 +90,7 @@ package final class LoopbackReceiver {
 
     /// Serves the result page to the browser that followed the redirect, waiting at most `seconds`; then closes.
     package func finish(_ page: ResultPage, seconds: Double) {
-        defer { close() }
+        defer { self.close() }
         _ = try? service.server.serve(until: MonotonicClock.now() + seconds, canceller: nil, notice: { _ in },
             handler: { (r: HTTPRequestHead) throws(SignInError) -> (LoopbackResponse, Bool?) in
                 r.path == self.resultPath ? (Self.page("200 OK", page), true) : (Self.status("404 Not Found"), nil)
